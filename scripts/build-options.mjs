@@ -1,0 +1,43 @@
+// esbuild options shared by the build, the dist check and the bundle tests.
+// ESM output (the package is "type": "module"); CommonJS dependencies that `require`
+// Node builtins (ssh2) need a real `require`, hence the createRequire banner.
+
+/** ssh2's optional native add-ons must never enter the bundle (mscdex/ssh2#1087). */
+const optionalNativeAddons = {
+  name: "leave-out-optional-native-addons",
+  setup(build) {
+    build.onResolve({ filter: /^cpu-features$|sshcrypto\.node$/ }, (args) => ({
+      path: args.path,
+      namespace: "left-out",
+    }));
+    build.onLoad({ filter: /.*/, namespace: "left-out" }, (args) => ({
+      contents: `throw new Error(${JSON.stringify(`optional native add-on ${args.path} is left out of the kubeforge bundle`)});`,
+      loader: "js",
+    }));
+  },
+};
+
+export const entryPoints = {
+  cli: "src/cli/main.ts",
+  main: "src/action/main.ts",
+  post: "src/action/post.ts",
+};
+
+/** @returns {import("esbuild").BuildOptions} */
+export function buildOptions(outdir) {
+  return {
+    entryPoints,
+    outdir,
+    bundle: true,
+    platform: "node",
+    target: "node24",
+    format: "esm",
+    packages: "bundle",
+    banner: {
+      js: 'import { createRequire as __kubeforgeCreateRequire } from "node:module"; const require = __kubeforgeCreateRequire(import.meta.url);',
+    },
+    legalComments: "eof",
+    logLevel: "warning",
+    plugins: [optionalNativeAddons],
+  };
+}

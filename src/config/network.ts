@@ -1,0 +1,130 @@
+import ipaddr from "ipaddr.js";
+
+// IP and CIDR arithmetic as kubeadm does it (k8s.io/utils/net and kubeadm's util/endpoint.go).
+
+export type IPFamily = 4 | 6;
+
+export interface CIDR {
+  /** The network address (host bits cleared). */
+  network: string;
+  prefix: number;
+  family: IPFamily;
+  /** The CIDR as given. */
+  text: string;
+}
+
+/** Strict IP parsing: dotted quads for IPv4 ("10" or "010.1.1.1" are refused). Zones are refused. */
+export function parseIP(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
+  if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
+  if (text.includes(":") && !text.includes("%") && ipaddr.IPv6.isValid(text)) {
+    const ip = ipaddr.IPv6.parse(text);
+    // Go's net.ParseIP keeps IPv4-mapped addresses as IPv4.
+    return ip.isIPv4MappedAddress() ? ip.toIPv4Address() : ip;
+  }
+  return undefined;
+}
+
+export function isIP(text: string): boolean {
+  return parseIP(text) !== undefined;
+}
+
+export function ipFamily(text: string): IPFamily | undefined {
+  const ip = parseIP(text);
+  return ip === undefined ? undefined : ip.kind() === "ipv6" ? 6 : 4;
+}
+
+/** Canonical text of an IP (IPv6 compressed, as Go prints it). */
+export function formatIP(text: string): string {
+  const ip = parseIP(text);
+  if (!ip) throw new Error(`"${text}" is not an IP address`);
+  return ip.toString();
+}
+
+function toBigInt(ip: ipaddr.IPv4 | ipaddr.IPv6): bigint {
+  return ip.toByteArray().reduce((acc, b) => (acc << 8n) | BigInt(b), 0n);
+}
+
+function fromBigInt(value: bigint, family: IPFamily): string {
+  const length = family === 4 ? 4 : 16;
+  const bytes: number[] = [];
+  for (let i = 0; i < length; i++) bytes.unshift(Number((value >> BigInt(8 * i)) & 0xffn));
+  return ipaddr.fromByteArray(bytes).toString();
+}
+
+export function parseCIDR(text: string): CIDR | undefined {
+  const slash = text.indexOf("/");
+  if (slash < 0) return undefined;
+  const ip = parseIP(text.slice(0, slash));
+  const prefixText = text.slice(slash + 1);
+  if (!ip || !/^\d{1,3}$/.test(prefixText)) return undefined;
+  const family: IPFamily = ip.kind() === "ipv6" ? 6 : 4;
+  const prefix = Number(prefixText);
+  const bits = family === 4 ? 32 : 128;
+  if (prefix > bits) return undefined;
+  const mask = ((1n << BigInt(bits)) - 1n) ^ ((1n << BigInt(bits - prefix)) - 1n);
+  return { network: fromBigInt(toBigInt(ip) & mask, family), prefix, family, text };
+}
+
+/** Splits a comma-separated CIDR list ("10.244.0.0/16,fd00::/56"), trimming blanks. */
+export function splitCIDRs(text: string): string[] {
+  return text
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+}
+
+/** The index-th address of a CIDR: kubeadm's GetIndexedIP (10.96.0.0/12, 10 → 10.96.0.10). */
+export function indexedIP(cidrText: string, index: number): string {
+  const cidr = parseCIDR(cidrText);
+  if (!cidr) throw new Error(`"${cidrText}" is not a CIDR`);
+  const size = 1n << BigInt((cidr.family === 4 ? 32 : 128) - cidr.prefix);
+  if (BigInt(index) >= size) {
+    throw new Error(`the CIDR ${cidrText} has no address with index ${index}`);
+  }
+  return fromBigInt(toBigInt(parseIP(cidr.network)!) + BigInt(index), cidr.family);
+}
+
+/** True when two CIDRs share at least one address. */
+export function cidrsOverlap(a: string, b: string): boolean {
+  const x = parseCIDR(a);
+  const y = parseCIDR(b);
+  if (!x || !y || x.family !== y.family) return false;
+  const shortest = Math.min(x.prefix, y.prefix);
+  const bits = x.family === 4 ? 32 : 128;
+  const shift = BigInt(bits - shortest);
+  return toBigInt(parseIP(x.network)!) >> shift === toBigInt(parseIP(y.network)!) >> shift;
+}
+
+/** "host:port" with IPv6 literals bracketed ("[fd00::1]:6443"). */
+export function joinHostPort(host: string, port: number | string): string {
+  return host.includes(":") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+/** The loopback address of the same family: "::1" for IPv6, else "127.0.0.1". */
+export function loopbackFor(address: string): string {
+  return ipFamily(address) === 6 ? "::1" : "127.0.0.1";
+}
+
+/**
+ * kubeadm's ParseHostPort: "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6.
+ * Returns undefined when the text is none of these or the port is not 1-65535.
+ */
+export function splitHostPort(
+  text: string,
+): { host: string; port: number | undefined } | undefined {
+  let host = text;
+  let portText: string | undefined;
+  const bracketed = /^\[([^\]]+)\](?::(.*))?$/.exec(text);
+  if (bracketed) {
+    host = bracketed[1]!;
+    portText = bracketed[2];
+  } else if ((text.match(/:/g) ?? []).length === 1) {
+    [host, portText] = text.split(":") as [string, string];
+  }
+  if (host === "") return undefined;
+  if (portText === undefined) return { host, port: undefined };
+  if (!/^\d+$/.test(portText)) return undefined;
+  const port = Number(portText);
+  if (port < 1 || port > 65535) return undefined;
+  return { host, port };
+}

@@ -1,0 +1,39 @@
+// The shape of one row of the Kubernetes version table (versions.ts). Every
+// version-specific value and behaviour is read from here, never from `if (minor >= N)` in a phase.
+
+export interface Release {
+  /** Minor version: 35 for v1.35.x. */
+  minor: number;
+  /** Latest patch known to this build, used when a label cannot be resolved online: "v1.35.0". */
+  knownPatch: string;
+  /** etcd image tag kubeadm deploys for this minor ("3.6.6-0"). */
+  etcdVersion: string;
+  /** CoreDNS image tag ("v1.13.1"). */
+  coreDNSVersion: string;
+  /** pause image tag ("3.10.1"). */
+  pauseVersion: string;
+  /** Feature-gate defaults for this release (user `featureGates` override them). */
+  featureGates: Record<string, boolean>;
+  /** Behaviour that is not a feature gate but changed between releases. */
+  behaviour: ReleaseBehaviour;
+}
+
+export interface ReleaseBehaviour {
+  /** Static pod probes use the named container port "probe-port" (1.34+) instead of numbers. */
+  probeNamedPort: boolean;
+  /** O= of apiserver-kubelet-client ("kubeadm:cluster-admins" 1.29–1.36; none in 1.37). */
+  apiserverKubeletClientOrganization: string | undefined;
+  /** kubeadm-flags.env carries --pod-infra-container-image. */
+  podInfraContainerImageFlag: boolean;
+  /** Name of the kubelet-finalize sub-phase. */
+  kubeletFinalizeSubphase: string;
+}
+
+/** Kubernetes version a config asks for: an exact version or a label still to resolve. */
+export interface ResolvedVersion {
+  /** Exact version, "v1.35.0". */
+  version: string;
+  release: Release;
+  /** How it was obtained, for the log: "config", "stable-1.35 via dl.k8s.io", "offline fallback". */
+  source: string;
+}

@@ -1,0 +1,32 @@
+import type { InitConfig } from "../../config/types.js";
+import type { Release } from "../../config/release.js";
+import type { KeySource } from "../../pki/key-source.js";
+import type { Host } from "../../remote/host.js";
+
+/**
+ * What `init` phases may read: the defaulted configuration, the target release and the host.
+ * Phases never see CLI flags or action inputs (DESIGN.md "A phase reads a narrow data interface").
+ * In a dry run `host` is a DryRunHost: node files land in the dry-run folder and commands
+ * that change the machine are reported, not run.
+ */
+export interface InitData {
+  readonly cfg: InitConfig;
+  readonly release: Release;
+  readonly host: Host;
+  readonly dryRun: boolean;
+  /** Folder with kubeadm-style patch files (`--patches`, `InitConfiguration.patches.directory`). */
+  readonly patchesDir: string | undefined;
+  /** Lower-cased check names from --ignore-preflight-errors and nodeRegistration; may hold "all". */
+  readonly ignorePreflightErrors: ReadonlySet<string>;
+  readonly uploadCerts: boolean;
+  /** Hex AES-256 key for upload-certs; generated when absent and uploadCerts is set. */
+  readonly certificateKey: string | undefined;
+  readonly skipTokenPrint: boolean;
+  readonly skipCertificateKeyPrint: boolean;
+  /** Proxy variables of kubeforge's environment, copied into the static pods as kubeadm does. */
+  readonly proxyEnv: Readonly<Record<string, string>>;
+  /** New private keys, generated in parallel ahead of need (see KeySource). */
+  readonly keys: KeySource;
+  /** The clock every certificate and token is dated by. */
+  now(): Date;
+}

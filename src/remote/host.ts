@@ -1,0 +1,84 @@
+// The Host port: the only way phases touch a machine (DESIGN.md "Core contracts").
+
+export interface ExecOptions {
+  /** Run as root (sudo -n when the connection is not root already). */
+  sudo?: boolean;
+  /** Bytes written to the command's stdin; the way secrets travel (never in argv). */
+  stdin?: string | Buffer;
+  /** Kill the command (and its children) after this long. */
+  timeoutMs?: number;
+  /**
+   * The command only reads state. A dry-run host runs read-only commands and records the
+   * others as "would run" without running them.
+   */
+  readOnly?: boolean;
+}
+
+export interface ExecResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+export interface HostFacts {
+  hostname: string;
+  /** Node's `process.arch` names: x64, arm64... */
+  arch: string;
+  kernelRelease: string;
+  cpuCount: number;
+  memoryBytes: number;
+  /** Effective uid of the connection (0 = root). */
+  uid: number;
+}
+
+export interface FileStat {
+  isFile: boolean;
+  isDirectory: boolean;
+  mode: number;
+  size: number;
+}
+
+export interface Host {
+  /** Short name used to prefix log lines ("local", "cp-1"). */
+  readonly name: string;
+  /** Runs argv without a shell. A non-zero exit is a result, not an error. */
+  exec(argv: string[], opts?: ExecOptions): Promise<ExecResult>;
+  readFile(path: string): Promise<Buffer>;
+  /** Atomic (temporary file + rename); creates missing parent directories with mode 0755. */
+  writeFile(path: string, data: string | Buffer, mode: number): Promise<void>;
+  mkdirp(path: string, mode?: number): Promise<void>;
+  exists(path: string): Promise<boolean>;
+  stat(path: string): Promise<FileStat | undefined>;
+  /** Entry names of a directory; [] when it does not exist. */
+  readDir(path: string): Promise<string[]>;
+  remove(path: string, opts?: { recursive?: boolean }): Promise<void>;
+  hostname(): Promise<string>;
+  facts(): Promise<HostFacts>;
+}
+
+/** Thrown by `exec`-based helpers when a command that must succeed does not. */
+export class CommandError extends Error {
+  constructor(
+    readonly host: string,
+    readonly argv: string[],
+    readonly result: ExecResult,
+  ) {
+    const detail = (result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ");
+    super(
+      `${host}: "${argv.join(" ")}" exited with code ${result.code}${detail ? `: ${detail}` : ""}`,
+    );
+    this.name = "CommandError";
+  }
+}
+
+/** Runs a command and throws a CommandError naming host and command when it fails. */
+export async function run(host: Host, argv: string[], opts?: ExecOptions): Promise<ExecResult> {
+  const result = await host.exec(argv, opts);
+  if (result.code !== 0) throw new CommandError(host.name, argv, result);
+  return result;
+}
+
+/** Reads a file, or undefined when it does not exist. */
+export async function readFileIfExists(host: Host, path: string): Promise<Buffer | undefined> {
+  return (await host.exists(path)) ? host.readFile(path) : undefined;
+}

@@ -1,0 +1,37 @@
+// The phase model (DESIGN.md "Phases are data"), after kubeadm's workflow package
+// (cmd/kubeadm/app/cmd/phases/workflow/phase.go).
+
+export interface Logger {
+  /** A progress line on stderr, prefixed with the phase ("[certs] ..."). */
+  info(message: string): void;
+  /** A warning kubeadm would print as "[WARNING ...]" or "W..." — the run goes on. */
+  warn(message: string): void;
+}
+
+export interface PhaseContext {
+  /** Slash path of the running phase: "certs/apiserver". */
+  readonly path: string;
+  readonly log: Logger;
+}
+
+export interface Phase<D> {
+  /** kubeadm's phase name ("apiserver-kubelet-client"). */
+  name: string;
+  /** One line for help output. */
+  short: string;
+  /** Child phases, run in order after this phase's own `run`. */
+  phases?: Phase<D>[];
+  run?: (data: D, ctx: PhaseContext) => Promise<void>;
+  /** When false the phase (and its children) is skipped, as kubeadm's RunIf. */
+  runIf?: (data: D) => boolean;
+  /** Slash paths of phases that must have run (or be skipped by the user) before this one. */
+  dependencies?: string[];
+  /** Not listed in help (kubeadm's hidden phases, e.g. join's check-etcd). */
+  hidden?: boolean;
+  /**
+   * Registered so names, order and help are kubeadm's, but not implemented in this release:
+   * the reason is shown instead of running it. A real run stops here with an error; a dry run
+   * reports it and goes on.
+   */
+  pending?: string;
+}
