@@ -14,6 +14,11 @@ export interface Release {
   pauseVersion: string;
   /** Feature-gate defaults for this release (user `featureGates` override them). */
   featureGates: Record<string, boolean>;
+  /**
+   * Gates that graduated and were removed from kubeadm's list in this release: the behaviour is
+   * always on and naming the gate is an error (kubeadm: "unrecognized feature-gate key").
+   */
+  graduatedFeatureGates?: string[];
   /** Behaviour that is not a feature gate but changed between releases. */
   behaviour: ReleaseBehaviour;
 }

@@ -219,6 +219,8 @@ export interface ConfigDocuments {
   kubeProxy?: ComponentConfig;
   /** Kinds kubeadm knows but that do not apply to the running command (warned about, ignored). */
   ignoredKinds: string[];
+  /** Warnings kubeadm would print while loading (deprecated API versions...). */
+  warnings?: string[];
 }
 
 type Required2<T> = { [K in keyof T]-?: NonNullable<T[K]> };

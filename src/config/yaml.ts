@@ -1,14 +1,116 @@
-import { YAMLException, dump, loadAll, YAML11_SCHEMA } from "js-yaml";
+import {
+  DUMP_SCHEMA,
+  FAILSAFE_SCHEMA,
+  NOT_RESOLVED,
+  Schema,
+  YAMLException,
+  boolYaml11Tag,
+  defineScalarTag,
+  dump,
+  floatCoreTag,
+  floatYaml11Tag,
+  intCoreTag,
+  intYaml11Tag,
+  loadAll,
+  mergeTag,
+  nullYaml11Tag,
+} from "js-yaml";
 
-// Kubernetes reads YAML with YAML 1.1 rules (sigs.k8s.io/yaml over go-yaml v2): `yes`, `on`,
-// `y` are booleans and `0644` is octal. We read user files the same way, and write files that
-// read back identically under those rules. Output mimics Go's marshalling: keys sorted (Go
-// marshals through a JSON map), sequences not indented under their key, double quotes.
+// Kubernetes reads YAML through sigs.k8s.io/yaml, which resolves plain scalars with go-yaml v2's
+// rules (goyaml.v2 resolve.go), not strict YAML 1.1: `yes`, `on`, `y`, `~` are booleans/null,
+// `0644` is octal and `09` a float, `1e3` is a number, but `1:20` (sexagesimal) and dates stay
+// strings. We read user files with those rules, and write files that read back identically
+// under them. Output mimics Go's marshalling: keys sorted (Go marshals through a JSON map),
+// sequences not indented under their key, double quotes.
+
+// strconv.ParseInt(s, 0, 64) after removing "_": optional sign, then 0x/0o/0b prefixes or a
+// leading 0 for octal, else decimal.
+const GO_INT = /^[-+]?(?:0[xX][0-9a-fA-F]+|0[oO][0-7]+|0[bB][01]+|0[0-7]*|[1-9][0-9]*)$/;
+// goyaml.v2 yamlStyleFloat, tried when the text is not an integer.
+const GO_FLOAT = /^[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?$/;
+const INT64_MIN = -(1n << 63n);
+const UINT64_MAX = (1n << 64n) - 1n;
+
+function goInteger(source: string): number | typeof NOT_RESOLVED {
+  const plain = source.replace(/_/g, "");
+  if (!GO_INT.test(plain)) return NOT_RESOLVED;
+  const negative = plain.startsWith("-");
+  let digits = plain.replace(/^[-+]/, "");
+  let radix = 10;
+  if (/^0[xX]/.test(digits)) [radix, digits] = [16, digits.slice(2)];
+  else if (/^0[oO]/.test(digits)) [radix, digits] = [8, digits.slice(2)];
+  else if (/^0[bB]/.test(digits)) [radix, digits] = [2, digits.slice(2)];
+  else if (digits.length > 1 && digits.startsWith("0")) [radix, digits] = [8, digits.slice(1)];
+  let value = 0n;
+  for (const c of digits) value = value * BigInt(radix) + BigInt(parseInt(c, radix));
+  if (negative) value = -value;
+  // Beyond int64 Go tries uint64, then a float; a JS number holds both approximately.
+  if (value < INT64_MIN || value > UINT64_MAX) return NOT_RESOLVED;
+  return Number(value);
+}
+
+const goIntTag = defineScalarTag<number>("tag:yaml.org,2002:int", {
+  implicit: true,
+  implicitFirstChars: ["+", "-", ..."0123456789"],
+  resolve: (source) => goInteger(source),
+  identify: (data) => typeof data === "number" && Number.isInteger(data),
+  represent: (data: number) => String(data),
+});
+
+const goFloatTag = defineScalarTag<number>("tag:yaml.org,2002:float", {
+  implicit: true,
+  implicitFirstChars: ["+", "-", ".", ..."0123456789"],
+  resolve: (source, isExplicit, tagName) => {
+    // .inf/.nan and friends come from the YAML 1.1 table, as in goyaml's resolve map.
+    const special = floatYaml11Tag.resolve(source, isExplicit, tagName);
+    if (special !== NOT_RESOLVED && /^[-+]?\.(?:inf|Inf|INF|nan|NaN|NAN)$/.test(source)) {
+      return special;
+    }
+    const plain = source.startsWith(".") ? source : source.replace(/_/g, "");
+    return GO_FLOAT.test(plain) ? Number(plain) : NOT_RESOLVED;
+  },
+  identify: (data) => typeof data === "number" && !Number.isInteger(data),
+  represent: (data: number) =>
+    Number.isNaN(data)
+      ? ".nan"
+      : data === Infinity
+        ? ".inf"
+        : data === -Infinity
+          ? "-.inf"
+          : String(data),
+});
+
+/** The scalar rules of sigs.k8s.io/yaml (goyaml.v2): no timestamps, no sexagesimal numbers. */
+export const KUBERNETES_YAML_SCHEMA = new Schema([
+  ...FAILSAFE_SCHEMA.tags,
+  nullYaml11Tag,
+  boolYaml11Tag,
+  goIntTag,
+  goFloatTag,
+  mergeTag,
+]);
+
+// The dumper quotes a string whenever a plain scalar would resolve to another type under any
+// of these rules: YAML 1.1, YAML 1.2 core and goyaml.v2. Quoting too much is harmless.
+function anyOf(...tags: { resolve: (s: string, e: boolean, t: string) => unknown }[]) {
+  return (source: string, isExplicit: boolean, tagName: string): number | typeof NOT_RESOLVED => {
+    for (const tag of tags) {
+      const v = tag.resolve(source, isExplicit, tagName);
+      if (v !== NOT_RESOLVED) return v as number;
+    }
+    return NOT_RESOLVED;
+  };
+}
+
+const WRITE_SCHEMA = DUMP_SCHEMA.withTags(
+  { ...intYaml11Tag, resolve: anyOf(intYaml11Tag, intCoreTag, goIntTag) },
+  { ...floatYaml11Tag, resolve: anyOf(floatYaml11Tag, floatCoreTag, goFloatTag) },
+);
 
 /** Parses a multi-document YAML stream as Kubernetes would. `source` names the file in errors. */
 export function parseYAMLDocuments(text: string, source: string): unknown[] {
   try {
-    return loadAll(text, { schema: YAML11_SCHEMA, filename: source }).filter(
+    return loadAll(text, { schema: KUBERNETES_YAML_SCHEMA, filename: source }).filter(
       (doc) => doc !== null && doc !== undefined,
     );
   } catch (e) {
@@ -23,6 +125,7 @@ export function parseYAMLDocuments(text: string, source: string): unknown[] {
 /** One YAML document, as Go's sigs.k8s.io/yaml would print the same object. */
 export function toYAML(value: unknown, opts: { sortKeys?: boolean } = {}): string {
   return dump(value, {
+    schema: WRITE_SCHEMA,
     sortKeys: opts.sortKeys ?? true,
     seqNoIndent: true,
     lineWidth: -1,

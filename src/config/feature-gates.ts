@@ -1,0 +1,84 @@
+import type { Release } from "./release.js";
+import { RELEASES } from "./versions.js";
+
+// kubeadm's own feature gates (cmd/kubeadm/app/features/features.go), not the components'.
+
+/** Gates kubeadm marks deprecated: still accepted, with a warning (features.go NewFeatureGate). */
+export const DEPRECATED_FEATURE_GATES: Readonly<Record<string, string>> = {
+  PublicKeysECDSA:
+    "The PublicKeysECDSA feature gate is deprecated; use ClusterConfiguration.encryptionAlgorithm (ECDSA-P256) instead.",
+};
+
+/** Every gate some supported release knows, with its newest default. */
+export function allKnownFeatureGates(): Record<string, boolean> {
+  const known: Record<string, boolean> = {};
+  for (const r of RELEASES) Object.assign(known, r.featureGates);
+  return known;
+}
+
+/**
+ * Parses `--feature-gates "A=true,B=false"` as kubeadm's features.NewFeatureGate: blanks around
+ * names and values are trimmed, empty items skipped, values are Go strconv.ParseBool forms.
+ * `known` defaults to the gates of any supported release; the version-specific check happens
+ * in validation once the Kubernetes version is known.
+ */
+export function parseFeatureGates(
+  value: string,
+  opts: { known?: Record<string, boolean>; warn?: (msg: string) => void; flag?: string } = {},
+): Record<string, boolean> {
+  const known = opts.known ?? allKnownFeatureGates();
+  const flag = opts.flag ?? "--feature-gates";
+  const gates: Record<string, boolean> = {};
+  for (const item of value.split(",")) {
+    if (item.length === 0) continue;
+    const eq = item.indexOf("=");
+    if (eq < 0)
+      throw new Error(
+        `${flag}: "${item}" has no value; write ${item.trim()}=true or ${item.trim()}=false`,
+      );
+    const name = item.slice(0, eq).trim();
+    const text = item.slice(eq + 1).trim();
+    if (!(name in known)) {
+      throw new Error(
+        `${flag}: unknown feature gate "${name}"; known gates: ${Object.keys(known).sort().join(", ")}`,
+      );
+    }
+    const parsed = parseGoBool(text);
+    if (parsed === undefined) {
+      throw new Error(
+        `${flag}: invalid value "${text}" for feature gate ${name}; use true or false`,
+      );
+    }
+    const deprecation = DEPRECATED_FEATURE_GATES[name];
+    if (deprecation) opts.warn?.(`Setting deprecated feature gate ${name}=${text}. ${deprecation}`);
+    gates[name] = parsed;
+  }
+  return gates;
+}
+
+/** Go's strconv.ParseBool. */
+export function parseGoBool(text: string): boolean | undefined {
+  if (["1", "t", "T", "TRUE", "true", "True"].includes(text)) return true;
+  if (["0", "f", "F", "FALSE", "false", "False"].includes(text)) return false;
+  return undefined;
+}
+
+/** Gate names in `gates` that `release` does not know, in order. */
+export function unknownFeatureGates(gates: Record<string, boolean>, release: Release): string[] {
+  return Object.keys(gates).filter((g) => !(g in release.featureGates));
+}
+
+/**
+ * Whether a kubeadm feature is on: the user's setting, else the release default; a gate that
+ * graduated and was removed is always on (kubeadm: features.Enabled).
+ */
+export function featureEnabled(
+  cfg: { cluster: { featureGates?: Record<string, boolean> } },
+  release: Release,
+  gate: string,
+): boolean {
+  if (release.graduatedFeatureGates?.includes(gate)) return true;
+  const set = cfg.cluster.featureGates?.[gate];
+  if (set !== undefined) return set;
+  return release.featureGates[gate] ?? false;
+}

@@ -1,0 +1,490 @@
+import {
+  convertClusterConfigurationV1beta3,
+  convertInitConfigurationV1beta3,
+  convertJoinConfigurationV1beta3,
+} from "./convert-v1beta3.js";
+import { formatGoDurationNanos, tryParseGoDurationNanos } from "./duration.js";
+import type { ComponentConfig, ConfigDocuments } from "./types.js";
+import {
+  KUBEADM_GROUP,
+  KUBEADM_V1BETA3,
+  KUBEADM_V1BETA4,
+  KUBELET_CONFIG_API,
+  KUBE_PROXY_CONFIG_API,
+} from "./types.js";
+import { parseYAMLDocuments } from "./yaml.js";
+
+// Reading a `--config` file: a multi-document YAML stream, each document routed by apiVersion
+// and kind (kubeadm: util/config/common.go SplitConfigDocuments, initconfiguration.go
+// documentMapToInitConfiguration), kubeadm's types decoded strictly.
+//
+// Strictness. kubeadm decodes with sigs.k8s.io/yaml and then re-checks each document with
+// util/config/strict VerifyUnmarshalStrict. `kubeadm init/join` only print that check's result
+// as a warning (documentMapToInitConfiguration is called with strictErrors=false), while
+// `kubeadm config validate` turns it into an error. kubeforge refuses unknown and duplicate
+// fields always: a typo such as `podSubent` would otherwise build a cluster without the
+// setting the user asked for. Type errors are errors in kubeadm too.
+
+/** A config file that cannot be used; `problems` holds one sentence per problem. */
+export class ConfigError extends Error {
+  constructor(readonly problems: string[]) {
+    super(problems.join("\n"));
+    this.name = "ConfigError";
+  }
+}
+
+// ---- a small schema language for kubeadm's types ------------------------------------------
+
+type Field =
+  | { t: "string" }
+  | { t: "bool" }
+  | { t: "int"; min: number; max: number }
+  | { t: "duration" }
+  | { t: "list"; of: Field }
+  | { t: "map"; of: Field }
+  | { t: "object"; fields: Record<string, Field> }
+  | { t: "any" };
+
+const STR: Field = { t: "string" };
+const BOOL: Field = { t: "bool" };
+const INT32: Field = { t: "int", min: -(2 ** 31), max: 2 ** 31 - 1 };
+const DURATION: Field = { t: "duration" };
+const ANY: Field = { t: "any" };
+const list = (of: Field): Field => ({ t: "list", of });
+const map = (of: Field): Field => ({ t: "map", of });
+const obj = (fields: Record<string, Field>): Field => ({ t: "object", fields });
+
+// ---- kubeadm.k8s.io/v1beta4 (apis/kubeadm/v1beta4/types.go) ---------------------------------
+
+const ARG = obj({ name: STR, value: STR });
+const ENV_VAR = obj({ name: STR, value: STR, valueFrom: ANY });
+const HOST_PATH_MOUNT = obj({
+  name: STR,
+  hostPath: STR,
+  mountPath: STR,
+  readOnly: BOOL,
+  pathType: STR,
+});
+const CONTROL_PLANE_COMPONENT = {
+  extraArgs: list(ARG),
+  extraVolumes: list(HOST_PATH_MOUNT),
+  extraEnvs: list(ENV_VAR),
+};
+const IMAGE_META = { imageRepository: STR, imageTag: STR };
+const API_ENDPOINT = obj({ advertiseAddress: STR, bindPort: INT32 });
+const TAINT = obj({ key: STR, value: STR, effect: STR, timeAdded: STR });
+const NODE_REGISTRATION = obj({
+  name: STR,
+  criSocket: STR,
+  taints: list(TAINT),
+  kubeletExtraArgs: list(ARG),
+  ignorePreflightErrors: list(STR),
+  imagePullPolicy: STR,
+  imagePullSerial: BOOL,
+});
+const BOOTSTRAP_TOKEN = obj({
+  token: STR,
+  description: STR,
+  ttl: DURATION,
+  expires: STR,
+  usages: list(STR),
+  groups: list(STR),
+});
+const PATCHES = obj({ directory: STR });
+const TIMEOUTS = obj({
+  controlPlaneComponentHealthCheck: DURATION,
+  kubeletHealthCheck: DURATION,
+  kubernetesAPICall: DURATION,
+  etcdAPICall: DURATION,
+  tlsBootstrap: DURATION,
+  discovery: DURATION,
+  upgradeManifests: DURATION,
+});
+const NETWORKING = obj({ serviceSubnet: STR, podSubnet: STR, dnsDomain: STR });
+const EXTERNAL_ETCD = obj({ endpoints: list(STR), caFile: STR, certFile: STR, keyFile: STR });
+const TYPE_META = { apiVersion: STR, kind: STR };
+const DISCOVERY_FIELDS = {
+  bootstrapToken: obj({
+    token: STR,
+    apiServerEndpoint: STR,
+    caCertHashes: list(STR),
+    unsafeSkipCAVerification: BOOL,
+  }),
+  file: obj({ kubeConfigPath: STR }),
+  tlsBootstrapToken: STR,
+};
+const JOIN_CONTROL_PLANE = obj({ localAPIEndpoint: API_ENDPOINT, certificateKey: STR });
+
+const V1BETA4: Record<string, Field> = {
+  InitConfiguration: obj({
+    ...TYPE_META,
+    bootstrapTokens: list(BOOTSTRAP_TOKEN),
+    dryRun: BOOL,
+    nodeRegistration: NODE_REGISTRATION,
+    localAPIEndpoint: API_ENDPOINT,
+    certificateKey: STR,
+    skipPhases: list(STR),
+    patches: PATCHES,
+    timeouts: TIMEOUTS,
+  }),
+  ClusterConfiguration: obj({
+    ...TYPE_META,
+    etcd: obj({
+      local: obj({
+        ...IMAGE_META,
+        dataDir: STR,
+        extraArgs: list(ARG),
+        extraEnvs: list(ENV_VAR),
+        serverCertSANs: list(STR),
+        peerCertSANs: list(STR),
+      }),
+      external: EXTERNAL_ETCD,
+    }),
+    networking: NETWORKING,
+    kubernetesVersion: STR,
+    controlPlaneEndpoint: STR,
+    apiServer: obj({ ...CONTROL_PLANE_COMPONENT, certSANs: list(STR) }),
+    controllerManager: obj(CONTROL_PLANE_COMPONENT),
+    scheduler: obj(CONTROL_PLANE_COMPONENT),
+    dns: obj({ ...IMAGE_META, disabled: BOOL }),
+    proxy: obj({ disabled: BOOL }),
+    certificatesDir: STR,
+    imageRepository: STR,
+    featureGates: map(BOOL),
+    clusterName: STR,
+    encryptionAlgorithm: STR,
+    certificateValidityPeriod: DURATION,
+    caCertificateValidityPeriod: DURATION,
+  }),
+  JoinConfiguration: obj({
+    ...TYPE_META,
+    dryRun: BOOL,
+    nodeRegistration: NODE_REGISTRATION,
+    caCertPath: STR,
+    discovery: obj(DISCOVERY_FIELDS),
+    controlPlane: JOIN_CONTROL_PLANE,
+    skipPhases: list(STR),
+    patches: PATCHES,
+    timeouts: TIMEOUTS,
+  }),
+};
+
+// ---- kubeadm.k8s.io/v1beta3 (apis/kubeadm/v1beta3/types.go) ---------------------------------
+
+const CONTROL_PLANE_COMPONENT_V1BETA3 = {
+  extraArgs: map(STR),
+  extraVolumes: list(HOST_PATH_MOUNT),
+};
+const NODE_REGISTRATION_V1BETA3 = obj({
+  name: STR,
+  criSocket: STR,
+  taints: list(TAINT),
+  kubeletExtraArgs: map(STR),
+  ignorePreflightErrors: list(STR),
+  imagePullPolicy: STR,
+});
+
+const V1BETA3: Record<string, Field> = {
+  InitConfiguration: obj({
+    ...TYPE_META,
+    bootstrapTokens: list(BOOTSTRAP_TOKEN),
+    nodeRegistration: NODE_REGISTRATION_V1BETA3,
+    localAPIEndpoint: API_ENDPOINT,
+    certificateKey: STR,
+    skipPhases: list(STR),
+    patches: PATCHES,
+  }),
+  ClusterConfiguration: obj({
+    ...TYPE_META,
+    etcd: obj({
+      local: obj({
+        ...IMAGE_META,
+        dataDir: STR,
+        extraArgs: map(STR),
+        serverCertSANs: list(STR),
+        peerCertSANs: list(STR),
+      }),
+      external: EXTERNAL_ETCD,
+    }),
+    networking: NETWORKING,
+    kubernetesVersion: STR,
+    controlPlaneEndpoint: STR,
+    apiServer: obj({
+      ...CONTROL_PLANE_COMPONENT_V1BETA3,
+      certSANs: list(STR),
+      timeoutForControlPlane: DURATION,
+    }),
+    controllerManager: obj(CONTROL_PLANE_COMPONENT_V1BETA3),
+    scheduler: obj(CONTROL_PLANE_COMPONENT_V1BETA3),
+    dns: obj(IMAGE_META),
+    certificatesDir: STR,
+    imageRepository: STR,
+    featureGates: map(BOOL),
+    clusterName: STR,
+  }),
+  JoinConfiguration: obj({
+    ...TYPE_META,
+    nodeRegistration: NODE_REGISTRATION_V1BETA3,
+    caCertPath: STR,
+    discovery: obj({ ...DISCOVERY_FIELDS, timeout: DURATION }),
+    controlPlane: JOIN_CONTROL_PLANE,
+    skipPhases: list(STR),
+    patches: PATCHES,
+  }),
+};
+
+/** Kinds kubeadm knows (v1beta4 only) that `init`/`join` do not read. */
+const IGNORED_KINDS = new Set(["ResetConfiguration", "UpgradeConfiguration"]);
+
+// ---- decoding --------------------------------------------------------------------------------
+
+function describe(value: unknown): string {
+  if (value === null) return "null";
+  if (Array.isArray(value)) return "a list";
+  if (typeof value === "object") return "a mapping";
+  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
+  if (typeof value === "number" || typeof value === "boolean") return `${typeof value} ${value}`;
+  return typeof value;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return (
+    typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date)
+  );
+}
+
+function child(path: string, key: string | number): string {
+  if (typeof key === "number") return `${path}[${key}]`;
+  return path === "" ? key : `${path}.${key}`;
+}
+
+/** Go's zero value for a null list item (encoding/json leaves it zero, no error). */
+function zeroValue(field: Field): unknown {
+  switch (field.t) {
+    case "string":
+      return "";
+    case "bool":
+      return false;
+    case "int":
+      return 0;
+    case "duration":
+      return "0s";
+    case "list":
+      return [];
+    default:
+      return {};
+  }
+}
+
+/**
+ * Decodes `value` against `field`, collecting problems as "<path> ..." fragments. A null field
+ * is absent, as encoding/json leaves it at its zero value.
+ */
+function decodeField(value: unknown, field: Field, path: string, problems: string[]): unknown {
+  if (value === null || value === undefined) return undefined;
+  const typeError = (expected: string) => {
+    problems.push(`field "${path}" must be ${expected}, got ${describe(value)}`);
+    return undefined;
+  };
+  switch (field.t) {
+    case "any":
+      return value;
+    case "string":
+      // sigs.k8s.io/yaml turns a scalar into a string when the Go field is a string
+      // (yamlToJSON's jsonTarget), so `name: 1234` and `value: true` are accepted.
+      if (typeof value === "string") return value;
+      if (typeof value === "number" || typeof value === "boolean") return String(value);
+      return typeError("a string");
+    case "bool":
+      return typeof value === "boolean" ? value : typeError("true or false");
+    case "int":
+      if (typeof value !== "number" || !Number.isInteger(value)) return typeError("an integer");
+      if (value < field.min || value > field.max) return typeError("an integer in 32-bit range");
+      return value;
+    case "duration": {
+      // metav1.Duration decodes only from a string, through time.ParseDuration.
+      if (typeof value !== "string") return typeError('a duration string such as "24h0m0s"');
+      const nanos = tryParseGoDurationNanos(value);
+      if (nanos === undefined) {
+        problems.push(
+          `field "${path}": "${value}" is not a valid duration (examples: "24h0m0s", "90s")`,
+        );
+        return undefined;
+      }
+      return formatGoDurationNanos(nanos);
+    }
+    case "list":
+      if (!Array.isArray(value)) return typeError("a list");
+      return value.map((item, i) =>
+        item === null ? zeroValue(field.of) : decodeField(item, field.of, child(path, i), problems),
+      );
+    case "map": {
+      if (!isMapping(value)) return typeError("a mapping");
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) {
+        const decoded = decodeField(v, field.of, child(path, k), problems);
+        if (decoded !== undefined) out[k] = decoded;
+      }
+      return out;
+    }
+    case "object": {
+      if (!isMapping(value)) return typeError("a mapping");
+      const out: Record<string, unknown> = {};
+      for (const [k, v] of Object.entries(value)) {
+        const sub = field.fields[k];
+        if (!sub) {
+          problems.push(`unknown field "${child(path, k)}"`);
+          continue;
+        }
+        const decoded = decodeField(v, sub, child(path, k), problems);
+        if (decoded !== undefined) out[k] = decoded;
+      }
+      return out;
+    }
+  }
+}
+
+interface RawDocument {
+  index: number;
+  apiVersion: string;
+  kind: string;
+  body: Record<string, unknown>;
+}
+
+function splitDocuments(text: string, source: string, problems: string[]): RawDocument[] {
+  const docs = parseYAMLDocuments(text, source);
+  if (docs.length === 0) problems.push(`${source}: the file holds no YAML document`);
+  const out: RawDocument[] = [];
+  docs.forEach((doc, i) => {
+    const where = `${source}: document ${i + 1}`;
+    if (!isMapping(doc)) {
+      problems.push(`${where} is ${describe(doc)}, not a mapping with apiVersion and kind`);
+      return;
+    }
+    const { apiVersion, kind } = doc;
+    const missing = [
+      typeof apiVersion === "string" && apiVersion !== "" ? undefined : "apiVersion",
+      typeof kind === "string" && kind !== "" ? undefined : "kind",
+    ].filter((m): m is string => m !== undefined);
+    if (missing.length > 0) {
+      // kubeadm: "kind and apiVersion is mandatory information that must be specified".
+      problems.push(
+        `${where} has no ${missing.join(" and no ")}; every document needs apiVersion and kind`,
+      );
+      return;
+    }
+    out.push({ index: i + 1, apiVersion: apiVersion as string, kind: kind as string, body: doc });
+  });
+  return out;
+}
+
+function decodeKubeadm(
+  doc: RawDocument,
+  schema: Field,
+  source: string,
+  problems: string[],
+): Record<string, unknown> {
+  const fieldProblems: string[] = [];
+  const decoded = decodeField(doc.body, schema, "", fieldProblems) as Record<string, unknown>;
+  for (const p of fieldProblems) problems.push(`${source}: ${doc.kind}: ${p}`);
+  const { apiVersion: _a, kind: _k, ...rest } = decoded;
+  return rest;
+}
+
+/**
+ * Decodes every document of a `--config` file (v1beta3 documents are converted to the v1beta4
+ * form). Throws a ConfigError listing every problem, each one sentence naming the file, the
+ * kind and the field.
+ */
+export function decodeConfigDocuments(text: string, source: string): ConfigDocuments {
+  const problems: string[] = [];
+  const raw = splitDocuments(text, source, problems);
+  const result: ConfigDocuments = { ignoredKinds: [] };
+  const warnings: string[] = [];
+  const seen = new Map<string, string>();
+  let timeoutForControlPlane: string | undefined;
+  let v1beta3Init: Record<string, unknown> | undefined;
+
+  for (const doc of raw) {
+    const { apiVersion, kind } = doc;
+    const group = apiVersion.includes("/") ? apiVersion.slice(0, apiVersion.indexOf("/")) : "";
+    const previous = seen.get(kind);
+    if (previous !== undefined) {
+      // kubeadm: "invalid configuration: kind %q is specified twice in YAML file".
+      problems.push(
+        `${source}: kind ${kind} appears more than once (documents ${previous} and ${doc.index})`,
+      );
+      continue;
+    }
+    seen.set(kind, String(doc.index));
+
+    if (group === KUBEADM_GROUP) {
+      if (apiVersion === KUBEADM_V1BETA4 && IGNORED_KINDS.has(kind)) {
+        result.ignoredKinds.push(kind);
+        continue;
+      }
+      const schema =
+        apiVersion === KUBEADM_V1BETA4
+          ? V1BETA4[kind]
+          : apiVersion === KUBEADM_V1BETA3
+            ? V1BETA3[kind]
+            : undefined;
+      if (apiVersion !== KUBEADM_V1BETA4 && apiVersion !== KUBEADM_V1BETA3) {
+        problems.push(
+          `${source}: apiVersion "${apiVersion}" (kind "${kind}") is not supported; use ${KUBEADM_V1BETA4} (${KUBEADM_V1BETA3} is still read); "kubeadm config migrate" converts older files`,
+        );
+        continue;
+      }
+      if (!schema) {
+        problems.push(`${source}: unknown kind "${kind}" for apiVersion "${apiVersion}"`);
+        continue;
+      }
+      const body = decodeKubeadm(doc, schema, source, problems);
+      if (apiVersion === KUBEADM_V1BETA3) {
+        // kubeadm: util/config ValidateSupportedVersion warns about deprecated API versions.
+        warnings.push(
+          `${source}: ${kind} uses the deprecated API version ${KUBEADM_V1BETA3}; "kubeadm config migrate" writes it as ${KUBEADM_V1BETA4}`,
+        );
+        if (kind === "InitConfiguration") v1beta3Init = body;
+        else if (kind === "ClusterConfiguration") {
+          const converted = convertClusterConfigurationV1beta3(body);
+          result.cluster = converted.cluster;
+          timeoutForControlPlane = converted.timeoutForControlPlane;
+        } else result.join = convertJoinConfigurationV1beta3(body);
+        continue;
+      }
+      if (kind === "InitConfiguration") result.init = body;
+      else if (kind === "ClusterConfiguration") result.cluster = body;
+      else result.join = body;
+      continue;
+    }
+
+    if (kind === "KubeletConfiguration" || kind === "KubeProxyConfiguration") {
+      const expected = kind === "KubeletConfiguration" ? KUBELET_CONFIG_API : KUBE_PROXY_CONFIG_API;
+      if (apiVersion !== expected) {
+        problems.push(`${source}: ${kind} must have apiVersion "${expected}", not "${apiVersion}"`);
+        continue;
+      }
+      // Component configs belong to their components; kubeadm only defaults a few fields, so
+      // they are kept as given (a deep copy, without YAML-only values).
+      const config = JSON.parse(JSON.stringify(doc.body)) as ComponentConfig;
+      if (kind === "KubeletConfiguration") result.kubelet = config;
+      else result.kubeProxy = config;
+      continue;
+    }
+
+    problems.push(
+      `${source}: unknown document with apiVersion "${apiVersion}" and kind "${kind}"; a config file holds kubeadm.k8s.io InitConfiguration, ClusterConfiguration or JoinConfiguration, KubeletConfiguration and KubeProxyConfiguration`,
+    );
+  }
+
+  if (v1beta3Init !== undefined) {
+    result.init = convertInitConfigurationV1beta3(v1beta3Init, timeoutForControlPlane);
+  } else if (timeoutForControlPlane !== undefined) {
+    // The v1beta3 ClusterConfiguration carried the only timeout: keep it for init.
+    result.init = { timeouts: { controlPlaneComponentHealthCheck: timeoutForControlPlane } };
+  }
+  if (problems.length > 0) throw new ConfigError(problems);
+  if (warnings.length > 0) result.warnings = warnings;
+  return result;
+}

@@ -1,0 +1,322 @@
+import type { Release, ResolvedVersion } from "./release.js";
+
+// The one Kubernetes version table. Every version-specific value (image tags, feature-gate
+// defaults, behaviour that changed between releases) comes from here.
+//
+// Sources, per value (tags as in kubeadm-facts.md §0):
+//   [S:x]  kubeadm source read at snapshot x; [3P] third-party copy of kubeadm's constants or a
+//   real config pinning that version; [M] inferred, not confirmed in a release branch.
+// Image tags are kubeadm's constants.go of the matching release branch: SupportedEtcdVersion
+// [minor], CoreDNSVersion, PauseVersion.
+
+const ADMINS_GROUP = "kubeadm:cluster-admins";
+// kubeadm: phases/kubelet-finalize (renamed from experimental-cert-rotation before 1.33).
+const FINALIZE_SUBPHASE = "enable-client-cert-rotation";
+
+export const RELEASES: readonly Release[] = [
+  {
+    minor: 33,
+    // [3P] a kubeadm config pinning v1.33.13 (1.33 reached end of life in 2026).
+    knownPatch: "v1.33.13",
+    // [M] v1.33.0 shipped 3.5.21-0; later 1.32 and 1.34 branches map minor 33 to 3.5.24-0
+    // (read in constants.go of the 1.32 branch and a [3P] copy of the 1.34 one).
+    etcdVersion: "3.5.24-0",
+    coreDNSVersion: "v1.12.0", // [M] (kubeadm-facts.md §4.8)
+    pauseVersion: "3.10", // [3P]
+    // kubeadm: features/features.go (1.33): NodeLocalCRISocket alpha, the others beta/on.
+    featureGates: {
+      ControlPlaneKubeletLocalMode: true,
+      NodeLocalCRISocket: false,
+      PublicKeysECDSA: false,
+      RootlessControlPlane: false,
+      WaitForAllControlPlaneComponents: true,
+    },
+    behaviour: {
+      probeNamedPort: false, // [O] v1.33.0 manifests use numeric probe ports
+      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      podInfraContainerImageFlag: true,
+      kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+    },
+  },
+  {
+    minor: 34,
+    knownPatch: "v1.34.7", // [3P] a kubeadm setup script pinning v1.34.7
+    etcdVersion: "3.6.5-0", // [3P] copy of the 1.34 branch's constants (v1.34.0 had 3.6.4-0)
+    coreDNSVersion: "v1.12.1", // [S:DW]
+    pauseVersion: "3.10.1", // [S:DW]
+    // [S:DM features.go ≈ v1.34]: NodeLocalCRISocket beta, on by default.
+    featureGates: {
+      ControlPlaneKubeletLocalMode: true,
+      NodeLocalCRISocket: true,
+      PublicKeysECDSA: false,
+      RootlessControlPlane: false,
+      WaitForAllControlPlaneComponents: true,
+    },
+    behaviour: {
+      probeNamedPort: true, // [S:DW] constant ProbePort = "probe-port"
+      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      // kubernetes/kubernetes#133778 (merged 2025-08-29, after v1.34.0) stopped writing it.
+      podInfraContainerImageFlag: true,
+      kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+    },
+  },
+  {
+    minor: 35,
+    knownPatch: "v1.35.8", // [3P] a fixture copying the v1.35.8 constants
+    etcdVersion: "3.6.6-0", // [3P] same fixture
+    coreDNSVersion: "v1.13.1", // [3P] same fixture
+    pauseVersion: "3.10.1", // [3P] same fixture
+    // [D] v1.35 reference: ControlPlaneKubeletLocalMode GA, WaitForAllControlPlaneComponents
+    // graduated (no longer in --feature-gates help, still accepted) [M], NodeLocalCRISocket beta.
+    featureGates: {
+      ControlPlaneKubeletLocalMode: true,
+      NodeLocalCRISocket: true,
+      PublicKeysECDSA: false,
+      RootlessControlPlane: false,
+      WaitForAllControlPlaneComponents: true,
+    },
+    behaviour: {
+      probeNamedPort: true,
+      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      // kubernetes/kubernetes#133778: kubeadm no longer passes --pod-infra-container-image;
+      // the kubelet flag itself was removed in 1.35 (kubernetes/kubernetes#133779).
+      podInfraContainerImageFlag: false,
+      kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+    },
+  },
+  {
+    minor: 36,
+    knownPatch: "v1.36.3", // [3P] a kubeadm config pinning v1.36.3
+    // [3P][M] etcd's own release checklist shows kubeadm's map {34,35,36: "3.6.9-0"} on the
+    // master branch during the 1.36 cycle.
+    etcdVersion: "3.6.9-0",
+    coreDNSVersion: "v1.13.1", // [M] unchanged from 1.35 as far as known
+    pauseVersion: "3.10.1", // [M] unchanged from 1.35 as far as known
+    // [S:DM features.go comment]: NodeLocalCRISocket "ga in v1.36".
+    featureGates: {
+      ControlPlaneKubeletLocalMode: true,
+      NodeLocalCRISocket: true,
+      PublicKeysECDSA: false,
+      RootlessControlPlane: false,
+      WaitForAllControlPlaneComponents: true,
+    },
+    behaviour: {
+      probeNamedPort: true,
+      apiserverKubeletClientOrganization: ADMINS_GROUP, // [K] still set up to 1.36
+      podInfraContainerImageFlag: false,
+      kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+    },
+  },
+  {
+    minor: 37,
+    knownPatch: "v1.37.1", // [3P] configs pinning v1.37.1
+    etcdVersion: "3.7.2-0", // [S:DM] ≈ v1.37-dev
+    coreDNSVersion: "v1.14.7", // [S:DM]
+    pauseVersion: "3.10.2", // [S:DM]
+    // [3P] an upgrade checker for 1.37 flags NodeLocalCRISocket as removed
+    // (kubernetes/kubernetes#138645). PublicKeysECDSA was to go with v1beta3, which the same
+    // checker reports removed in 1.37 (kubernetes/kubernetes#136016) [M].
+    featureGates: {
+      ControlPlaneKubeletLocalMode: true,
+      RootlessControlPlane: false,
+      WaitForAllControlPlaneComponents: true,
+    },
+    graduatedFeatureGates: ["NodeLocalCRISocket"],
+    behaviour: {
+      probeNamedPort: true,
+      // [K commit 7c45f45]: 1.37 drops O= and binds the user through a ClusterRoleBinding.
+      apiserverKubeletClientOrganization: undefined,
+      podInfraContainerImageFlag: false,
+      kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+    },
+  },
+];
+
+const OLDEST = RELEASES[0]!;
+const NEWEST = RELEASES[RELEASES.length - 1]!;
+
+/** "v1.33 to v1.37". */
+export const SUPPORTED_RANGE = `v1.${OLDEST.minor} to v1.${NEWEST.minor}`;
+
+/**
+ * The version used when neither the config nor a flag names one: kubeadm's own default label
+ * (apis/kubeadm/v1beta4/defaults.go DefaultKubernetesVersion). It resolves online to the newest
+ * stable patch, clamped to the newest minor kubeforge knows, so a CI job gets security patches
+ * without a kubeforge release, never an untested minor; offline it is the table's newest
+ * knownPatch. Pin `kubernetesVersion` for byte-for-byte reproducible clusters.
+ */
+export const DEFAULT_KUBERNETES_VERSION = "stable-1";
+
+/** Base URL of the release label files (kubeadm: util/version.go kubeReleaseBucketURL). */
+export const DEFAULT_RELEASE_BASE_URL = "https://dl.k8s.io/release";
+
+// kubeadm: util/version.go kubeReleaseRegex and kubeReleaseLabelRegex. The suffix must start
+// a semver pre-release or build ("-rc.1", "+build"): kubeadm's regex lets "v1.35.2.1" through,
+// then fails parsing it as semver.
+const EXACT_VERSION = /^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)([-+][-\w.+]*)?$/;
+const RELEASE_LABEL = /^(latest|stable)(-[1-9](\.[1-9][0-9]?)?)?$/;
+
+/** The minor of "v1.35.2", "1.35.2", "v1.35" or "1.35"; undefined for anything else. */
+function minorOf(version: string): { major: number; minor: number } | undefined {
+  const m = /^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(?:\.(0|[1-9][0-9]*)([-+][-\w.+]*)?)?$/.exec(
+    version,
+  );
+  return m ? { major: Number(m[1]), minor: Number(m[2]) } : undefined;
+}
+
+/** The table row for a version ("v1.35.2", "1.35.2", "v1.35"); throws naming the range. */
+export function releaseFor(version: string): Release {
+  const parsed = minorOf(version.trim());
+  if (!parsed) {
+    throw new Error(
+      `"${version}" is not a Kubernetes version (expected one like v1.35.2); kubeforge supports ${SUPPORTED_RANGE}`,
+    );
+  }
+  const release = parsed.major === 1 ? RELEASES.find((r) => r.minor === parsed.minor) : undefined;
+  if (!release) {
+    const shown = version.trim().startsWith("v") ? version.trim() : `v${version.trim()}`;
+    throw new Error(
+      `Kubernetes version ${shown} is not supported: kubeforge supports ${SUPPORTED_RANGE}`,
+    );
+  }
+  return release;
+}
+
+export interface ResolveOptions {
+  /** The fetch to use (tests inject one; default: the global fetch). */
+  fetch?: typeof fetch;
+  /** Where label files live; default KUBEFORGE_RELEASE_BASE_URL, else https://dl.k8s.io/release. */
+  baseURL?: string;
+  /** Per request; kubeadm uses 10 s (util/version.go getReleaseVersionTimeout). */
+  timeoutMs?: number;
+  warn?: (msg: string) => void;
+  /** Environment to read KUBEFORGE_RELEASE_BASE_URL from; default process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+function normalizeExact(text: string): string | undefined {
+  return EXACT_VERSION.test(text) ? (text.startsWith("v") ? text : `v${text}`) : undefined;
+}
+
+async function fetchLabel(url: string, doFetch: typeof fetch, timeoutMs: number): Promise<string> {
+  const response = await doFetch(url, { signal: AbortSignal.timeout(timeoutMs) });
+  if (!response.ok) throw new Error(`HTTP status ${response.status}`);
+  const body = (await response.text()).trim();
+  const version = normalizeExact(body);
+  if (!version) throw new Error(`the answer "${body.slice(0, 60)}" is not a version`);
+  return version;
+}
+
+/**
+ * The problem with a kubernetesVersion value as written, or undefined: an exact version must
+ * be in the table, a label must be one kubeadm knows (and a pinned minor in the table).
+ * Labels themselves are resolved later (resolveKubernetesVersion).
+ */
+export function kubernetesVersionProblem(spec: string): string | undefined {
+  const text = spec.trim();
+  try {
+    if (normalizeExact(text)) {
+      releaseFor(text);
+      return undefined;
+    }
+    const label = text.replace(/^release\//, "");
+    if (!RELEASE_LABEL.test(label)) {
+      return `"${spec}" is neither a version (v1.35.2) nor a release label (stable, stable-1, stable-1.35, latest, latest-1.35)`;
+    }
+    offlineAnswer(label);
+    return undefined;
+  } catch (e) {
+    return (e as Error).message;
+  }
+}
+
+/** What a label means when it cannot be fetched: the table's answer to it. */
+function offlineAnswer(label: string): Release {
+  const pinned = /-(1)\.([0-9]+)$/.exec(label);
+  return pinned ? releaseFor(`v1.${pinned[2]}`) : NEWEST;
+}
+
+function errorText(e: unknown): string {
+  if (e instanceof Error) {
+    const cause = e.cause instanceof Error ? `: ${e.cause.message}` : "";
+    return `${e.message}${cause}`;
+  }
+  return String(e);
+}
+
+/**
+ * Resolves what a config or flag asks for ("v1.35.2", "1.35.2", "stable", "stable-1",
+ * "stable-1.35", "latest", "latest-1.35") to an exact version and its table row, as kubeadm's
+ * util/version.go KubernetesReleaseVersion: labels are read from <base>/<label>.txt. On any
+ * fetch error the table answers (with a warning naming the URL); a label that resolves past
+ * the newest minor in the table is re-resolved as stable-1.<newest> (kubeadm clamps to its own
+ * minor the same way, validateStableVersion).
+ */
+export async function resolveKubernetesVersion(
+  spec: string,
+  opts: ResolveOptions = {},
+): Promise<ResolvedVersion> {
+  const text = spec.trim();
+  const exact = normalizeExact(text);
+  if (exact) return { version: exact, release: releaseFor(exact), source: `${exact} as given` };
+
+  const label = text.replace(/^release\//, "");
+  if (text.startsWith("ci/")) {
+    throw new Error(
+      `Kubernetes version "${spec}": CI builds (ci/...) are not supported by kubeforge`,
+    );
+  }
+  if (!RELEASE_LABEL.test(label)) {
+    throw new Error(
+      `Kubernetes version "${spec}" is neither a version (v1.35.2) nor a release label (stable, stable-1, stable-1.35, latest, latest-1.35)`,
+    );
+  }
+
+  const env = opts.env ?? process.env;
+  const baseURL = (
+    opts.baseURL ??
+    env.KUBEFORGE_RELEASE_BASE_URL ??
+    DEFAULT_RELEASE_BASE_URL
+  ).replace(/\/+$/, "");
+  const doFetch = opts.fetch ?? globalThis.fetch;
+  const timeoutMs = opts.timeoutMs ?? 10_000;
+  const warn = opts.warn ?? (() => {});
+
+  const fallback = (url: string, e: unknown, lbl: string): ResolvedVersion => {
+    const release = offlineAnswer(lbl);
+    warn(
+      `could not fetch a Kubernetes version from ${url} (${errorText(e)}); falling back to ${release.knownPatch} from kubeforge's version table`,
+    );
+    return {
+      version: release.knownPatch,
+      release,
+      source: `${lbl}: offline fallback (kubeforge version table)`,
+    };
+  };
+
+  // The label is checked against the table before going online: stable-1.30 fails fast.
+  offlineAnswer(label);
+  const url = `${baseURL}/${label}.txt`;
+  let version: string;
+  try {
+    version = await fetchLabel(url, doFetch, timeoutMs);
+  } catch (e) {
+    return fallback(url, e, label);
+  }
+
+  const minor = minorOf(version)!;
+  if (minor.major > 1 || (minor.major === 1 && minor.minor > NEWEST.minor)) {
+    const clamped = `stable-1.${NEWEST.minor}`;
+    warn(
+      `${label} resolved to ${version}, newer than the newest version kubeforge supports (v1.${NEWEST.minor}); using ${clamped} instead`,
+    );
+    const clampedURL = `${baseURL}/${clamped}.txt`;
+    try {
+      version = await fetchLabel(clampedURL, doFetch, timeoutMs);
+    } catch (e) {
+      return fallback(clampedURL, e, clamped);
+    }
+    return { version, release: releaseFor(version), source: `${clamped} via ${clampedURL}` };
+  }
+  return { version, release: releaseFor(version), source: `${label} via ${url}` };
+}
