@@ -16,4 +16,6 @@ export interface KeySource {
   prefetch(algorithm: EncryptionAlgorithm, count: number): void;
   /** A fresh key pair: a prefetched one when one is ready or pending, else a new one. */
   take(algorithm: EncryptionAlgorithm): Promise<KeyPair>;
+  /** Drops prefetched keys nobody took, so a failed run does not wait for them. */
+  discard(): void;
 }
