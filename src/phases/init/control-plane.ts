@@ -1,0 +1,129 @@
+import { posix } from "node:path";
+import {
+  CA_TRUST_DIRS,
+  controlPlanePods,
+  type ControlPlaneComponent,
+} from "../../manifests/control-plane.js";
+import { applyPatches, readPatchDirectory, type PatchSet } from "../../manifests/patches.js";
+import { MANIFESTS_DIR, renderStaticPod, type Pod } from "../../manifests/static-pod.js";
+import type { Host } from "../../remote/host.js";
+import { LocalHost } from "../../remote/local.js";
+import type { Phase, PhaseContext } from "../../workflow/phase.js";
+import type { InitData } from "./data.js";
+
+// The "control-plane" phase of `kubeforge init`: kubeadm's cmd/phases/init/controlplane.go and
+// phases/controlplane/manifests.go CreateStaticPodFiles. Manifests are rewritten on every run,
+// as kubeadm does; the same configuration gives the same files.
+
+/** Manifest dir 0700, manifests 0600 (kubeadm: util/staticpod WriteStaticPodToDisk). */
+export const MANIFESTS_DIR_MODE = 0o700;
+export const MANIFEST_MODE = 0o600;
+
+/**
+ * Patch files are input, like the --config file: kubeforge reads them on the machine it runs
+ * on, outside any dry-run or --rootfs folder, whichever node the phases target. (kubeadm runs
+ * on the node, so for kubeadm the two are the same machine.)
+ */
+const localFiles = new LocalHost();
+
+/** The patch set of `data.patchesDir`, read once per run (kubeadm reads it once per process). */
+export async function loadPatches(
+  data: Pick<InitData, "patchesDir">,
+  ctx: PhaseContext,
+): Promise<PatchSet | undefined> {
+  if (!data.patchesDir) return undefined;
+  return readPatchDirectory(localFiles, data.patchesDir, (l) => ctx.log.info(l), data);
+}
+
+/** Writes one static Pod, patched from `data.patchesDir`, to /etc/kubernetes/manifests. */
+export async function writeStaticPod(
+  data: Pick<InitData, "host" | "patchesDir">,
+  target: "etcd" | ControlPlaneComponent,
+  pod: Pod,
+  ctx: PhaseContext,
+): Promise<string> {
+  const patches = await loadPatches(data, ctx);
+  const patched = patches ? applyPatches(target, pod, patches, (l) => ctx.log.info(l)) : pod;
+  const path = posix.join(MANIFESTS_DIR, `${target}.yaml`);
+  await data.host.mkdirp(MANIFESTS_DIR, MANIFESTS_DIR_MODE);
+  try {
+    await data.host.writeFile(path, renderStaticPod(patched), MANIFEST_MODE);
+  } catch (e) {
+    throw new Error(`failed to write the static Pod manifest ${path}: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  return path;
+}
+
+/**
+ * Which CA trust directories exist on the node. Asked of the machine itself (a read-only
+ * `test -e`), so a dry run or a --rootfs run still sees the real distribution's layout.
+ */
+export async function existingCATrustDirs(host: Host): Promise<Set<string>> {
+  const found = new Set<string>();
+  for (const dir of CA_TRUST_DIRS) {
+    const result = await host.exec(["test", "-e", dir], { readOnly: true });
+    if (result.code === 0) found.add(dir);
+  }
+  return found;
+}
+
+/**
+ * kubeadm's UsingExternalCA, as far as the controller-manager flags need it: the cluster CA
+ * certificate is there and its key is not. (Validating the certificates is the certs phase's job.)
+ */
+export async function usingExternalCA(data: Pick<InitData, "host" | "cfg">): Promise<boolean> {
+  const dir = data.cfg.cluster.certificatesDir;
+  return (
+    (await data.host.exists(posix.join(dir, "ca.crt"))) &&
+    !(await data.host.exists(posix.join(dir, "ca.key")))
+  );
+}
+
+function componentPhase(
+  name: string,
+  component: ControlPlaneComponent,
+  short: string,
+): Phase<InitData> {
+  return {
+    name,
+    short,
+    run: async (data, ctx) => {
+      ctx.log.info(`Creating static Pod manifest for "${component}"`);
+      const pods = controlPlanePods(data.cfg, data.release, {
+        existingHostPaths: await existingCATrustDirs(data.host),
+        proxyEnv: data.proxyEnv,
+        externalCA: await usingExternalCA(data),
+        warn: (m) => ctx.log.warn(m),
+      });
+      await writeStaticPod(data, component, pods[component], ctx);
+    },
+  };
+}
+
+export const controlPlanePhase: Phase<InitData> = {
+  name: "control-plane",
+  short: "Generate all static Pod manifest files necessary to establish the control plane",
+  run: (_data, ctx) => {
+    ctx.log.info(`Using manifest folder "${MANIFESTS_DIR}"`);
+    return Promise.resolve();
+  },
+  phases: [
+    componentPhase(
+      "apiserver",
+      "kube-apiserver",
+      "Generates the kube-apiserver static Pod manifest",
+    ),
+    componentPhase(
+      "controller-manager",
+      "kube-controller-manager",
+      "Generates the kube-controller-manager static Pod manifest",
+    ),
+    componentPhase(
+      "scheduler",
+      "kube-scheduler",
+      "Generates the kube-scheduler static Pod manifest",
+    ),
+  ],
+};
