@@ -1,0 +1,181 @@
+// The checks of `kubeadm init` on a Linux host, in kubeadm's order: InitNodeChecks and
+// addCommonChecks (preflight/checks.go, kubernetes/kubernetes@00b6a4c7 ≈ v1.35) with the Linux
+// parts of checks_linux.go (@039c72e8, ≥ 1.32). IsPrivilegedUser is not in this list: kubeadm
+// (since PR #128799, 1.33) runs it first and alone, before building the list.
+import type { InitConfig } from "../../config/types.js";
+import type { Release } from "../../config/release.js";
+import { parseCIDR, parseIP } from "../../config/network.js";
+import { RELEASES } from "../../config/versions.js";
+import type { Host } from "../../remote/host.js";
+import { execChecks, type LookupOptions } from "./binaries.js";
+import { type Check, type CheckResult, makeCheck } from "./checks.js";
+import { connectCRI, criCheck, criConnectWarning } from "./cri.js";
+import {
+  dirAvailableCheck,
+  fileAvailableCheck,
+  fileContentCheck,
+  fileExistingCheck,
+} from "./file-checks.js";
+import {
+  hostnameCheck,
+  httpProxyCheck,
+  httpProxyCIDRCheck,
+  portOpenCheck,
+} from "./network-checks.js";
+import type { ProxyEnv } from "./proxy.js";
+import { memCheck, numCPUCheck, swapCheck } from "./resource-checks.js";
+import { firewalldCheck, serviceCheck } from "./services.js";
+import { systemVerificationCheck } from "./system.js";
+import { kubeletVersionCheck, kubernetesVersionCheck } from "./version-checks.js";
+
+/**
+ * The newest Kubernetes minor kubeforge supports (the last row of the version table): the
+ * "kubeadm version" of the KubernetesVersion check.
+ */
+export const NEWEST_SUPPORTED_MINOR = Math.max(...RELEASES.map((r) => r.minor));
+
+// kubeadm constants.go.
+export const KUBELET_PORT = 10250;
+export const KUBE_SCHEDULER_PORT = 10259;
+export const KUBE_CONTROLLER_MANAGER_PORT = 10257;
+export const ETCD_CLIENT_PORT = 2379;
+export const ETCD_PEER_PORT = 2380;
+export const DEFAULT_ETCD_DATA_DIR = "/var/lib/etcd";
+const MANIFESTS_DIR = "/etc/kubernetes/manifests";
+const STATIC_POD_COMPONENTS = [
+  "kube-apiserver",
+  "kube-controller-manager",
+  "kube-scheduler",
+  "etcd",
+];
+
+const IPV4_FORWARD = "/proc/sys/net/ipv4/ip_forward";
+const IPV6_DEFAULT_FORWARDING = "/proc/sys/net/ipv6/conf/default/forwarding";
+const BRIDGE_NF_CALL_IPTABLES = "/proc/sys/net/bridge/bridge-nf-call-iptables";
+const BRIDGE_NF_CALL_IP6TABLES = "/proc/sys/net/bridge/bridge-nf-call-ip6tables";
+
+/** What the init checks read (a subset of InitData). */
+export interface InitChecksInput {
+  readonly cfg: InitConfig;
+  readonly release: Release;
+  readonly host: Host;
+  readonly proxyEnv: ProxyEnv;
+}
+
+export interface InitChecksOptions extends LookupOptions {
+  /** Defaults to NEWEST_SUPPORTED_MINOR. */
+  newestSupportedMinor?: number;
+  /** Receives the warning kubeadm logs when it cannot connect to the container runtime. */
+  warn?: (line: string) => void;
+}
+
+/** The same check with its errors lowered to warnings. */
+function asWarning(check: Check): Check {
+  return makeCheck(check.name(), async (): Promise<CheckResult> => {
+    const r = await check.check();
+    return { ...r, warnings: [...r.warnings, ...r.errors], errors: [] };
+  });
+}
+
+/**
+ * bridge-nf-call-iptables (and -ip6tables for IPv6) = 1. kubeadm dropped these checks in 1.30
+ * (kubernetes/kubernetes#123464: "not all the network implementations require this setting"),
+ * so no release kubeforge supports has them; before that they were errors. kubeforge keeps
+ * them as WARNINGS because the bridge CNI plugin (the default of kubeforge's CI clusters)
+ * needs bridged traffic to pass iptables for Services to work.
+ */
+function bridgeNetfilterCheck(host: Host, path: string): Check {
+  return asWarning(fileContentCheck(host, path, "1"));
+}
+
+/** The IP families a configuration uses (kubeadm: any IPv4/IPv6 CIDR or advertise address). */
+function families(cfg: InitConfig): { v4: boolean; v6: boolean } {
+  const cidrs = [
+    ...cfg.cluster.networking.serviceSubnet.split(","),
+    ...(cfg.cluster.networking.podSubnet ?? "").split(","),
+  ];
+  const fams = cidrs.map((c) => parseCIDR(c)?.family);
+  const ip = parseIP(cfg.init.localAPIEndpoint.advertiseAddress);
+  if (ip) fams.push(ip.kind() === "ipv6" ? 6 : 4);
+  return { v4: fams.includes(4), v6: fams.includes(6) };
+}
+
+/** The common checks of init and join (kubeadm's addCommonChecks), for a Linux host. */
+async function commonChecks(
+  input: InitChecksInput,
+  kubernetesVersion: string,
+  opts: InitChecksOptions,
+): Promise<Check[]> {
+  const { cfg, host } = input;
+  const nodeReg = cfg.init.nodeRegistration;
+  const checks: Check[] = [];
+  const cri = await connectCRI(host, nodeReg.criSocket, opts);
+  if (cri.connected) checks.push(criCheck(host, nodeReg.criSocket, cri));
+  else opts.warn?.(criConnectWarning(cri.reason));
+  checks.push(swapCheck(host));
+  checks.push(...execChecks(host, kubernetesVersion, opts));
+  checks.push(
+    systemVerificationCheck(host, opts),
+    hostnameCheck(host, nodeReg.name),
+    kubeletVersionCheck(host, kubernetesVersion, input.release.minor, opts),
+    serviceCheck(host, "kubelet", opts),
+    portOpenCheck(host, KUBELET_PORT),
+  );
+  return checks;
+}
+
+/**
+ * The checks `kubeadm init` runs on its first control-plane node, in kubeadm's order.
+ * Not included: ExternalEtcdVersion (asks the external etcd over TLS; a later issue) and
+ * ImagePull (pulls the control-plane images through the CRI; a later issue).
+ */
+export async function initNodeChecks(
+  input: InitChecksInput,
+  opts: InitChecksOptions = {},
+): Promise<Check[]> {
+  const { cfg, host, proxyEnv } = input;
+  const endpoint = cfg.init.localAPIEndpoint;
+  const kubernetesVersion = cfg.cluster.kubernetesVersion;
+  const checks: Check[] = [
+    numCPUCheck(host),
+    memCheck(host),
+    kubernetesVersionCheck(kubernetesVersion, opts.newestSupportedMinor ?? NEWEST_SUPPORTED_MINOR),
+    firewalldCheck(host, [endpoint.bindPort, KUBELET_PORT], opts),
+    portOpenCheck(host, endpoint.bindPort),
+    portOpenCheck(host, KUBE_SCHEDULER_PORT),
+    portOpenCheck(host, KUBE_CONTROLLER_MANAGER_PORT),
+    ...STATIC_POD_COMPONENTS.map((c) => fileAvailableCheck(host, `${MANIFESTS_DIR}/${c}.yaml`)),
+    httpProxyCheck(proxyEnv, endpoint.advertiseAddress),
+  ];
+  for (const cidr of cfg.cluster.networking.serviceSubnet.split(",")) {
+    checks.push(httpProxyCIDRCheck(proxyEnv, cidr));
+  }
+  for (const cidr of (cfg.cluster.networking.podSubnet ?? "").split(",")) {
+    checks.push(httpProxyCIDRCheck(proxyEnv, cidr));
+  }
+
+  checks.push(...(await commonChecks(input, kubernetesVersion, opts)));
+  const { v4, v6 } = families(cfg);
+  if (v4) {
+    checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IPTABLES));
+    checks.push(fileContentCheck(host, IPV4_FORWARD, "1"));
+  }
+  if (v6) {
+    checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IP6TABLES));
+    checks.push(fileContentCheck(host, IPV6_DEFAULT_FORWARDING, "1"));
+  }
+
+  const { local, external } = cfg.cluster.etcd;
+  if (external === undefined) {
+    checks.push(
+      portOpenCheck(host, ETCD_CLIENT_PORT),
+      portOpenCheck(host, ETCD_PEER_PORT),
+      dirAvailableCheck(host, local?.dataDir ?? DEFAULT_ETCD_DATA_DIR),
+    );
+  } else {
+    for (const file of [external.caFile, external.certFile, external.keyFile]) {
+      if (file) checks.push(fileExistingCheck(host, file, "ExternalEtcdClientCertificates"));
+    }
+  }
+  return checks;
+}

@@ -1,0 +1,50 @@
+// The "preflight" phase of `kubeforge init`: kubeadm's cmd/phases/init/preflight.go. The root
+// check runs first and alone (kubeadm since PR #128799, 1.33), then the init node checks;
+// errors that --ignore-preflight-errors does not cover stop the workflow with kubeadm's
+// aggregate report. Image pre-pull (kubeadm's ImagePull check) is a later issue.
+import {
+  type InitChecksOptions,
+  initNodeChecks,
+  NEWEST_SUPPORTED_MINOR,
+} from "../../node/preflight/init-checks.js";
+import { type PreflightOutput, runChecks } from "../../node/preflight/checks.js";
+import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
+import type { Phase, PhaseContext } from "../../workflow/phase.js";
+import type { InitData } from "./data.js";
+
+// The Runner prefixes every line with "[preflight] " itself: kubeadm's lines lose their own
+// prefix (and the tab before "[WARNING ...]") so they read the same once it is added.
+const unprefixed = (line: string) => line.replace(/^\[preflight\] /, "").replace(/^\t/, "");
+
+export type PreflightPhaseOptions = Pick<InitChecksOptions, "newestSupportedMinor" | "searchPath">;
+
+/** The preflight phase with explicit options (tests point `searchPath` at their own folder). */
+export function createPreflightPhase(opts: PreflightPhaseOptions = {}): Phase<InitData> {
+  return {
+    name: "preflight",
+    short: "Run pre-flight checks",
+    run: async (data: InitData, ctx: PhaseContext) => {
+      const out: PreflightOutput = {
+        info: (l) => ctx.log.info(unprefixed(l)),
+        warn: (l) => ctx.log.warn(unprefixed(l)),
+      };
+      ctx.log.info("Running pre-flight checks");
+      await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, out);
+      const checks = await initNodeChecks(data, {
+        newestSupportedMinor: opts.newestSupportedMinor ?? NEWEST_SUPPORTED_MINOR,
+        ...(opts.searchPath === undefined ? {} : { searchPath: opts.searchPath }),
+        warn: (l) => ctx.log.warn(unprefixed(l)),
+      });
+      await runChecks(checks, data.ignorePreflightErrors, out);
+      if (data.dryRun) {
+        ctx.log.info("Would pull the required images (like 'kubeadm config images pull')");
+      } else {
+        ctx.log.info(
+          "Skipping the image pre-pull: not implemented yet; the kubelet pulls the images when it starts the static Pods",
+        );
+      }
+    },
+  };
+}
+
+export const preflightPhase: Phase<InitData> = createPreflightPhase();
