@@ -21,7 +21,7 @@ export default tseslint.config(
         { argsIgnorePattern: "^_", varsIgnorePattern: "^_" },
       ],
       "@typescript-eslint/consistent-type-imports": "error",
-      "no-console": ["error", { allow: [] }],
+      "no-console": "error",
     },
   },
   {

@@ -1,0 +1,167 @@
+import { describe, expect, it } from "vitest";
+import type { Phase } from "../../../src/workflow/phase.js";
+import type { Reporter } from "../../../src/workflow/reporter.js";
+import { Runner } from "../../../src/workflow/runner.js";
+
+interface Data {
+  ran: string[];
+  skipTwo?: boolean;
+}
+
+class RecordingReporter implements Reporter {
+  lines: string[] = [];
+  groups: string[] = [];
+  info(m: string) {
+    this.lines.push(m);
+  }
+  warn(m: string) {
+    this.lines.push(`WARN ${m}`);
+  }
+  async group<T>(title: string, fn: () => Promise<T>) {
+    this.groups.push(title);
+    return fn();
+  }
+  mask() {}
+}
+
+const leaf = (name: string, extra: Partial<Phase<Data>> = {}): Phase<Data> => ({
+  name,
+  short: name,
+  run: (d, ctx) => {
+    d.ran.push(ctx.path);
+    ctx.log.info(`ran ${name}`);
+    return Promise.resolve();
+  },
+  ...extra,
+});
+
+function tree(): Phase<Data>[] {
+  return [
+    leaf("preflight"),
+    {
+      ...leaf("certs"),
+      phases: [leaf("ca"), leaf("apiserver", { dependencies: ["certs/ca"] })],
+    },
+    { ...leaf("two"), runIf: (d) => !d.skipTwo, phases: [leaf("child")] },
+    leaf("later", { pending: "needs the Kubernetes API" }),
+  ];
+}
+
+describe("Runner", () => {
+  it("flattens the tree to slash paths in run order", () => {
+    const r = new Runner(tree(), new RecordingReporter());
+    expect(r.paths()).toEqual([
+      "preflight",
+      "certs",
+      "certs/ca",
+      "certs/apiserver",
+      "two",
+      "two/child",
+      "later",
+    ]);
+  });
+
+  it("runs every phase in order, parents before children, one group per top-level phase", async () => {
+    const rep = new RecordingReporter();
+    const data: Data = { ran: [] };
+    await new Runner(tree(), rep).run(data, { dryRun: true });
+    expect(data.ran).toEqual([
+      "preflight",
+      "certs",
+      "certs/ca",
+      "certs/apiserver",
+      "two",
+      "two/child",
+    ]);
+    expect(rep.groups).toEqual(["preflight", "certs", "two", "later"]);
+    expect(rep.lines).toContain("[certs] ran apiserver");
+  });
+
+  it("skips a phase with its whole sub-tree", async () => {
+    const data: Data = { ran: [] };
+    await new Runner(tree(), new RecordingReporter()).run(data, {
+      skipPhases: ["certs", "two/child"],
+      dryRun: true,
+    });
+    expect(data.ran).toEqual(["preflight", "two"]);
+  });
+
+  it("runs only the filtered phase and its sub-tree, not its ancestors", async () => {
+    const data: Data = { ran: [] };
+    const r = new Runner(tree(), new RecordingReporter());
+    await r.run(data, { filterPhases: ["certs/apiserver"] });
+    expect(data.ran).toEqual(["certs/apiserver"]);
+    data.ran = [];
+    await r.run(data, { filterPhases: ["certs"] });
+    expect(data.ran).toEqual(["certs", "certs/ca", "certs/apiserver"]);
+  });
+
+  it("refuses unknown phase names and lists the valid ones", async () => {
+    const r = new Runner(tree(), new RecordingReporter());
+    await expect(r.run({ ran: [] }, { skipPhases: ["certz"] })).rejects.toThrow(
+      /invalid phase name "certz" in --skip-phases: valid names are preflight, certs, certs\/ca/,
+    );
+    await expect(r.run({ ran: [] }, { filterPhases: ["nope"] })).rejects.toThrow(
+      /invalid phase name "nope"/,
+    );
+  });
+
+  it("does not run the children of a phase whose runIf is false", async () => {
+    const data: Data = { ran: [], skipTwo: true };
+    await new Runner(tree(), new RecordingReporter()).run(data, { dryRun: true });
+    expect(data.ran).not.toContain("two");
+    expect(data.ran).not.toContain("two/child");
+  });
+
+  it("wraps a failure with the phase path and records it in the timings", async () => {
+    const phases: Phase<Data>[] = [
+      {
+        name: "certs",
+        short: "",
+        phases: [
+          leaf("ca"),
+          { name: "apiserver", short: "", run: () => Promise.reject(new Error("disk full")) },
+          leaf("sa"),
+        ],
+      },
+    ];
+    const r = new Runner(phases, new RecordingReporter());
+    const data: Data = { ran: [] };
+    const err = await r.run(data).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(Error);
+    expect((err as Error).message).toBe("error execution phase certs/apiserver: disk full");
+    expect(((err as Error).cause as Error).message).toBe("disk full");
+    expect(data.ran).toEqual(["certs/ca"]);
+    expect(r.timings.map((t) => `${t.path}:${t.outcome}`)).toEqual([
+      "certs/ca:done",
+      "certs/apiserver:failed",
+      "certs:failed",
+    ]);
+  });
+
+  it("reports a pending phase in a dry run and stops at it in a real run", async () => {
+    const rep = new RecordingReporter();
+    const r = new Runner(tree(), rep);
+    const timings = await r.run({ ran: [] }, { dryRun: true });
+    expect(timings.find((t) => t.path === "later")?.outcome).toBe("pending");
+    expect(
+      rep.lines.some(
+        (l) =>
+          l.startsWith("WARN [later] Would run phase later") &&
+          l.includes("needs the Kubernetes API"),
+      ),
+    ).toBe(true);
+    await expect(r.run({ ran: [] })).rejects.toThrow(
+      "error execution phase later: not implemented in this version of kubeforge: needs the Kubernetes API",
+    );
+  });
+
+  it("refuses a tree whose dependencies are unknown or run later", () => {
+    expect(() => new Runner([leaf("a", { dependencies: ["b"] })], new RecordingReporter())).toThrow(
+      "phase a depends on unknown phase b",
+    );
+    expect(
+      () => new Runner([leaf("a", { dependencies: ["b"] }), leaf("b")], new RecordingReporter()),
+    ).toThrow("phase a depends on b, which runs after it");
+  });
+});
