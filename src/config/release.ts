@@ -32,6 +32,11 @@ export interface ReleaseBehaviour {
   podInfraContainerImageFlag: boolean;
   /** Name of the kubelet-finalize sub-phase. */
   kubeletFinalizeSubphase: string;
+  /**
+   * Marshalled objects carry `creationTimestamp: null` (apimachinery before k8s PR 130989,
+   * "Omit null creationTimestamp", first released in v1.34).
+   */
+  nullCreationTimestamp: boolean;
 }
 
 /** Kubernetes version a config asks for: an exact version or a label still to resolve. */

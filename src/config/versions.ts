@@ -36,6 +36,7 @@ export const RELEASES: readonly Release[] = [
       apiserverKubeletClientOrganization: ADMINS_GROUP,
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+      nullCreationTimestamp: true,
     },
   },
   {
@@ -58,6 +59,7 @@ export const RELEASES: readonly Release[] = [
       // kubernetes/kubernetes#133778 (merged 2025-08-29, after v1.34.0) stopped writing it.
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+      nullCreationTimestamp: false,
     },
   },
   {
@@ -82,6 +84,7 @@ export const RELEASES: readonly Release[] = [
       // the kubelet flag itself was removed in 1.35 (kubernetes/kubernetes#133779).
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+      nullCreationTimestamp: false,
     },
   },
   {
@@ -105,6 +108,7 @@ export const RELEASES: readonly Release[] = [
       apiserverKubeletClientOrganization: ADMINS_GROUP, // [K] still set up to 1.36
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+      nullCreationTimestamp: false,
     },
   },
   {
@@ -128,6 +132,7 @@ export const RELEASES: readonly Release[] = [
       apiserverKubeletClientOrganization: undefined,
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
+      nullCreationTimestamp: false,
     },
   },
 ];

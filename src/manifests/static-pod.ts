@@ -7,10 +7,6 @@ import { toYAML } from "../config/yaml.js";
 // kubeadm: util/staticpod/utils.go (ComponentPod, probes), util/arguments.go
 // (ArgumentsToCommand), util/env.go (GetProxyEnvVars, MergeKubeadmEnvVars).
 
-/** kubeadm constants.KubernetesDir. */
-export const KUBERNETES_DIR = "/etc/kubernetes";
-/** kubeadm constants.GetStaticPodDirectory(). */
-export const MANIFESTS_DIR = "/etc/kubernetes/manifests";
 /** kubeadm constants.ProbePort: the named container port probes use from v1.34. */
 export const PROBE_PORT_NAME = "probe-port";
 /** The priority of the system-node-critical PriorityClass (util/staticpod/utils.go). */
@@ -110,10 +106,7 @@ export function podStyle(
           "timeouts.controlPlaneComponentHealthCheck",
         ),
       ) / 1e9,
-    // The only version rule outside the release table: a serializer change in apimachinery
-    // (k8s PR 130989, "Omit null creationTimestamp", first released in v1.34), not a kubeadm
-    // behaviour. It changes no object, only the text.
-    nullCreationTimestamp: release.minor < 34,
+    nullCreationTimestamp: release.behaviour.nullCreationTimestamp,
   };
 }
 
