@@ -1,4 +1,5 @@
 import { indexedIP, ipFamily, splitCIDRs } from "./network.js";
+import { MANIFESTS_DIR } from "./paths.js";
 import type { ComponentConfig } from "./types.js";
 import { KUBELET_CONFIG_API, KUBE_PROXY_CONFIG_API } from "./types.js";
 
@@ -10,7 +11,6 @@ import { KUBELET_CONFIG_API, KUBE_PROXY_CONFIG_API } from "./types.js";
 export const KUBELET_DEFAULT_CLUSTER_DNS_IP = "10.96.0.10"; // v1beta4 DefaultClusterDNSIP
 export const KUBELET_HEALTHZ_BIND_ADDRESS = "127.0.0.1";
 export const KUBELET_HEALTHZ_PORT = 10248; // constants.KubeletHealthzPort
-export const STATIC_POD_PATH = "/etc/kubernetes/manifests"; // v1beta4 DefaultManifestsDir
 export const KUBE_PROXY_KUBECONFIG = "/var/lib/kube-proxy/kubeconfig.conf";
 
 type Warn = (msg: string) => void;
@@ -71,12 +71,7 @@ export function defaultKubeletConfiguration(
       recommend(warn, kind, param, recommended, current);
   };
 
-  check(
-    "staticPodPath",
-    STATIC_POD_PATH,
-    kc.staticPodPath,
-    () => (kc.staticPodPath = STATIC_POD_PATH),
-  );
+  check("staticPodPath", MANIFESTS_DIR, kc.staticPodPath, () => (kc.staticPodPath = MANIFESTS_DIR));
 
   const dnsIP = clusterDNSIP(input.serviceSubnet);
   if (kc.clusterDNS === undefined || kc.clusterDNS === null) kc.clusterDNS = [dnsIP];

@@ -1,5 +1,6 @@
 import { defaultKubeProxyConfiguration, defaultKubeletConfiguration } from "./component-configs.js";
-import { joinHostPort, parseIP, splitHostPort } from "./network.js";
+import { joinHostPort, parseHostPort, parseIP } from "./network.js";
+import { DEFAULT_CERTIFICATES_DIR, DEFAULT_ETCD_DATA_DIR } from "./paths.js";
 import type { ResolvedVersion } from "./release.js";
 import type {
   BootstrapToken,
@@ -16,12 +17,13 @@ import type {
 // (util/config/initconfiguration.go SetInitDynamicDefaults). The machine-dependent inputs come
 // in through DefaultingContext, so this module stays pure.
 
+// The CLI (cli/certs.ts) takes the default cert dir from here; config/paths.ts is its home.
+export { DEFAULT_CERTIFICATES_DIR } from "./paths.js";
+
 export const DEFAULT_SERVICE_SUBNET = "10.96.0.0/12";
 export const DEFAULT_DNS_DOMAIN = "cluster.local";
-export const DEFAULT_CERTIFICATES_DIR = "/etc/kubernetes/pki";
 export const DEFAULT_IMAGE_REPOSITORY = "registry.k8s.io";
 export const DEFAULT_CLUSTER_NAME = "kubernetes";
-export const DEFAULT_ETCD_DATA_DIR = "/var/lib/etcd";
 export const DEFAULT_API_BIND_PORT = 6443; // constants.KubeAPIServerPort
 /** constants.DefaultCRISocket on Linux. */
 export const DEFAULT_CRI_SOCKET = "unix:///var/run/containerd/containerd.sock";
@@ -162,9 +164,10 @@ export function defaultInitConfig(docs: ConfigDocuments, ctx: DefaultingContext)
   // SetClusterDynamicDefaults: an endpoint without a port gets the local bind port.
   let controlPlaneEndpoint = cl.controlPlaneEndpoint;
   if (controlPlaneEndpoint) {
-    const hp = splitHostPort(controlPlaneEndpoint);
-    // "[v6]" without a port is invalid for kubeadm (Go's SplitHostPort); validation says so.
-    if (hp && hp.port === undefined && !controlPlaneEndpoint.startsWith("["))
+    const hp = parseHostPort(controlPlaneEndpoint);
+    // kubeadm fails here on an invalid endpoint ("[v6]" without a port, a bad host); kubeforge
+    // leaves it as written for validation to report with the others.
+    if (!("problem" in hp) && hp.port === undefined)
       controlPlaneEndpoint = joinHostPort(hp.host, bindPort);
   }
   const apiServer = component(cl.apiServer);

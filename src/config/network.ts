@@ -1,4 +1,5 @@
 import ipaddr from "ipaddr.js";
+import { isDNS1123Subdomain } from "./names.js";
 
 // IP and CIDR arithmetic as kubeadm does it (k8s.io/utils/net and kubeadm's util/endpoint.go).
 
@@ -106,25 +107,44 @@ export function loopbackFor(address: string): string {
 }
 
 /**
- * kubeadm's ParseHostPort: "host", "host:port", "[v6]", "[v6]:port" or a bare IPv6.
- * Returns undefined when the text is none of these or the port is not 1-65535.
+ * Go's net.SplitHostPort: "host:port" or "[host]:port", the port possibly empty but its colon
+ * required; brackets only around the host, and no other colon in an unbracketed host.
  */
-export function splitHostPort(
-  text: string,
-): { host: string; port: number | undefined } | undefined {
-  let host = text;
-  let portText: string | undefined;
-  const bracketed = /^\[([^\]]+)\](?::(.*))?$/.exec(text);
-  if (bracketed) {
-    host = bracketed[1]!;
-    portText = bracketed[2];
-  } else if ((text.match(/:/g) ?? []).length === 1) {
-    [host, portText] = text.split(":") as [string, string];
+export function goSplitHostPort(text: string): { host: string; port: string } | undefined {
+  const m = /^\[([^[\]]*)\]:([^:[\]]*)$/.exec(text) ?? /^([^:[\]]*):([^:[\]]*)$/.exec(text);
+  return m ? { host: m[1]!, port: m[2]! } : undefined;
+}
+
+export type HostPort = { host: string; port: number | undefined };
+
+/**
+ * kubeadm's ParseHostPort (util/endpoint.go): "host", "host:port", "[v6]:port" or a bare IPv6
+ * (text Go's SplitHostPort refuses is all host, so "[v6]" alone is not valid). The port, when
+ * given, must be 1-65535; the host an IP or a DNS-1123 subdomain. Returns the problem as one
+ * phrase ("port 0 must be ...") when the text is not valid.
+ */
+export function parseHostPort(text: string): HostPort | { problem: string } {
+  const split = goSplitHostPort(text) ?? { host: text, port: "" };
+  let port: number | undefined;
+  if (split.port !== "") {
+    port = /^[0-9]+$/.test(split.port) ? Number(split.port) : NaN;
+    if (!(port >= 1 && port <= 65535)) {
+      return { problem: `port ${split.port} must be a number between 1 and 65535` };
+    }
   }
-  if (host === "") return undefined;
-  if (portText === undefined) return { host, port: undefined };
-  if (!/^\d+$/.test(portText)) return undefined;
-  const port = Number(portText);
-  if (port < 1 || port > 65535) return undefined;
-  return { host, port };
+  if (!parseIP(split.host) && !isDNS1123Subdomain(split.host)) {
+    return {
+      problem: `host "${split.host}" must be a valid IP address or a valid RFC-1123 DNS subdomain`,
+    };
+  }
+  return { host: split.host, port };
+}
+
+/** parseHostPort for a value already validated: throws one sentence naming `field` if not. */
+export function hostPortOf(text: string, field: string): HostPort {
+  const parsed = parseHostPort(text);
+  if ("problem" in parsed) {
+    throw new Error(`${field} "${text}" is not a valid address: ${parsed.problem}`);
+  }
+  return parsed;
 }

@@ -1,7 +1,9 @@
+import { parseBootstrapToken } from "../pki/token.js";
 import { DEFAULT_SERVICE_SUBNET } from "./defaults.js";
 import { tryParseGoDurationNanos } from "./duration.js";
 import { allKnownFeatureGates } from "./feature-gates.js";
-import { cidrsOverlap, ipFamily, parseCIDR, parseIP } from "./network.js";
+import { isDNS1123Subdomain, isQualifiedName, isWildcardDNS1123Subdomain } from "./names.js";
+import { cidrsOverlap, ipFamily, parseCIDR, parseHostPort, parseIP } from "./network.js";
 import type { Release } from "./release.js";
 import type {
   APIEndpoint,
@@ -31,12 +33,7 @@ type Problems = string[];
 
 // ---- primitive checks (k8s.io/apimachinery/pkg/util/validation) -------------------------------
 
-const DNS1123_LABEL = "[a-z0-9]([-a-z0-9]*[a-z0-9])?";
-const DNS1123_SUBDOMAIN = new RegExp(`^${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
-const WILDCARD_DNS1123_SUBDOMAIN = new RegExp(`^\\*\\.${DNS1123_LABEL}(\\.${DNS1123_LABEL})*$`);
-const QUALIFIED_NAME_PART = /^([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9]$/;
 const LABEL_VALUE = /^(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?$/;
-const TOKEN = /^[a-z0-9]{6}\.[a-z0-9]{16}$/;
 // cluster-bootstrap token/api BootstrapGroupPattern.
 const TOKEN_GROUP = /^system:bootstrappers:[a-z0-9:-]{0,255}[a-z0-9]$/;
 const KNOWN_TOKEN_USAGES = ["signing", "authentication"];
@@ -67,22 +64,6 @@ const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:
 const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*";
 const IMAGE_REPOSITORY = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*$`);
 
-export function isDNS1123Subdomain(s: string): boolean {
-  return s.length > 0 && s.length <= 253 && DNS1123_SUBDOMAIN.test(s);
-}
-
-function isWildcardDNS1123Subdomain(s: string): boolean {
-  return s.length <= 253 && WILDCARD_DNS1123_SUBDOMAIN.test(s);
-}
-
-function isQualifiedName(s: string): boolean {
-  const slash = s.lastIndexOf("/");
-  const name = slash < 0 ? s : s.slice(slash + 1);
-  const prefix = slash < 0 ? undefined : s.slice(0, slash);
-  if (prefix !== undefined && !isDNS1123Subdomain(prefix)) return false;
-  return name.length <= 63 && QUALIFIED_NAME_PART.test(name);
-}
-
 const isAbs = (p: string) => p.startsWith("/");
 const q = (v: unknown) => JSON.stringify(v);
 
@@ -98,18 +79,8 @@ function isGlobalUnicast(address: string): boolean {
 
 /** kubeadm's ParseHostPort: an IP or DNS-1123 subdomain, with an optional port 1-65535. */
 export function hostPortProblem(text: string): string | undefined {
-  let host = text;
-  let port: string | undefined;
-  const bracketed = /^\[([^\]]*)\]:([^:]*)$/.exec(text);
-  const plain = /^([^:[\]]*):([^:]*)$/.exec(text);
-  if (bracketed) [host, port] = [bracketed[1]!, bracketed[2]!];
-  else if (plain) [host, port] = [plain[1]!, plain[2]!];
-  if (port !== undefined && port !== "") {
-    const n = /^[0-9]+$/.test(port) ? Number(port) : NaN;
-    if (!(n >= 1 && n <= 65535)) return `port ${port} must be a number between 1 and 65535`;
-  }
-  if (parseIP(host) || isDNS1123Subdomain(host)) return undefined;
-  return `host "${host}" must be an IP address or an RFC-1123 DNS subdomain, with an optional port`;
+  const parsed = parseHostPort(text);
+  return "problem" in parsed ? parsed.problem : undefined;
 }
 
 // ---- shared pieces ----------------------------------------------------------------------------
@@ -176,7 +147,7 @@ function checkToken(
     if (required) out.push(`${path}: a bootstrap token is required`);
     return;
   }
-  if (!TOKEN.test(token)) {
+  if (!parseBootstrapToken(token)) {
     // The value is a secret: describe the expected form instead of echoing it.
     out.push(`${path}: the bootstrap token is not of the form "[a-z0-9]{6}.[a-z0-9]{16}"`);
   }
@@ -223,7 +194,7 @@ function checkBootstrapTokens(
 function checkTaints(taints: Taint[] | null | undefined, path: string, out: Problems): void {
   taints?.forEach((t, i) => {
     const p = `${path}[${i}]`;
-    if (!t.key || !isQualifiedName(t.key))
+    if (!t.key || isQualifiedName(t.key).length > 0)
       out.push(`${p}.key: ${q(t.key ?? "")} is not a valid taint key`);
     if (t.value !== undefined && (t.value.length > 63 || !LABEL_VALUE.test(t.value))) {
       out.push(`${p}.value: ${q(t.value)} is not a valid taint value`);

@@ -1,6 +1,5 @@
 import type { APIEndpoint } from "../config/types.js";
-import { formatIP, joinHostPort, parseIP } from "../config/network.js";
-import { parseHostPort } from "../pki/hostnames.js";
+import { formatIP, hostPortOf, joinHostPort, parseIP } from "../config/network.js";
 
 // API server URLs as kubeadm builds them (kubeadm: util/endpoint.go GetLocalAPIEndpoint,
 // GetControlPlaneEndpoint): https, IPv6 bracketed, controlPlaneEndpoint's port defaulting
@@ -36,6 +35,6 @@ export function controlPlaneEndpointURL(
 ): string {
   const localURL = localAPIEndpointURL(local);
   if (!controlPlaneEndpoint) return localURL;
-  const { host, port } = parseHostPort(controlPlaneEndpoint, "controlPlaneEndpoint");
+  const { host, port } = hostPortOf(controlPlaneEndpoint, "controlPlaneEndpoint");
   return `https://${joinHostPort(host, port ?? bindPortOf(local))}`;
 }

@@ -5,7 +5,7 @@ import {
   KUBELET_KUBECONFIG,
   SCHEDULER_KUBECONFIG,
   SUPER_ADMIN_KUBECONFIG,
-} from "../pki/paths.js";
+} from "../config/paths.js";
 import { controlPlaneEndpointURL, localAPIEndpointURL } from "./endpoints.js";
 
 // The kubeconfig files `kubeadm init` writes (kubeadm: phases/kubeconfig/kubeconfig.go

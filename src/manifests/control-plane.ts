@@ -1,5 +1,10 @@
 import { posix } from "node:path";
 import { ipFamily, joinHostPort } from "../config/network.js";
+import {
+  CONTROLLER_MANAGER_KUBECONFIG,
+  KUBERNETES_DIR,
+  SCHEDULER_KUBECONFIG,
+} from "../config/paths.js";
 import type { Release } from "../config/release.js";
 import { ETCD_CLIENT_PORT } from "./etcd.js";
 import type {
@@ -10,7 +15,6 @@ import type {
   InitConfig,
 } from "../config/types.js";
 import {
-  KUBERNETES_DIR,
   argumentsToCommand,
   compareBytes,
   componentPod,
@@ -262,7 +266,7 @@ export function authorizationModes(requested: string, warn?: (message: string) =
 /** kubeadm: manifests.go getControllerManagerCommand. */
 function controllerManagerArgs(cfg: InitConfig, externalCA: boolean): Arg[] {
   const cluster = cfg.cluster;
-  const kubeconfig = posix.join(KUBERNETES_DIR, "controller-manager.conf");
+  const kubeconfig = posix.join(KUBERNETES_DIR, CONTROLLER_MANAGER_KUBECONFIG);
   const caFile = pki(cfg, "ca.crt");
   let args: Arg[] = [
     { name: "bind-address", value: "127.0.0.1" },
@@ -299,7 +303,7 @@ function controllerManagerArgs(cfg: InitConfig, externalCA: boolean): Arg[] {
 
 /** kubeadm: manifests.go getSchedulerCommand. */
 function schedulerArgs(): Arg[] {
-  const kubeconfig = posix.join(KUBERNETES_DIR, "scheduler.conf");
+  const kubeconfig = posix.join(KUBERNETES_DIR, SCHEDULER_KUBECONFIG);
   return [
     { name: "bind-address", value: "127.0.0.1" },
     { name: "leader-elect", value: "true" },
@@ -370,7 +374,7 @@ function controlPlaneHostPaths(
 
   m.add("kube-controller-manager", "k8s-certs", certsDir, certsDir, true, dirOrCreate);
   m.add("kube-controller-manager", "ca-certs", CA_CERTS_DIR, CA_CERTS_DIR, true, dirOrCreate);
-  const kcmConf = posix.join(KUBERNETES_DIR, "controller-manager.conf");
+  const kcmConf = posix.join(KUBERNETES_DIR, CONTROLLER_MANAGER_KUBECONFIG);
   m.add("kube-controller-manager", "kubeconfig", kcmConf, kcmConf, true, "FileOrCreate");
   // Third-party storage plugins talk to the controller-manager through sockets here: read-write.
   const flexDir =
@@ -378,7 +382,7 @@ function controlPlaneHostPaths(
     DEFAULT_FLEXVOLUME_DIR;
   m.add("kube-controller-manager", "flexvolume-dir", flexDir, flexDir, false, dirOrCreate);
 
-  const schedulerConf = posix.join(KUBERNETES_DIR, "scheduler.conf");
+  const schedulerConf = posix.join(KUBERNETES_DIR, SCHEDULER_KUBECONFIG);
   m.add("kube-scheduler", "kubeconfig", schedulerConf, schedulerConf, true, "FileOrCreate");
 
   // /etc/ssl/certs may hold symlinks into these directories on some distributions.

@@ -1,5 +1,6 @@
 import semver from "semver";
 import { ipFamily, joinHostPort } from "../config/network.js";
+import { DEFAULT_ETCD_DATA_DIR } from "../config/paths.js";
 import type { Release } from "../config/release.js";
 import type { Arg, InitConfig } from "../config/types.js";
 import {
@@ -21,7 +22,6 @@ import {
 export const ETCD_CLIENT_PORT = 2379;
 export const ETCD_PEER_PORT = 2380;
 export const ETCD_METRICS_PORT = 2381;
-export const DEFAULT_ETCD_DATA_DIR = "/var/lib/etcd";
 /** kubeadm: constants.EtcdAdvertiseClientUrlsAnnotationKey. */
 export const ETCD_CLIENT_URLS_ANNOTATION = "kubeadm.kubernetes.io/etcd.advertise-client-urls";
 

@@ -1,6 +1,6 @@
 import type { Release } from "../config/release.js";
 import type { InitConfig } from "../config/types.js";
-import { formatIP, indexedIP, parseIP, splitCIDRs } from "../config/network.js";
+import { formatIP, hostPortOf, indexedIP, parseIP, splitCIDRs } from "../config/network.js";
 import type { AltNames, ExtKeyUsage } from "./certs.js";
 import {
   CA_CERTIFICATE_VALIDITY_MS,
@@ -8,7 +8,7 @@ import {
   CERTIFICATE_VALIDITY_MS,
 } from "./certs.js";
 import { parseGoDuration } from "../config/duration.js";
-import { isDNS1123Subdomain, isWildcardDNS1123Subdomain, parseHostPort } from "./hostnames.js";
+import { isDNS1123Subdomain, isWildcardDNS1123Subdomain } from "../config/names.js";
 
 // kubeadm's certificate tree for init, as data (kubeadm: phases/certs/certlist.go), and the
 // config-dependent parts of each certificate (kubeadm: util/pkiutil/pki_helpers.go
@@ -193,7 +193,7 @@ export function apiServerAltNames(cfg: InitConfig, warn: Warn): AltNames {
   };
   const endpoint = cfg.cluster.controlPlaneEndpoint;
   if (endpoint) {
-    const { host } = parseHostPort(endpoint, "controlPlaneEndpoint");
+    const { host } = hostPortOf(endpoint, "controlPlaneEndpoint");
     if (parseIP(host)) alt.ips.push(formatIP(host));
     else alt.dnsNames.push(host);
   }

@@ -1,17 +1,9 @@
+import { KUBERNETES_DIR } from "../config/paths.js";
+
 // Host paths of kubeadm's PKI and kubeconfig files (kubeadm: constants/constants.go).
 // Every phase that names one of these files uses the helpers here, so the file names
-// and the cert-dir layout are written down once.
-
-/** kubeadm's KubernetesDir: kubeconfig files, manifests and the default cert dir live under it. */
-export const KUBERNETES_DIR = "/etc/kubernetes";
-/** kubeadm's default certificatesDir. */
-export const DEFAULT_CERTIFICATES_DIR = "/etc/kubernetes/pki";
-
-export const ADMIN_KUBECONFIG = "admin.conf";
-export const SUPER_ADMIN_KUBECONFIG = "super-admin.conf";
-export const KUBELET_KUBECONFIG = "kubelet.conf";
-export const CONTROLLER_MANAGER_KUBECONFIG = "controller-manager.conf";
-export const SCHEDULER_KUBECONFIG = "scheduler.conf";
+// and the cert-dir layout are written down once. The directories themselves are in
+// config/paths.ts.
 
 /** Base name of the service-account signing key pair (sa.key, sa.pub). */
 export const SERVICE_ACCOUNT_KEY_BASE_NAME = "sa";

@@ -155,9 +155,12 @@ export class Runner<D> {
     data: D,
     opts: RunnerOptions,
   ): Promise<PhaseOutcome> {
+    // kubeadm tags lines with the phase ("[certs] ..."); a line that carries a tag of its own
+    // (kubeadm's "[patches] ...") keeps it.
+    const tagged = (m: string) => (/^\[[\w-]+\] /.test(m) ? m : `[${top}] ${m}`);
     const log = {
-      info: (m: string) => this.reporter.info(`[${top}] ${m}`),
-      warn: (m: string) => this.reporter.warn(`[${top}] ${m}`),
+      info: (m: string) => this.reporter.info(tagged(m)),
+      warn: (m: string) => this.reporter.warn(tagged(m)),
     };
     try {
       if (phase.runIf && !phase.runIf(data)) return "skipped";

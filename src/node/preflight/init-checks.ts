@@ -5,7 +5,13 @@
 import type { InitConfig } from "../../config/types.js";
 import type { Release } from "../../config/release.js";
 import { parseCIDR, parseIP } from "../../config/network.js";
+import { DEFAULT_ETCD_DATA_DIR, MANIFESTS_DIR } from "../../config/paths.js";
 import { RELEASES } from "../../config/versions.js";
+import {
+  KUBE_CONTROLLER_MANAGER_PORT,
+  KUBE_SCHEDULER_PORT,
+} from "../../manifests/control-plane.js";
+import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from "../../manifests/etcd.js";
 import type { Host } from "../../remote/host.js";
 import { execChecks, type LookupOptions } from "./binaries.js";
 import { type Check, type CheckResult, makeCheck } from "./checks.js";
@@ -34,14 +40,8 @@ import { kubeletVersionCheck, kubernetesVersionCheck } from "./version-checks.js
  */
 export const NEWEST_SUPPORTED_MINOR = Math.max(...RELEASES.map((r) => r.minor));
 
-// kubeadm constants.go.
+/** kubeadm constants.KubeletPort. */
 export const KUBELET_PORT = 10250;
-export const KUBE_SCHEDULER_PORT = 10259;
-export const KUBE_CONTROLLER_MANAGER_PORT = 10257;
-export const ETCD_CLIENT_PORT = 2379;
-export const ETCD_PEER_PORT = 2380;
-export const DEFAULT_ETCD_DATA_DIR = "/var/lib/etcd";
-const MANIFESTS_DIR = "/etc/kubernetes/manifests";
 const STATIC_POD_COMPONENTS = [
   "kube-apiserver",
   "kube-controller-manager",

@@ -1,10 +1,10 @@
 // Network checks: kubeadm's PortOpenCheck, HostnameCheck, HTTPProxyCheck and HTTPProxyCIDRCheck
 // (preflight/checks.go, kubernetes/kubernetes@00b6a4c7 ≈ v1.35).
+import { isQualifiedName } from "../../config/names.js";
 import { indexedIP, isIP, joinHostPort, parseCIDR } from "../../config/network.js";
 import type { Host } from "../../remote/host.js";
 import { type Check, fail, makeCheck, pass, warn } from "./checks.js";
 import { type ProxyEnv, proxyFor, redactProxy } from "./proxy.js";
-import { isQualifiedName } from "./qualified-name.js";
 
 /** The port of an "address:port" column of `ss` ("0.0.0.0:22", "[::]:22", "*:22", "127.0.0.53%lo:53"). */
 function portOf(address: string): number | undefined {

@@ -3,7 +3,7 @@
 // wrapped by apimachinery's NewProxierWithNoProxyCIDR, as kubeadm's HTTPProxyCheck and
 // HTTPProxyCIDRCheck use them through netutil.SetOldTransportDefaults.
 import type ipaddr from "ipaddr.js";
-import { parseCIDR, parseIP } from "../../config/network.js";
+import { goSplitHostPort, parseCIDR, parseIP } from "../../config/network.js";
 
 export type ProxyEnv = Readonly<Record<string, string>>;
 
@@ -25,11 +25,6 @@ function parseProxy(value: string): string | undefined {
 /** The proxy URL as printed, with a password replaced (as Go's URL.Redacted does). */
 export function redactProxy(url: string): string {
   return url.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/, "$1:xxxxx@");
-}
-
-function splitHostPort(addr: string): { host: string; port: string } | undefined {
-  const m = /^\[([^\]]*)\]:(\d*)$/.exec(addr) ?? /^([^:[\]]*):(\d*)$/.exec(addr);
-  return m ? { host: m[1] ?? "", port: m[2] ?? "" } : undefined;
 }
 
 interface Matcher {
@@ -67,7 +62,7 @@ function noProxyMatchers(noProxy: string): { ip: Matcher[]; domain: Matcher[]; c
     }
     let host = p;
     let port = "";
-    const hp = splitHostPort(p);
+    const hp = goSplitHostPort(p);
     if (hp) {
       if (hp.host === "") continue; // no host part: malformed, ignored as Go does
       host = hp.host;

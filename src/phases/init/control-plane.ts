@@ -1,11 +1,14 @@
 import { posix } from "node:path";
+import { MANIFESTS_DIR } from "../../config/paths.js";
 import {
   CA_TRUST_DIRS,
   controlPlanePods,
   type ControlPlaneComponent,
 } from "../../manifests/control-plane.js";
 import { applyPatches, readPatchDirectory, type PatchSet } from "../../manifests/patches.js";
-import { MANIFESTS_DIR, renderStaticPod, type Pod } from "../../manifests/static-pod.js";
+import { renderStaticPod, type Pod } from "../../manifests/static-pod.js";
+import { CA_BASE_NAME } from "../../pki/paths.js";
+import { isExternalCA } from "../../pki/store.js";
 import type { Host } from "../../remote/host.js";
 import { LocalHost } from "../../remote/local.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
@@ -69,18 +72,6 @@ export async function existingCATrustDirs(host: Host): Promise<Set<string>> {
   return found;
 }
 
-/**
- * kubeadm's UsingExternalCA, as far as the controller-manager flags need it: the cluster CA
- * certificate is there and its key is not. (Validating the certificates is the certs phase's job.)
- */
-export async function usingExternalCA(data: Pick<InitData, "host" | "cfg">): Promise<boolean> {
-  const dir = data.cfg.cluster.certificatesDir;
-  return (
-    (await data.host.exists(posix.join(dir, "ca.crt"))) &&
-    !(await data.host.exists(posix.join(dir, "ca.key")))
-  );
-}
-
 function componentPhase(
   name: string,
   component: ControlPlaneComponent,
@@ -94,7 +85,9 @@ function componentPhase(
       const pods = controlPlanePods(data.cfg, data.release, {
         existingHostPaths: await existingCATrustDirs(data.host),
         proxyEnv: data.proxyEnv,
-        externalCA: await usingExternalCA(data),
+        // kubeadm's UsingExternalCA as the controller-manager flags use it: ca.crt without
+        // ca.key. (Validating the certificates is the certs phase's job.)
+        externalCA: await isExternalCA(data.host, data.cfg.cluster.certificatesDir, CA_BASE_NAME),
         warn: (m) => ctx.log.warn(m),
       });
       await writeStaticPod(data, component, pods[component], ctx);

@@ -1,5 +1,5 @@
-import { DEFAULT_ETCD_DATA_DIR, initEtcdPod } from "../../manifests/etcd.js";
-import { MANIFESTS_DIR } from "../../manifests/static-pod.js";
+import { DEFAULT_ETCD_DATA_DIR, MANIFESTS_DIR } from "../../config/paths.js";
+import { initEtcdPod } from "../../manifests/etcd.js";
 import type { Phase } from "../../workflow/phase.js";
 import { writeStaticPod } from "./control-plane.js";
 import type { InitData } from "./data.js";

@@ -1,5 +1,6 @@
 import { certificateValidity, certDefinition } from "../../pki/certlist.js";
-import { CA_BASE_NAME, KUBERNETES_DIR, keyFile } from "../../pki/paths.js";
+import { KUBERNETES_DIR } from "../../config/paths.js";
+import { CA_BASE_NAME, keyFile } from "../../pki/paths.js";
 import { loadCA, type LoadedCA } from "../../pki/store.js";
 import {
   kubeConfigFileSpec,

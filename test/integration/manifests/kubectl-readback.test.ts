@@ -11,17 +11,10 @@ import { initEtcdPod } from "../../../src/manifests/etcd.js";
 import { controlPlanePhase } from "../../../src/phases/init/control-plane.js";
 import { etcdPhase } from "../../../src/phases/init/etcd.js";
 import { kubeletStartPhase } from "../../../src/phases/init/kubelet-start.js";
-import type { InitData } from "../../../src/phases/init/data.js";
 import { LocalHost } from "../../../src/remote/local.js";
-import type { Phase } from "../../../src/workflow/phase.js";
 import { HostDouble } from "../../support/host-double.js";
-import {
-  initConfig,
-  initData,
-  recordingLog,
-  release133,
-  release135,
-} from "../../unit/manifests/fixtures.js";
+import { runPhase, testInitData } from "../../support/init-fixtures.js";
+import { initConfig, release133, release135 } from "../../unit/manifests/fixtures.js";
 
 // Every YAML file the etcd, control-plane and kubelet-start phases write, read back by real
 // kubectl (Kubernetes' own YAML 1.1 parser, offline: `kubectl label --local -f FILE k=v -o json`)
@@ -100,13 +93,6 @@ function trickyConfig(advertise: string, version: string): InitConfig {
 
 const CA_DIRS = new Set(["/usr/share/ca-certificates"]);
 
-async function runTree(phase: Phase<InitData>, data: InitData): Promise<void> {
-  const log = recordingLog();
-  if (phase.runIf && !phase.runIf(data)) return;
-  await phase.run?.(data, { path: phase.name, log: log.log });
-  for (const child of phase.phases ?? []) await runTree(child, data);
-}
-
 const variants: { name: string; advertise: string; version: string; release: () => Release }[] = [
   { name: "v1.35, IPv4", advertise: "10.0.0.4", version: "v1.35.0", release: release135 },
   {
@@ -135,9 +121,9 @@ describe.each(variants)(
           { match: ["openrc"], result: { code: 127 } },
         ],
       });
-      const data = initData(host, cfg, release(), { proxyEnv });
+      const data = testInitData(host, cfg, release(), { proxyEnv });
       for (const phase of [etcdPhase, controlPlanePhase, kubeletStartPhase])
-        await runTree(phase, data);
+        await runPhase(phase, data);
     });
 
     afterAll(async () => {

@@ -1,7 +1,7 @@
-import { execFile, spawn, type ChildProcess } from "node:child_process";
+import { execFile } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { createServer as createHttpsServer, type Server } from "node:https";
-import { createServer as createNetServer, type AddressInfo } from "node:net";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
 import { promisify } from "node:util";
@@ -12,18 +12,12 @@ import { kubeconfigPhase } from "../../../src/phases/init/kubeconfig.js";
 import { newSelfSignedCACert, newSignedCert } from "../../../src/pki/certs.js";
 import { generateKeyPair, privateKeyToPEM } from "../../../src/pki/keys.js";
 import { LocalHost } from "../../../src/remote/local.js";
-import {
-  recordingLogger,
-  tempRootHost,
-  testInitConfig,
-  testInitData,
-} from "../../unit/pki/fixtures.js";
-import { runPhase } from "../../unit/pki/run-phase.js";
+import { runPhase, tempRootHost, testInitData } from "../../support/init-fixtures.js";
+import { testInitConfig } from "../../unit/pki/fixtures.js";
 
-// Go TLS peers against the generated PKI: kubectl (client-go) talks to a TLS server that
-// serves apiserver.crt and demands a client certificate from ca.crt, as kube-apiserver does;
-// etcd 3.4 serves with etcd/server.crt and etcdctl authenticates with the etcd client
-// certificates.
+// A Go TLS peer against the generated PKI: kubectl (client-go) talks to a TLS server that
+// serves apiserver.crt and demands a client certificate from ca.crt, as kube-apiserver does.
+// (etcd and etcdctl with the etcd certificates: test/integration/etcd/etcd.test.ts.)
 
 const run = promisify(execFile);
 
@@ -31,14 +25,6 @@ interface Seen {
   cn: string;
   o: string | undefined;
   path: string | undefined;
-}
-
-async function freePort(): Promise<number> {
-  const s = createNetServer();
-  await new Promise<void>((r) => s.listen(0, "127.0.0.1", r));
-  const { port } = s.address() as AddressInfo;
-  await new Promise((r) => s.close(r));
-  return port;
 }
 
 let root: string;
@@ -50,8 +36,10 @@ beforeAll(async () => {
   const t = await tempRootHost();
   root = t.root;
   cleanup = t.cleanup;
-  const data = testInitData(testInitConfig({ advertiseAddress: "127.0.0.1" }), t.host);
-  await runPhase(certsPhase, data, recordingLogger());
+  await runPhase(
+    certsPhase,
+    testInitData(t.host, testInitConfig({ advertiseAddress: "127.0.0.1" })),
+  );
 });
 afterAll(async () => cleanup());
 
@@ -95,10 +83,10 @@ describe("kubectl (a Go TLS client) against the generated apiserver certificate"
     port = (server.address() as AddressInfo).port;
     // The kubeconfig files point at this server: advertiseAddress 127.0.0.1, bindPort = its port.
     const data = testInitData(
-      testInitConfig({ advertiseAddress: "127.0.0.1", bindPort: port }),
       new LocalHost({ rootfs: root }),
+      testInitConfig({ advertiseAddress: "127.0.0.1", bindPort: port }),
     );
-    await runPhase(kubeconfigPhase, data, recordingLogger());
+    await runPhase(kubeconfigPhase, data);
   });
   afterAll(async () => new Promise((r) => server.close(r)));
 
@@ -173,88 +161,5 @@ describe("kubectl (a Go TLS client) against the generated apiserver certificate"
     await expect(kubectl(file, "get", "--raw", "/livez")).rejects.toMatchObject({
       stderr: expect.stringMatching(/certificate is valid for .*not localhost/) as unknown,
     });
-  });
-});
-
-describe("etcd 3.4 and etcdctl (Go TLS peers) with the generated etcd certificates", () => {
-  let etcd: ChildProcess | undefined;
-  let clientURL: string;
-  let etcdLog = "";
-
-  beforeAll(async () => {
-    const [client, peer, metrics] = [await freePort(), await freePort(), await freePort()];
-    clientURL = `https://127.0.0.1:${client}`;
-    const peerURL = `https://127.0.0.1:${peer}`;
-    etcd = spawn(
-      "etcd",
-      [
-        "--name=cp-1",
-        `--data-dir=${join(root, "var/lib/etcd")}`,
-        `--listen-client-urls=${clientURL}`,
-        `--advertise-client-urls=${clientURL}`,
-        `--listen-peer-urls=${peerURL}`,
-        `--initial-advertise-peer-urls=${peerURL}`,
-        `--initial-cluster=cp-1=${peerURL}`,
-        `--listen-metrics-urls=http://127.0.0.1:${metrics}`,
-        `--cert-file=${pki("etcd/server.crt")}`,
-        `--key-file=${pki("etcd/server.key")}`,
-        "--client-cert-auth=true",
-        `--trusted-ca-file=${pki("etcd/ca.crt")}`,
-        `--peer-cert-file=${pki("etcd/peer.crt")}`,
-        `--peer-key-file=${pki("etcd/peer.key")}`,
-        "--peer-client-cert-auth=true",
-        `--peer-trusted-ca-file=${pki("etcd/ca.crt")}`,
-      ],
-      { stdio: ["ignore", "pipe", "pipe"] },
-    );
-    etcd.stderr?.on("data", (b: Buffer) => (etcdLog += b.toString()));
-  });
-  afterAll(() => {
-    if (etcd?.pid && etcd.exitCode === null) process.kill(etcd.pid, "SIGTERM");
-  });
-
-  async function etcdctl(cert: string, key: string, ...args: string[]) {
-    return run(
-      "etcdctl",
-      [
-        `--endpoints=${clientURL}`,
-        `--cacert=${pki("etcd/ca.crt")}`,
-        `--cert=${pki(cert)}`,
-        `--key=${pki(key)}`,
-        ...args,
-      ],
-      { env: { PATH: process.env.PATH ?? "/usr/bin:/bin", ETCDCTL_API: "3" } },
-    );
-  }
-
-  async function healthy(cert: string, key: string): Promise<string> {
-    let last: unknown;
-    for (let i = 0; i < 40; i++) {
-      try {
-        // etcdctl 3.4 reports health on stderr.
-        const { stdout, stderr } = await etcdctl(cert, key, "endpoint", "health");
-        return stdout + stderr;
-      } catch (e) {
-        last = e;
-        await new Promise((r) => setTimeout(r, 250));
-      }
-    }
-    throw new Error(`etcd did not become healthy: ${String(last)}\n${etcdLog.slice(-2000)}`);
-  }
-
-  it.each([
-    ["etcd/healthcheck-client.crt", "etcd/healthcheck-client.key"],
-    ["apiserver-etcd-client.crt", "apiserver-etcd-client.key"],
-  ])("answers endpoint health to %s", async (cert, key) => {
-    expect(await healthy(cert, key)).toMatch(/is healthy/);
-    const put = await etcdctl(cert, key, "put", "kubeforge", cert);
-    expect(put.stdout.trim()).toBe("OK");
-  });
-
-  it("refuses a client certificate from the cluster CA instead of the etcd CA", async () => {
-    await healthy("etcd/healthcheck-client.crt", "etcd/healthcheck-client.key");
-    await expect(
-      etcdctl("apiserver-kubelet-client.crt", "apiserver-kubelet-client.key", "get", "x"),
-    ).rejects.toThrow();
   });
 });

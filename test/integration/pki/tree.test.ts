@@ -8,11 +8,12 @@ import { certsPhase } from "../../../src/phases/init/certs.js";
 import { kubeconfigPhase } from "../../../src/phases/init/kubeconfig.js";
 import {
   recordingLogger,
+  runPhase,
   tempRootHost,
-  testInitConfig,
   testInitData,
-} from "../../unit/pki/fixtures.js";
-import { runPhase } from "../../unit/pki/run-phase.js";
+  testRelease,
+} from "../../support/init-fixtures.js";
+import { testInitConfig } from "../../unit/pki/fixtures.js";
 
 // The whole init PKI checked by OpenSSL: chains, subjects, SANs, usages, dates, key formats
 // and file modes, for the default RSA-2048 and for ECDSA-P256.
@@ -89,7 +90,7 @@ describe.each<[EncryptionAlgorithm, string, RegExp]>([
       certSANs: ["10.0.0.99", "extra.example.com"],
       serviceSubnet: "10.96.0.0/12,fd00:10:96::/112",
     });
-    const data = testInitData(cfg, t.host, { now });
+    const data = testInitData(t.host, cfg, testRelease(), { now });
     const log = recordingLogger();
     await runPhase(certsPhase, data, log);
     await runPhase(kubeconfigPhase, data, log);
@@ -258,7 +259,7 @@ describe.each<[EncryptionAlgorithm, string, string, string]>([
   it("makes a CA and a serving certificate openssl accepts", async () => {
     const t = await tempRootHost();
     try {
-      const data = testInitData(testInitConfig({ encryptionAlgorithm: algorithm }), t.host);
+      const data = testInitData(t.host, testInitConfig({ encryptionAlgorithm: algorithm }));
       await runPhase(certsPhase, data, recordingLogger(), "ca");
       await runPhase(certsPhase, data, recordingLogger(), "apiserver");
       const pki = (p: string) => join(t.root, "etc/kubernetes/pki", p);

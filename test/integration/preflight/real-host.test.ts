@@ -22,7 +22,8 @@ import { createPreflightPhase } from "../../../src/phases/init/preflight.js";
 import { DryRunHost } from "../../../src/remote/dry-run.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import type { PhaseContext } from "../../../src/workflow/phase.js";
-import { captureOutput, initConfig, initData, release } from "../../unit/preflight/fixtures.js";
+import { recordingLogger, testInitData, testRelease } from "../../support/init-fixtures.js";
+import { initConfig } from "../../unit/preflight/fixtures.js";
 
 let work: string;
 let rootfs: string;
@@ -67,7 +68,7 @@ describe("Port-<n> with real sockets", () => {
     const port = portOf(server);
     try {
       const checks = await initNodeChecks(
-        { cfg: initConfig({ bindPort: port }), release: release(), host, proxyEnv: {} },
+        { cfg: initConfig({ bindPort: port }), release: testRelease(), host, proxyEnv: {} },
         {},
       );
       const check = checks.find((c) => c.name() === `Port-${port}`);
@@ -156,7 +157,7 @@ describe("executables on a PATH the test controls", () => {
   });
 
   it("mandatory ones missing are errors, optional ones warnings", async () => {
-    const out = captureOutput();
+    const out = recordingLogger();
     const err = await runChecks(
       execChecks(host, "v1.35.0", { searchPath: bin }),
       new Set(),
@@ -197,23 +198,17 @@ describe("executables on a PATH the test controls", () => {
 
 describe("the preflight phase on this machine", () => {
   function context(): { ctx: PhaseContext; infos: string[]; warns: string[] } {
-    const infos: string[] = [];
-    const warns: string[] = [];
-    return {
-      infos,
-      warns,
-      ctx: {
-        path: "preflight",
-        log: { info: (m) => void infos.push(m), warn: (m) => void warns.push(m) },
-      },
-    };
+    const log = recordingLogger();
+    return { infos: log.lines, warns: log.warnings, ctx: { path: "preflight", log } };
   }
   const kubeletOnPath =
     execFileSync("sh", ["-c", "command -v kubelet || true"]).toString().trim() !== "";
 
   it("reports what this machine lacks with kubeadm's aggregate error", async () => {
     const { ctx, infos } = context();
-    const err = await createPreflightPhase().run!(initData(host), ctx).catch((e: unknown) => e);
+    const err = await createPreflightPhase().run!(testInitData(host, initConfig()), ctx).catch(
+      (e: unknown) => e,
+    );
     expect(infos[0]).toBe("Running pre-flight checks");
     const ipForward = (await readFile("/proc/sys/net/ipv4/ip_forward", "utf8")).startsWith("1");
     if (err === undefined) {
@@ -233,7 +228,10 @@ describe("the preflight phase on this machine", () => {
 
   it("passes with --ignore-preflight-errors=all, printing the errors as warnings", async () => {
     const { ctx, warns } = context();
-    await createPreflightPhase().run!(initData(host, { ignore: ["all"] }), ctx);
+    await createPreflightPhase().run!(
+      testInitData(host, initConfig(), testRelease(), { ignorePreflightErrors: ["all"] }),
+      ctx,
+    );
     if (!kubeletOnPath) {
       expect(warns).toContain(
         "[WARNING KubeletVersion]: couldn't get kubelet version: cannot execute 'kubelet --version': exec: \"kubelet\": executable file not found in $PATH",
@@ -248,7 +246,13 @@ describe("the preflight phase on this machine", () => {
     const wouldRun: string[][] = [];
     const dry = new DryRunHost(new LocalHost(), dryRunDir, (_h, argv) => void wouldRun.push(argv));
     const { ctx, warns, infos } = context();
-    await createPreflightPhase().run!(initData(dry, { ignore: ["all"], dryRun: true }), ctx);
+    await createPreflightPhase().run!(
+      testInitData(dry, initConfig(), testRelease(), {
+        ignorePreflightErrors: ["all"],
+        dryRun: true,
+      }),
+      ctx,
+    );
     expect(warns).toContain(
       "[WARNING FileAvailable--etc-kubernetes-manifests-kube-apiserver.yaml]: /etc/kubernetes/manifests/kube-apiserver.yaml already exists",
     );

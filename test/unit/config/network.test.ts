@@ -2,14 +2,16 @@ import { describe, expect, it } from "vitest";
 import {
   cidrsOverlap,
   formatIP,
+  goSplitHostPort,
+  hostPortOf,
   indexedIP,
   ipFamily,
   joinHostPort,
   loopbackFor,
   parseCIDR,
+  parseHostPort,
   parseIP,
   splitCIDRs,
-  splitHostPort,
 } from "../../../src/config/network.js";
 
 describe("parseIP (Go net.ParseIP rules)", () => {
@@ -89,11 +91,44 @@ describe("host:port", () => {
     ["cp.example.com", { host: "cp.example.com", port: undefined }],
     ["[fd00::1]:6443", { host: "fd00::1", port: 6443 }],
     ["fd00::1", { host: "fd00::1", port: undefined }],
-    ["10.0.0.1:0", undefined],
-    ["10.0.0.1:65536", undefined],
-    ["10.0.0.1:http", undefined],
-  ])("splitHostPort(%j)", (text, expected) => {
-    expect(splitHostPort(text)).toEqual(expected);
+    ["10.0.0.1:0", { problem: "port 0 must be a number between 1 and 65535" }],
+    ["10.0.0.1:65536", { problem: "port 65536 must be a number between 1 and 65535" }],
+    ["10.0.0.1:http", { problem: "port http must be a number between 1 and 65535" }],
+    // kubeadm: an empty port is no port; "[v6]" alone is not split by Go, so all of it is the host.
+    ["cp.example.com:", { host: "cp.example.com", port: undefined }],
+    [
+      "[fd00::1]",
+      { problem: 'host "[fd00::1]" must be a valid IP address or a valid RFC-1123 DNS subdomain' },
+    ],
+    [
+      "cp_1:6443",
+      { problem: 'host "cp_1" must be a valid IP address or a valid RFC-1123 DNS subdomain' },
+    ],
+  ])("parseHostPort(%j)", (text, expected) => {
+    expect(parseHostPort(text)).toEqual(expected);
+  });
+
+  it.each([
+    ["[::1]:80", { host: "::1", port: "80" }],
+    ["host:", { host: "host", port: "" }],
+    [":80", { host: "", port: "80" }],
+    ["host", undefined],
+    ["fd00::1", undefined],
+    ["[::1]", undefined],
+    ["[::1]:80:90", undefined],
+    ["a[b:80", undefined],
+  ])("goSplitHostPort(%j) as Go's net.SplitHostPort", (text, expected) => {
+    expect(goSplitHostPort(text)).toEqual(expected);
+  });
+
+  it("names the field of an invalid address", () => {
+    expect(hostPortOf("[fd00::1]:6443", "controlPlaneEndpoint")).toEqual({
+      host: "fd00::1",
+      port: 6443,
+    });
+    expect(() => hostPortOf("api:99999", "controlPlaneEndpoint")).toThrow(
+      'controlPlaneEndpoint "api:99999" is not a valid address: port 99999 must be a number between 1 and 65535',
+    );
   });
 
   it("uses the loopback of the same family", () => {

@@ -45,7 +45,7 @@ describe("API endpoints (kubeadm util/endpoint.go)", () => {
       "api_bad:6443",
       "10.0.0.1",
       6443,
-      /controlPlaneEndpoint "api_bad:6443": host "api_bad" must be/,
+      /controlPlaneEndpoint "api_bad:6443" is not a valid address: host "api_bad" must be/,
     ],
   ])("refuses %j %s %d", (cpe, address, port, message) => {
     expect(() =>

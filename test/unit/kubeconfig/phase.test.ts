@@ -20,12 +20,12 @@ import {
 import type { LocalHost } from "../../../src/remote/local.js";
 import {
   recordingLogger,
+  runPhase,
   tempRootHost,
-  testInitConfig,
   testInitData,
-  type InitOverrides,
-} from "../pki/fixtures.js";
-import { runPhase } from "../pki/run-phase.js";
+  testRelease,
+} from "../../support/init-fixtures.js";
+import { testInitConfig, type InitOverrides } from "../pki/fixtures.js";
 
 const NOW = new Date("2026-06-01T08:00:00Z");
 let host: LocalHost;
@@ -37,9 +37,8 @@ afterEach(async () => cleanup());
 const k8s = (p: string) => join(root, "etc/kubernetes", p);
 
 function setup(o: InitOverrides = {}, now = NOW) {
-  const data = testInitData(testInitConfig({ encryptionAlgorithm: "ECDSA-P256", ...o }), host, {
-    now,
-  });
+  const cfg = testInitConfig({ encryptionAlgorithm: "ECDSA-P256", ...o });
+  const data = testInitData(host, cfg, testRelease(), { now });
   const log = recordingLogger();
   return {
     data,
@@ -105,12 +104,12 @@ describe("kubeconfig phase", () => {
       expect(cert.notAfter).toEqual(new Date("2027-06-01T08:00:00Z"));
     }
     expect(s.log.lines.slice(-6)).toEqual([
-      'Using kubeconfig folder "/etc/kubernetes"',
-      'Writing "admin.conf" kubeconfig file',
-      'Writing "super-admin.conf" kubeconfig file',
-      'Writing "kubelet.conf" kubeconfig file',
-      'Writing "controller-manager.conf" kubeconfig file',
-      'Writing "scheduler.conf" kubeconfig file',
+      '[kubeconfig] Using kubeconfig folder "/etc/kubernetes"',
+      '[kubeconfig] Writing "admin.conf" kubeconfig file',
+      '[kubeconfig] Writing "super-admin.conf" kubeconfig file',
+      '[kubeconfig] Writing "kubelet.conf" kubeconfig file',
+      '[kubeconfig] Writing "controller-manager.conf" kubeconfig file',
+      '[kubeconfig] Writing "scheduler.conf" kubeconfig file',
     ]);
   });
 
@@ -123,12 +122,12 @@ describe("kubeconfig phase", () => {
     await second.run();
     expect(await readFile(k8s("admin.conf"), "utf8")).toBe(before);
     expect(second.log.lines).toContain(
-      'Using existing kubeconfig file: "/etc/kubernetes/admin.conf"',
+      '[kubeconfig] Using existing kubeconfig file: "/etc/kubernetes/admin.conf"',
     );
     expect(second.log.warnings).toEqual(
       ["admin.conf", "super-admin.conf", "kubelet.conf"].map(
         (f) =>
-          `a kubeconfig file "/etc/kubernetes/${f}" exists already but has an unexpected API Server URL: expected: https://lb.example.com:443, got: https://192.168.10.5:6443`,
+          `[kubeconfig] a kubeconfig file "/etc/kubernetes/${f}" exists already but has an unexpected API Server URL: expected: https://lb.example.com:443, got: https://192.168.10.5:6443`,
       ),
     );
   });
@@ -202,7 +201,7 @@ describe("kubeconfig phase", () => {
     const again = setup();
     await again.run("admin");
     expect(again.log.lines).toEqual([
-      'Using existing kubeconfig file: "/etc/kubernetes/admin.conf"',
+      '[kubeconfig] Using existing kubeconfig file: "/etc/kubernetes/admin.conf"',
     ]);
   });
 
@@ -238,12 +237,12 @@ describe("kubeconfig phase", () => {
       const again = setup();
       await again.run();
       expect(again.log.lines).toEqual([
-        'Using kubeconfig folder "/etc/kubernetes"',
-        "External CA mode: Using user provided admin.conf",
-        "External CA mode: Using user provided super-admin.conf",
-        "External CA mode: Using user provided kubelet.conf",
-        "External CA mode: Using user provided controller-manager.conf",
-        "External CA mode: Using user provided scheduler.conf",
+        '[kubeconfig] Using kubeconfig folder "/etc/kubernetes"',
+        "[kubeconfig] External CA mode: Using user provided admin.conf",
+        "[kubeconfig] External CA mode: Using user provided super-admin.conf",
+        "[kubeconfig] External CA mode: Using user provided kubelet.conf",
+        "[kubeconfig] External CA mode: Using user provided controller-manager.conf",
+        "[kubeconfig] External CA mode: Using user provided scheduler.conf",
       ]);
     });
 

@@ -137,8 +137,9 @@ describe("etcd flag names by image tag (local.go: ParseSemantic(tag).AtLeast(3.6
     const pod = initEtcdPod(cfg, release135());
     expect(pod.spec.containers[0]!.image).toBe("quay.io/coreos/etcd:3.5.15-0");
     expect(etcdCommand(pod)).toContain("--experimental-initial-corrupt-check=true");
+    // Otherwise the release's etcd tag, from the default repository.
     expect(initEtcdPod(initConfig(), release135()).spec.containers[0]!.image).toBe(
-      "registry.k8s.io/etcd:3.6.6-0",
+      `registry.k8s.io/etcd:${release135().etcdVersion}`,
     );
   });
 });

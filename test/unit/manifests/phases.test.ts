@@ -14,7 +14,13 @@ import type { Host } from "../../../src/remote/host.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import type { Phase } from "../../../src/workflow/phase.js";
 import { HostDouble, type CommandStub } from "../../support/host-double.js";
-import { initConfig, initData, recordingLog, release133, release135 } from "./fixtures.js";
+import {
+  type InitDataExtras,
+  recordingLogger,
+  runPhase,
+  testInitData,
+} from "../../support/init-fixtures.js";
+import { initConfig, release133, release135 } from "./fixtures.js";
 
 // The three phases against a real file system under a temporary root. Commands that would touch
 // the machine's services are answered by stubs (a CI runner with systemd must not have its
@@ -51,14 +57,10 @@ function host(commands: CommandStub[] = [], hostname = "cp-1"): HostDouble {
   });
 }
 
-async function runTree(
-  phase: Phase<InitData>,
-  data: InitData,
-  log = recordingLog(),
-): Promise<ReturnType<typeof recordingLog>> {
-  if (phase.runIf && !phase.runIf(data)) return log;
-  await phase.run?.(data, { path: phase.name, log: log.log });
-  for (const child of phase.phases ?? []) await runTree(child, data, log);
+/** Runs the phase tree with the real Runner; its lines carry the "[<phase>] " prefix. */
+async function runTree(phase: Phase<InitData>, data: InitData) {
+  const log = recordingLogger();
+  await runPhase(phase, data, log);
   return log;
 }
 
@@ -69,9 +71,9 @@ function data(
   h: Host,
   cfg: InitConfig = initConfig(),
   release: Release = release135(),
-  extra = {},
+  extra: InitDataExtras = {},
 ): InitData {
-  return initData(h, cfg, release, extra);
+  return testInitData(h, cfg, release, { now: new Date("2026-01-01T00:00:00Z"), ...extra });
 }
 
 describe("control-plane phase", () => {
@@ -79,10 +81,10 @@ describe("control-plane phase", () => {
     const h = host();
     const log = await runTree(controlPlanePhase, data(h));
     expect(log.lines).toEqual([
-      'Using manifest folder "/etc/kubernetes/manifests"',
-      'Creating static Pod manifest for "kube-apiserver"',
-      'Creating static Pod manifest for "kube-controller-manager"',
-      'Creating static Pod manifest for "kube-scheduler"',
+      '[control-plane] Using manifest folder "/etc/kubernetes/manifests"',
+      '[control-plane] Creating static Pod manifest for "kube-apiserver"',
+      '[control-plane] Creating static Pod manifest for "kube-controller-manager"',
+      '[control-plane] Creating static Pod manifest for "kube-scheduler"',
     ]);
     expect(await mode("etc/kubernetes/manifests")).toBe(0o700);
     const first: Record<string, string> = {};
@@ -166,7 +168,7 @@ describe("etcd phase", () => {
   it("creates the data dir 0700 and writes etcd.yaml", async () => {
     const log = await runTree(etcdPhase, data(host()));
     expect(log.lines).toEqual([
-      'Creating static Pod manifest for local etcd in "/etc/kubernetes/manifests"',
+      '[etcd] Creating static Pod manifest for local etcd in "/etc/kubernetes/manifests"',
     ]);
     expect(await mode("var/lib/etcd")).toBe(0o700);
     expect(await mode("etc/kubernetes/manifests/etcd.yaml")).toBe(0o600);
@@ -190,11 +192,11 @@ describe("kubelet-start phase", () => {
     const h = host();
     const log = await runTree(kubeletStartPhase, data(h));
     expect(log.lines).toEqual([
-      'Writing kubelet environment file with flags to file "/var/lib/kubelet/kubeadm-flags.env"',
-      'Writing kubelet configuration to file "/var/lib/kubelet/instance-config.yaml"',
+      '[kubelet-start] Writing kubelet environment file with flags to file "/var/lib/kubelet/kubeadm-flags.env"',
+      '[kubelet-start] Writing kubelet configuration to file "/var/lib/kubelet/instance-config.yaml"',
       '[patches] Applied patch of type "application/strategic-merge-patch+json" to target "kubeletconfiguration"',
-      'Writing kubelet configuration to file "/var/lib/kubelet/config.yaml"',
-      "Starting the kubelet",
+      '[kubelet-start] Writing kubelet configuration to file "/var/lib/kubelet/config.yaml"',
+      "[kubelet-start] Starting the kubelet",
     ]);
     expect(log.warnings).toEqual([]);
     expect(await mode("var/lib/kubelet")).toBe(0o700);
@@ -266,12 +268,14 @@ describe("kubelet-start phase", () => {
     const log = await runTree(kubeletStartPhase, data(h));
     expect(log.warnings).toHaveLength(2);
     expect(log.warnings[0]).toMatch(
-      /^unable to stop the kubelet service momentarily: \[failed to stop kubelet: .*System has not been booted with systemd/,
+      /^\[kubelet-start\] unable to stop the kubelet service momentarily: \[failed to stop kubelet: .*System has not been booted with systemd/,
     );
     expect(log.warnings[1]).toMatch(
-      /^unable to start the kubelet service: \[failed to reload systemd: .*System has not been booted with systemd/,
+      /^\[kubelet-start\] unable to start the kubelet service: \[failed to reload systemd: .*System has not been booted with systemd/,
     );
-    expect(log.lines.at(-1)).toBe("Please ensure kubelet is reloaded and running manually.");
+    expect(log.lines.at(-1)).toBe(
+      "[kubelet-start] Please ensure kubelet is reloaded and running manually.",
+    );
     expect(await file("var/lib/kubelet/config.yaml")).toContain("kind: KubeletConfiguration");
   });
 
@@ -282,11 +286,11 @@ describe("kubelet-start phase", () => {
     ]);
     const log = await runTree(kubeletStartPhase, data(h));
     expect(log.lines).toContain(
-      "No supported init system detected, won't make sure the kubelet is running properly.",
+      "[kubelet-start] No supported init system detected, won't make sure the kubelet is running properly.",
     );
     expect(log.warnings).toEqual([
       expect.stringMatching(
-        /^cannot determine if systemd-resolved is active: .*no supported init system/,
+        /^\[kubelet-start\] cannot determine if systemd-resolved is active: .*no supported init system/,
       ),
     ]);
     expect(h.calls.some((c) => c.argv.includes("restart"))).toBe(false);

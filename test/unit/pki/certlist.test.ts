@@ -9,7 +9,8 @@ import {
   type CertName,
 } from "../../../src/pki/certlist.js";
 import { removeDuplicateAltNames } from "../../../src/pki/certs.js";
-import { testInitConfig, testRelease, type InitOverrides } from "./fixtures.js";
+import { testRelease } from "../../support/init-fixtures.js";
+import { testInitConfig, type InitOverrides } from "./fixtures.js";
 
 const SVC_DNS = ["kubernetes", "kubernetes.default", "kubernetes.default.svc"];
 
@@ -123,7 +124,7 @@ describe("apiserver SANs (kubeadm GetAPIServerAltNames)", () => {
     ],
     [
       { controlPlaneEndpoint: "bad_host:6443" },
-      /controlPlaneEndpoint "bad_host:6443": host "bad_host" must be/,
+      /controlPlaneEndpoint "bad_host:6443" is not a valid address: host "bad_host" must be/,
     ],
     [
       { controlPlaneEndpoint: "api:99999" },
@@ -213,7 +214,7 @@ describe("certificate tree (kubeadm certlist.go)", () => {
     const spec = certSpec(
       "apiserver-kubelet-client",
       testInitConfig(),
-      testRelease({ apiserverKubeletClientOrganization: undefined }),
+      testRelease(37),
       () => undefined,
     );
     expect(spec.organization).toEqual([]);

@@ -20,12 +20,12 @@ import {
 import type { LocalHost } from "../../../src/remote/local.js";
 import {
   recordingLogger,
+  runPhase,
   tempRootHost,
-  testInitConfig,
   testInitData,
-  type InitOverrides,
-} from "./fixtures.js";
-import { runPhase } from "./run-phase.js";
+  testRelease,
+} from "../../support/init-fixtures.js";
+import { testInitConfig, type InitOverrides } from "./fixtures.js";
 
 const ALG: EncryptionAlgorithm = "ECDSA-P256";
 const NOW = new Date("2026-06-01T08:00:00Z");
@@ -58,10 +58,8 @@ const pki = (p = "") => join(root, "etc/kubernetes/pki", p);
 
 function setup(o: InitOverrides = {}, now = NOW) {
   const keys = new CountingKeys();
-  const data = testInitData(testInitConfig({ encryptionAlgorithm: ALG, ...o }), host, {
-    now,
-    keys,
-  });
+  const cfg = testInitConfig({ encryptionAlgorithm: ALG, ...o });
+  const data = testInitData(host, cfg, testRelease(), { now, keys });
   const log = recordingLogger();
   return { data, log, keys, run: (only?: string) => runPhase(certsPhase, data, log, only) };
 }
@@ -128,21 +126,21 @@ describe("certs phase: a fresh tree", () => {
     expect(await mode("sa.key")).toBe(0o600);
     expect(await mode("sa.pub")).toBe(0o600);
     expect(log.lines).toEqual([
-      'Using certificateDir folder "/etc/kubernetes/pki"',
-      'Generating "ca" certificate and key',
-      'Generating "apiserver" certificate and key',
-      "apiserver serving cert is signed for DNS names [cp-1 kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local] and IPs [10.96.0.1 192.168.10.5]",
-      'Generating "apiserver-kubelet-client" certificate and key',
-      'Generating "front-proxy-ca" certificate and key',
-      'Generating "front-proxy-client" certificate and key',
-      'Generating "etcd/ca" certificate and key',
-      'Generating "etcd/server" certificate and key',
-      "etcd/server serving cert is signed for DNS names [cp-1 localhost] and IPs [192.168.10.5 127.0.0.1 ::1]",
-      'Generating "etcd/peer" certificate and key',
-      "etcd/peer serving cert is signed for DNS names [cp-1 localhost] and IPs [192.168.10.5 127.0.0.1 ::1]",
-      'Generating "etcd/healthcheck-client" certificate and key',
-      'Generating "apiserver-etcd-client" certificate and key',
-      'Generating "sa" key and public key',
+      '[certs] Using certificateDir folder "/etc/kubernetes/pki"',
+      '[certs] Generating "ca" certificate and key',
+      '[certs] Generating "apiserver" certificate and key',
+      "[certs] apiserver serving cert is signed for DNS names [cp-1 kubernetes kubernetes.default kubernetes.default.svc kubernetes.default.svc.cluster.local] and IPs [10.96.0.1 192.168.10.5]",
+      '[certs] Generating "apiserver-kubelet-client" certificate and key',
+      '[certs] Generating "front-proxy-ca" certificate and key',
+      '[certs] Generating "front-proxy-client" certificate and key',
+      '[certs] Generating "etcd/ca" certificate and key',
+      '[certs] Generating "etcd/server" certificate and key',
+      "[certs] etcd/server serving cert is signed for DNS names [cp-1 localhost] and IPs [192.168.10.5 127.0.0.1 ::1]",
+      '[certs] Generating "etcd/peer" certificate and key',
+      "[certs] etcd/peer serving cert is signed for DNS names [cp-1 localhost] and IPs [192.168.10.5 127.0.0.1 ::1]",
+      '[certs] Generating "etcd/healthcheck-client" certificate and key',
+      '[certs] Generating "apiserver-etcd-client" certificate and key',
+      '[certs] Generating "sa" key and public key',
     ]);
     expect(log.warnings).toEqual([]);
 
@@ -175,18 +173,18 @@ describe("certs phase: a fresh tree", () => {
     expect(second.keys.prefetched).toBe(0);
     expect(second.keys.taken).toBe(0);
     expect(second.log.lines).toEqual([
-      'Using certificateDir folder "/etc/kubernetes/pki"',
-      "Using existing ca certificate authority",
-      "Using existing apiserver certificate and key on disk",
-      "Using existing apiserver-kubelet-client certificate and key on disk",
-      "Using existing front-proxy-ca certificate authority",
-      "Using existing front-proxy-client certificate and key on disk",
-      "Using existing etcd/ca certificate authority",
-      "Using existing etcd/server certificate and key on disk",
-      "Using existing etcd/peer certificate and key on disk",
-      "Using existing etcd/healthcheck-client certificate and key on disk",
-      "Using existing apiserver-etcd-client certificate and key on disk",
-      'Using the existing "sa" key',
+      '[certs] Using certificateDir folder "/etc/kubernetes/pki"',
+      "[certs] Using existing ca certificate authority",
+      "[certs] Using existing apiserver certificate and key on disk",
+      "[certs] Using existing apiserver-kubelet-client certificate and key on disk",
+      "[certs] Using existing front-proxy-ca certificate authority",
+      "[certs] Using existing front-proxy-client certificate and key on disk",
+      "[certs] Using existing etcd/ca certificate authority",
+      "[certs] Using existing etcd/server certificate and key on disk",
+      "[certs] Using existing etcd/peer certificate and key on disk",
+      "[certs] Using existing etcd/healthcheck-client certificate and key on disk",
+      "[certs] Using existing apiserver-etcd-client certificate and key on disk",
+      '[certs] Using the existing "sa" key',
     ]);
   });
 
@@ -231,7 +229,7 @@ describe("certs phase: one sub-phase alone", () => {
     expect(ran).toEqual(["certs/apiserver"]);
     expect(keys.prefetched).toBe(0);
     expect(keys.taken).toBe(1);
-    expect(log.lines[0]).toBe('Generating "apiserver" certificate and key');
+    expect(log.lines[0]).toBe('[certs] Generating "apiserver" certificate and key');
     expect((await cert("apiserver.crt")).isSignedBy(await cert("ca.crt"))).toBe(true);
   });
 
@@ -253,7 +251,7 @@ describe("certs phase: existing files", () => {
     await host.writeFile("/etc/kubernetes/pki/ca.key", privateKeyToPEM(keys.privateKey), 0o600);
     const { run, log } = setup();
     await run();
-    expect(log.lines).toContain("Using existing ca certificate authority");
+    expect(log.lines).toContain("[certs] Using existing ca certificate authority");
     const apiserver = await cert("apiserver.crt");
     expect(apiserver.isSignedBy(userCA)).toBe(true);
     expect(apiserver.authorityKeyId).toBe(userCA.subjectKeyId);
@@ -304,7 +302,7 @@ describe("certs phase: existing files", () => {
     });
     const { run, log } = setup();
     await run("apiserver");
-    expect(log.lines).toEqual(["Using existing apiserver certificate and key on disk"]);
+    expect(log.lines).toEqual(["[certs] Using existing apiserver certificate and key on disk"]);
   });
 
   it("refuses an expired certificate", async () => {
@@ -375,7 +373,7 @@ describe("certs phase: existing files", () => {
     const { run, log } = setup();
     await run("ca");
     expect(log.warnings).toEqual([
-      "/etc/kubernetes/pki/ca.crt is not valid yet: it is valid from 2026-06-30T23:55:00.000Z",
+      "[certs] /etc/kubernetes/pki/ca.crt is not valid yet: it is valid from 2026-06-30T23:55:00.000Z",
     ]);
   });
 
@@ -412,9 +410,9 @@ describe("certs phase: external CA mode (ca.crt without ca.key)", () => {
     await run();
     expect(keys.taken).toBe(0);
     expect(keys.prefetched).toBe(0);
-    expect(log.lines).toContain("Using existing ca keyless certificate authority");
-    expect(log.lines).toContain("Using existing apiserver certificate and key on disk");
-    expect(log.lines).toContain("Using existing sa keys");
+    expect(log.lines).toContain("[certs] Using existing ca keyless certificate authority");
+    expect(log.lines).toContain("[certs] Using existing apiserver certificate and key on disk");
+    expect(log.lines).toContain("[certs] Using existing sa keys");
     expect(await readdir(pki())).not.toContain("ca.key");
   });
 

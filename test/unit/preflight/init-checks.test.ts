@@ -7,7 +7,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { initNodeChecks } from "../../../src/node/preflight/init-checks.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { type CommandStub, HostDouble, onPath } from "../../support/host-double.js";
-import { type ConfigOverrides, initConfig, release } from "./fixtures.js";
+import { testRelease } from "../../support/init-fixtures.js";
+import { type ConfigOverrides, initConfig } from "./fixtures.js";
 
 let rootfs: string;
 beforeAll(async () => {
@@ -28,7 +29,7 @@ async function names(o: ConfigOverrides, cri: CommandStub[] = [crictlAbsent, soc
   const host = new HostDouble(new LocalHost({ rootfs }), { commands: cri });
   const warnings: string[] = [];
   const checks = await initNodeChecks(
-    { cfg: initConfig(o), release: release(35), host, proxyEnv: {} },
+    { cfg: initConfig(o), release: testRelease(35), host, proxyEnv: {} },
     { warn: (l) => void warnings.push(l) },
   );
   return { names: checks.map((c) => c.name()), warnings };
@@ -167,7 +168,7 @@ describe("initNodeChecks", () => {
         files: { "/proc/sys/net/bridge/bridge-nf-call-iptables": content },
       });
       const checks = await initNodeChecks(
-        { cfg: initConfig(), release: release(35), host, proxyEnv: {} },
+        { cfg: initConfig(), release: testRelease(35), host, proxyEnv: {} },
         {},
       );
       const bridge = checks.find(

@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import { pathLabel } from "../../../src/node/preflight/checks.js";
 import { httpProxyCheck, httpProxyCIDRCheck } from "../../../src/node/preflight/network-checks.js";
 import { proxyFor, redactProxy } from "../../../src/node/preflight/proxy.js";
-import { isQualifiedName } from "../../../src/node/preflight/qualified-name.js";
+import { isQualifiedName } from "../../../src/config/names.js";
 import {
   cgroupMountpoint,
   cgroupsV1IsFatal,

@@ -7,7 +7,7 @@ import {
   runChecks,
   validateIgnorePreflightErrors,
 } from "../../../src/node/preflight/checks.js";
-import { captureOutput } from "./fixtures.js";
+import { recordingLogger } from "../../support/init-fixtures.js";
 
 const result = (warnings: string[], errors: string[]): CheckResult => ({ warnings, errors });
 const fixed = (name: string, warnings: string[], errors: string[]): Check =>
@@ -32,9 +32,9 @@ describe("runChecks", () => {
   ];
 
   it("prints warnings in kubeadm's format and fails with kubeadm's aggregate text", async () => {
-    const out = captureOutput();
+    const out = recordingLogger();
     const e = await failure(runChecks(checks, new Set(), out));
-    expect(out.lines).toEqual(["\t[WARNING Swap]: swap is on"]);
+    expect(out.output).toEqual(["\t[WARNING Swap]: swap is on"]);
     expect(e.message).toBe(
       "[preflight] Some fatal errors occurred:\n" +
         "\t[ERROR NumCPU]: the number of available CPUs 1 is less than the required 2\n" +
@@ -46,9 +46,9 @@ describe("runChecks", () => {
   });
 
   it("ignores a check by name, case-insensitively, and shows its errors as warnings", async () => {
-    const out = captureOutput();
+    const out = recordingLogger();
     const e = await failure(runChecks(checks, new Set(["NUMcpu"]), out));
-    expect(out.lines).toEqual([
+    expect(out.output).toEqual([
       "\t[WARNING NumCPU]: the number of available CPUs 1 is less than the required 2",
       "\t[WARNING Swap]: swap is on",
     ]);
@@ -58,15 +58,15 @@ describe("runChecks", () => {
   });
 
   it("passes when every failing check is ignored", async () => {
-    const out = captureOutput();
+    const out = recordingLogger();
     await runChecks(checks, new Set(["numcpu", "mem"]), out);
     expect(out.warnings).toHaveLength(3);
   });
 
   it('"all" turns every error into a warning, in check order', async () => {
-    const out = captureOutput();
+    const out = recordingLogger();
     await runChecks(checks, new Set(["all"]), out);
-    expect(out.lines).toEqual([
+    expect(out.output).toEqual([
       "\t[WARNING NumCPU]: the number of available CPUs 1 is less than the required 2",
       "\t[WARNING Swap]: swap is on",
       "\t[WARNING Mem]: the system RAM (1024 MB) is less than the minimum 1700 MB",
@@ -82,17 +82,19 @@ describe("runChecks", () => {
         order.push(`end ${name}`);
         return result([], errors);
       });
-    await failure(runChecks([tracked("A", ["bad"]), tracked("B", [])], new Set(), captureOutput()));
+    await failure(
+      runChecks([tracked("A", ["bad"]), tracked("B", [])], new Set(), recordingLogger()),
+    );
     expect(order).toEqual(["start A", "end A", "start B", "end B"]);
   });
 
   it("prints a check's own report lines before its warnings", async () => {
-    const out = captureOutput();
+    const out = recordingLogger();
     const c = makeCheck("SystemVerification", () =>
       Promise.resolve({ warnings: ["w"], errors: [], info: ["KERNEL_VERSION: 6.1.0"] }),
     );
     await runChecks([c], new Set(), out);
-    expect(out.lines).toEqual(["KERNEL_VERSION: 6.1.0", "\t[WARNING SystemVerification]: w"]);
+    expect(out.output).toEqual(["KERNEL_VERSION: 6.1.0", "\t[WARNING SystemVerification]: w"]);
   });
 });
 

@@ -77,6 +77,34 @@ describe("Runner", () => {
     expect(rep.lines).toContain("[certs] ran apiserver");
   });
 
+  it("tags lines with the top-level phase unless they carry a tag of their own", async () => {
+    const rep = new RecordingReporter();
+    const phases: Phase<Data>[] = [
+      {
+        name: "control-plane",
+        short: "",
+        phases: [
+          {
+            name: "apiserver",
+            short: "",
+            run: (_d, ctx) => {
+              ctx.log.info("Creating static Pod manifest");
+              ctx.log.info('[patches] Applied patch of type "merge"');
+              ctx.log.warn("[WARNING Swap]: swap is on");
+              return Promise.resolve();
+            },
+          },
+        ],
+      },
+    ];
+    await new Runner(phases, rep).run({ ran: [] });
+    expect(rep.lines).toEqual([
+      "[control-plane] Creating static Pod manifest",
+      '[patches] Applied patch of type "merge"',
+      "WARN [control-plane] [WARNING Swap]: swap is on",
+    ]);
+  });
+
   it("skips a phase with its whole sub-tree", async () => {
     const data: Data = { ran: [] };
     await new Runner(tree(), new RecordingReporter()).run(data, {
