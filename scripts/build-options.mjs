@@ -1,6 +1,6 @@
 // esbuild options shared by the build, the dist check and the bundle tests.
-// ESM output (the package is "type": "module"); CommonJS dependencies that `require`
-// Node builtins (ssh2) need a real `require`, hence the createRequire banner.
+// ESM output (the package is "type": "module"). CommonJS dependencies expect `require` for
+// Node builtins and `__dirname` (ssh2's agent), which ES modules lack: the banner defines them.
 
 /** ssh2's optional native add-ons must never enter the bundle (mscdex/ssh2#1087). */
 const optionalNativeAddons = {
@@ -34,7 +34,14 @@ export function buildOptions(outdir) {
     format: "esm",
     packages: "bundle",
     banner: {
-      js: 'import { createRequire as __kubeforgeCreateRequire } from "node:module"; const require = __kubeforgeCreateRequire(import.meta.url);',
+      js: [
+        'import { createRequire as __kubeforgeCreateRequire } from "node:module";',
+        'import { fileURLToPath as __kubeforgeFileURLToPath } from "node:url";',
+        'import { dirname as __kubeforgeDirname } from "node:path";',
+        "const require = __kubeforgeCreateRequire(import.meta.url);",
+        "const __filename = __kubeforgeFileURLToPath(import.meta.url);",
+        "const __dirname = __kubeforgeDirname(__filename);",
+      ].join(" "),
     },
     legalComments: "eof",
     logLevel: "warning",

@@ -1,0 +1,214 @@
+import { type Command, Option } from "commander";
+import { readFile, stat } from "node:fs/promises";
+import { relative, resolve } from "node:path";
+import { prepareInit } from "../cluster/init.js";
+import type { InitFlags } from "../config/flags.js";
+import { initPhases } from "../phases/init/index.js";
+import type { Phase } from "../workflow/phase.js";
+import { LocalHost } from "../remote/local.js";
+import { TerminalReporter } from "../workflow/reporter.js";
+import type { PhaseTiming } from "../workflow/runner.js";
+import { listFiles } from "./files.js";
+
+// `kubeforge init` and `kubeforge init phase <phase> [<sub>|all]`, with kubeadm's flag names.
+
+interface InitCommandOptions extends InitFlags {
+  config?: string;
+  rootfs?: string;
+  dryRunDir?: string;
+}
+
+const list = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0),
+];
+
+function port(value: string): number {
+  if (!/^\d+$/.test(value))
+    throw new Error(`--apiserver-bind-port: "${value}" is not a port number`);
+  return Number(value);
+}
+
+/** kubeadm's `init` flags plus kubeforge's --rootfs and --dry-run-dir. */
+function addInitOptions(cmd: Command): Command {
+  return cmd
+    .option(
+      "--config <file>",
+      "path to a kubeadm configuration file (InitConfiguration, ClusterConfiguration, KubeletConfiguration, KubeProxyConfiguration)",
+    )
+    .option(
+      "--rootfs <dir>",
+      "place every host path (/etc/kubernetes, /var/lib/kubelet, /var/lib/etcd...) under this folder",
+    )
+    .option(
+      "--dry-run",
+      "do not change the machine: render the node files into a folder and report what would be run",
+    )
+    .option(
+      "--dry-run-dir <dir>",
+      "folder for --dry-run output (default: a new temporary folder, printed)",
+    )
+    .option("--skip-phases <phases>", "comma-separated phases to skip", list)
+    .option(
+      "--apiserver-advertise-address <ip>",
+      "IP address the API server advertises it is listening on",
+    )
+    .addOption(
+      new Option("--apiserver-bind-port <port>", "port for the API server to bind to").argParser(
+        port,
+      ),
+    )
+    .option(
+      "--control-plane-endpoint <host[:port]>",
+      "stable IP address or DNS name for the control plane",
+    )
+    .option("--pod-network-cidr <cidr>", "range of IP addresses for the pod network")
+    .option("--service-cidr <cidr>", "range of IP addresses for service VIPs")
+    .option("--service-dns-domain <domain>", "alternative domain for services")
+    .option("--kubernetes-version <version>", "Kubernetes version: v1.35.2, stable, stable-1.35")
+    .option("--node-name <name>", "node name")
+    .option("--cert-dir <dir>", "folder where certificates are stored")
+    .option(
+      "--apiserver-cert-extra-sans <sans>",
+      "extra Subject Alternative Names for the API server certificate",
+      list,
+    )
+    .option("--cri-socket <socket>", "CRI socket to connect to")
+    .option("--token <token>", "bootstrap token ([a-z0-9]{6}.[a-z0-9]{16})")
+    .option("--token-ttl <duration>", "how long the bootstrap token lasts (0 = forever)")
+    .option("--upload-certs", "upload control-plane certificates to the kubeadm-certs Secret")
+    .option(
+      "--certificate-key <key>",
+      "hex AES-256 key used to encrypt the control-plane certificates",
+    )
+    .option(
+      "--ignore-preflight-errors <checks>",
+      "preflight checks whose errors become warnings (names, or all)",
+      list,
+    )
+    .option("--patches <dir>", "folder with kubeadm patch files")
+    .option("--feature-gates <gates>", "kubeadm feature gates: Name=true,Other=false")
+    .option("--image-repository <registry>", "container registry to pull control-plane images from")
+    .option("--skip-token-print", "do not print the bootstrap token")
+    .option("--skip-certificate-key-print", "do not print the certificate key");
+}
+
+function initFlags(o: InitCommandOptions): InitFlags {
+  // Only flags the user typed: commander leaves the others undefined (no defaults declared).
+  const { config: _c, rootfs: _r, dryRunDir: _d, ...flags } = o;
+  return flags;
+}
+
+async function readConfig(path: string | undefined) {
+  if (path === undefined) return undefined;
+  try {
+    return { text: await readFile(path, "utf8"), source: path };
+  } catch (e) {
+    throw new Error(`cannot read --config file ${path}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+async function hostFor(rootfs: string | undefined): Promise<LocalHost> {
+  if (rootfs === undefined) return new LocalHost();
+  const dir = resolve(rootfs);
+  const s = await stat(dir).catch(() => undefined);
+  if (!s?.isDirectory()) throw new Error(`--rootfs: ${dir} is not a folder`);
+  return new LocalHost({ rootfs: dir });
+}
+
+function formatTimings(timings: PhaseTiming[]): string {
+  // Top-level phases; when only sub-phases ran (`init phase certs ca`), those.
+  const top = timings.filter((t) => !t.path.includes("/"));
+  return (top.length > 0 ? top : timings)
+    .map(
+      (t) =>
+        `${t.path} ${(t.ms / 1000).toFixed(2)}s${t.outcome === "done" ? "" : ` (${t.outcome})`}`,
+    )
+    .join(", ");
+}
+
+async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined): Promise<void> {
+  if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
+  const reporter = new TerminalReporter();
+  const prepared = await prepareInit({
+    config: await readConfig(o.config),
+    flags: initFlags(o),
+    host: await hostFor(o.rootfs),
+    dryRun: o.dryRun === true,
+    ...(o.dryRunDir !== undefined ? { dryRunDir: o.dryRunDir } : {}),
+    reporter,
+    env: process.env,
+  });
+  reporter.info(
+    `[init] Using Kubernetes version: ${prepared.resolved.version} (${prepared.resolved.source})`,
+  );
+  if (prepared.dryRunDir) {
+    reporter.info(
+      `[dryrun] Rendering node files into ${prepared.dryRunDir}; nothing on this machine changes`,
+    );
+  }
+  try {
+    await prepared.runner.run(prepared.data, {
+      skipPhases: prepared.skipPhases,
+      ...(filterPhases ? { filterPhases } : {}),
+      dryRun: prepared.data.dryRun,
+    });
+  } finally {
+    prepared.data.keys.discard();
+    reporter.info(`[kubeforge] Phase timings: ${formatTimings(prepared.runner.timings)}`);
+  }
+  if (prepared.dryRunDir) {
+    const files = await listFiles(prepared.dryRunDir);
+    reporter.info(`[dryrun] ${files.length} files rendered under ${prepared.dryRunDir}:`);
+    for (const f of files) reporter.info(`[dryrun]   /${relative(prepared.dryRunDir, f)}`);
+  }
+}
+
+function phaseTreeHelp(phases: Phase<unknown>[], indent = "  "): string {
+  return phases
+    .filter((p) => !p.hidden)
+    .map((p) => {
+      const line = `${indent}${p.name.padEnd(32 - indent.length)} ${p.short}${p.pending ? " (not implemented yet)" : ""}`;
+      return p.phases ? `${line}\n${phaseTreeHelp(p.phases, `${indent}  `)}` : line;
+    })
+    .join("\n");
+}
+
+export function registerInit(program: Command): void {
+  const phases = initPhases() as Phase<unknown>[];
+  const init = addInitOptions(
+    program
+      .command("init")
+      .description("Run kubeadm's init workflow on this machine: a new control-plane node")
+      .addHelpText(
+        "after",
+        `\nInit workflow phases (kubeadm's, in order):\n${phaseTreeHelp(phases)}\n`,
+      ),
+  ).action((o: InitCommandOptions) => runInit(o, undefined));
+
+  addInitOptions(
+    init
+      .command("phase")
+      .description(
+        "Run one phase of the init workflow: kubeforge init phase <phase> [<sub-phase>|all]",
+      )
+      .argument("<phase>", "top-level phase, e.g. certs")
+      .argument("[sub-phase]", "sub-phase, e.g. apiserver; 'all' runs every sub-phase")
+      .addHelpText("after", `\nPhases:\n${phaseTreeHelp(phases)}\n`),
+  ).action((phase: string, sub: string | undefined, _o: InitCommandOptions, cmd: Command) => {
+    // Flags written before "phase" belong to `init`; the phase honours them as well.
+    const o = cmd.optsWithGlobals<InitCommandOptions>();
+    const top = phases.find((p) => p.name === phase);
+    if (top?.phases && sub === undefined) {
+      const names = ["all", ...top.phases.map((p) => p.name)].join(", ");
+      throw new Error(
+        `phase ${phase} has sub-phases: run "kubeforge init phase ${phase} <sub-phase>" with one of ${names}`,
+      );
+    }
+    const path = sub === undefined || sub === "all" ? phase : `${phase}/${sub}`;
+    return runInit(o, [path]);
+  });
+}

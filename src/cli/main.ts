@@ -1,0 +1,46 @@
+#!/usr/bin/env node
+import { Command, CommanderError } from "commander";
+import { SUPPORTED_RANGE } from "../config/versions.js";
+import { registerCerts, registerToken } from "./certs.js";
+import { registerConfig } from "./config.js";
+import { registerInit } from "./init.js";
+import { KUBEFORGE_VERSION } from "../version.js";
+
+// The kubeforge command line (DESIGN.md "Stable command-line surface"). Errors print as one
+// message on stderr and exit 1; KUBEFORGE_DEBUG=1 adds the stack and the cause chain.
+
+function describe(error: unknown): string {
+  if (!(error instanceof Error)) return String(error);
+  if (process.env.KUBEFORGE_DEBUG !== "1") return error.message;
+  const chain: string[] = [error.stack ?? error.message];
+  for (let c = error.cause; c instanceof Error; c = c.cause)
+    chain.push(`caused by: ${c.stack ?? c.message}`);
+  return chain.join("\n");
+}
+
+const program = new Command()
+  .name("kubeforge")
+  .description("kubeadm-compatible Kubernetes clusters for CI")
+  .version(`kubeforge ${KUBEFORGE_VERSION} (Kubernetes ${SUPPORTED_RANGE})`)
+  .showSuggestionAfterError()
+  // `init` and `init phase` take the same flags: each command owns the options written after
+  // it, or `init phase certs all --rootfs X` would hand --rootfs to `init` and lose it.
+  .enablePositionalOptions()
+  .exitOverride();
+
+registerInit(program);
+registerConfig(program);
+registerCerts(program);
+registerToken(program);
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  if (error instanceof CommanderError) {
+    // commander already printed its message (unknown option, --help, --version).
+    process.exitCode = error.exitCode;
+  } else {
+    process.stderr.write(`${describe(error)}\n`);
+    process.exitCode = 1;
+  }
+}

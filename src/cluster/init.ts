@@ -1,0 +1,149 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { defaultInitConfig } from "../config/defaults.js";
+import { applyInitFlags, type InitFlags } from "../config/flags.js";
+import { ConfigError, decodeConfigDocuments } from "../config/load.js";
+import type { ResolvedVersion } from "../config/release.js";
+import type { ConfigDocuments } from "../config/types.js";
+import { validateInitConfig } from "../config/validate.js";
+import { DEFAULT_KUBERNETES_VERSION, resolveKubernetesVersion } from "../config/versions.js";
+import { detectAdvertiseAddress } from "../node/address.js";
+import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
+import type { InitData } from "../phases/init/data.js";
+import { initPhases } from "../phases/init/index.js";
+import { generateCertificateKey } from "../pki/certificate-key.js";
+import { KeyPool } from "../pki/keys.js";
+import { generateBootstrapToken } from "../pki/token.js";
+import { DryRunHost } from "../remote/dry-run.js";
+import type { Host } from "../remote/host.js";
+import type { Reporter } from "../workflow/reporter.js";
+import { Runner } from "../workflow/runner.js";
+
+// Everything between an edge (CLI flags, action inputs) and the init workflow: configuration
+// in kubeadm's order (file → flags → version → defaults → validation), then the host view and
+// the phase data. Nothing on the host is written before validation has passed.
+
+export interface InitRequest {
+  /** Contents and name of the `--config` file, when one is given. */
+  config?: { text: string; source: string };
+  /** Flags the user set (never a CLI library's defaults). */
+  flags: InitFlags;
+  /** The machine to initialise (its `rootfs`, if any, is already applied). */
+  host: Host;
+  /** Render into a folder instead of changing the machine. */
+  dryRun: boolean;
+  /** Where a dry run writes; a new temporary folder when absent. */
+  dryRunDir?: string;
+  reporter: Reporter;
+  /** The environment kubeforge runs in: proxy variables, KUBEFORGE_RELEASE_BASE_URL. */
+  env: NodeJS.ProcessEnv;
+  now?: () => Date;
+}
+
+export interface PreparedInit {
+  data: InitData;
+  runner: Runner<InitData>;
+  /** Phases to skip: `--skip-phases` or `InitConfiguration.skipPhases`. */
+  skipPhases: string[];
+  resolved: ResolvedVersion;
+  /** Set for dry runs: where the node files are rendered. */
+  dryRunDir: string | undefined;
+}
+
+const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
+
+/** kubeadm copies its own proxy environment into the static pods (GetProxyEnvVars). */
+function proxyEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of PROXY_VARIABLES) {
+    for (const key of [name, name.toLowerCase()]) {
+      const value = env[key];
+      if (value) out[key] = value;
+    }
+  }
+  return out;
+}
+
+function decode(request: InitRequest): ConfigDocuments {
+  if (!request.config) return { ignoredKinds: [] };
+  return decodeConfigDocuments(request.config.text, request.config.source);
+}
+
+export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
+  const { reporter, host } = request;
+  const startedAt = new Date();
+  const warn = (m: string) => reporter.warn(m);
+
+  const decoded = decode(request);
+  for (const w of decoded.warnings ?? []) warn(w);
+  for (const kind of decoded.ignoredKinds)
+    warn(`[config] ${kind} does not apply to init and is ignored`);
+  const docs = applyInitFlags(decoded, request.flags, {
+    configFileGiven: request.config !== undefined,
+    warn,
+  });
+
+  const resolved = await resolveKubernetesVersion(
+    docs.cluster?.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION,
+    { warn, env: request.env },
+  );
+  const givenAddress = docs.init?.localAPIEndpoint?.advertiseAddress;
+  const advertiseAddress =
+    givenAddress && givenAddress !== "0.0.0.0" && givenAddress !== "::"
+      ? givenAddress
+      : await detectAdvertiseAddress(host);
+  const cfg = defaultInitConfig(docs, {
+    resolved,
+    nodeName: await host.hostname(),
+    advertiseAddress,
+    generateToken: generateBootstrapToken,
+    warn,
+  });
+  const problems = validateInitConfig(cfg);
+  if (problems.length > 0) throw new ConfigError(problems);
+  const ignorePreflightErrors = validateIgnorePreflightErrors(
+    cfg.init.nodeRegistration.ignorePreflightErrors,
+  );
+
+  const dryRun = request.dryRun || cfg.init.dryRun === true;
+  let dryRunDir: string | undefined;
+  let nodeHost = host;
+  if (dryRun) {
+    dryRunDir = resolve(request.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-dry-run-"))));
+    nodeHost = new DryRunHost(host, dryRunDir, (name, argv) =>
+      reporter.info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
+    );
+  }
+
+  const uploadCerts = request.flags.uploadCerts === true;
+  const certificateKey =
+    cfg.init.certificateKey ?? (uploadCerts ? generateCertificateKey() : undefined);
+  if (certificateKey) reporter.mask(certificateKey);
+  for (const t of cfg.init.bootstrapTokens) if (t.token) reporter.mask(t.token);
+
+  const data: InitData = {
+    cfg,
+    release: resolved.release,
+    host: nodeHost,
+    dryRun,
+    patchesDir: cfg.init.patches?.directory,
+    ignorePreflightErrors,
+    uploadCerts,
+    certificateKey,
+    skipTokenPrint: request.flags.skipTokenPrint === true,
+    skipCertificateKeyPrint: request.flags.skipCertificateKeyPrint === true,
+    proxyEnv: proxyEnvironment(request.env),
+    keys: new KeyPool(),
+    // One instant for the whole run, as kubeadm's StartTimeUTC: every certificate of a run
+    // carries the same dates.
+    now: request.now ?? (() => startedAt),
+  };
+  return {
+    data,
+    runner: new Runner(initPhases(), reporter),
+    skipPhases: cfg.init.skipPhases,
+    resolved,
+    dryRunDir,
+  };
+}

@@ -1,0 +1,59 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { promisify } from "node:util";
+import { build } from "esbuild";
+import { afterAll, describe, expect, it } from "vitest";
+import { buildOptions } from "../../scripts/build-options.mjs";
+
+// The shipped bundles must load on a runner with no node_modules and must never load a
+// native add-on (ssh2's cpu-features and sshcrypto.node are optional: mscdex/ssh2#1087).
+
+const run = promisify(execFile);
+const dirs: string[] = [];
+
+afterAll(async () => {
+  for (const d of dirs) await rm(d, { recursive: true, force: true });
+});
+
+describe("bundles", () => {
+  it("loads ssh2 from a bundle built with the project's options without any native add-on", async () => {
+    // This checkout has cpu-features compiled in node_modules: the bundle must still not load it.
+    const dir = await mkdtemp(join(process.cwd(), "node_modules/.kubeforge-bundle-test-"));
+    dirs.push(dir);
+    await writeFile(join(dir, "package.json"), '{ "type": "module" }\n'); // as dist/ is
+    const entry = join(dir, "entry.ts");
+    await writeFile(
+      entry,
+      [
+        "const loaded: string[] = [];",
+        "const dlopen = process.dlopen.bind(process);",
+        "process.dlopen = (module: { exports: unknown }, filename: string, flags?: number) => {",
+        "  loaded.push(filename);",
+        "  return dlopen(module, filename, flags);",
+        "};",
+        'const { Client } = await import("ssh2");',
+        "const client = new Client();",
+        "console.log(JSON.stringify({ loaded, client: typeof client.connect }));",
+      ].join("\n"),
+    );
+    const options = buildOptions(dir);
+    await build({ ...options, entryPoints: { probe: entry } });
+    const { stdout } = await run(process.execPath, [join(dir, "probe.js")], { cwd: dir });
+    expect(JSON.parse(stdout)).toEqual({ loaded: [], client: "function" });
+  });
+
+  it("ship no reference to a .node file and run from a folder without node_modules", async () => {
+    const dir = await mkdtemp("/tmp/kubeforge-dist-");
+    dirs.push(dir);
+    await build(buildOptions(dir));
+    for (const name of ["cli.js", "main.js", "post.js"]) {
+      const text = await readFile(join(dir, name), "utf8");
+      expect([name, /require\([^)]*\.node["'`]\)/.test(text)]).toEqual([name, false]);
+    }
+    const { stdout } = await run(process.execPath, [join(dir, "cli.js"), "--version"], {
+      cwd: dir,
+    });
+    expect(stdout).toMatch(/^kubeforge /);
+  });
+});

@@ -1,0 +1,432 @@
+import { execSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listFiles } from "../../../src/cli/files.js";
+import { bundledCli, type CliResult } from "../../support/cli.js";
+
+// `kubeforge init` as a user runs it: the bundled CLI, real files, real exit codes.
+
+const BASE = [
+  "--kubernetes-version",
+  "v1.35.0",
+  "--apiserver-advertise-address",
+  "10.0.0.10",
+  "--node-name",
+  "cp-1",
+];
+// No kubelet or container runtime on a test machine.
+const IGNORE = ["--ignore-preflight-errors", "all"];
+const TOKEN = "abcdef.0123456789abcdef";
+const API_PHASES =
+  "wait-control-plane,upload-config,upload-certs,mark-control-plane,bootstrap-token,kubelet-finalize,addon,show-join-command";
+
+const NODE_FILES = [
+  "etc/kubernetes/admin.conf",
+  "etc/kubernetes/controller-manager.conf",
+  "etc/kubernetes/kubelet.conf",
+  "etc/kubernetes/manifests/etcd.yaml",
+  "etc/kubernetes/manifests/kube-apiserver.yaml",
+  "etc/kubernetes/manifests/kube-controller-manager.yaml",
+  "etc/kubernetes/manifests/kube-scheduler.yaml",
+  ...[
+    "apiserver-etcd-client",
+    "apiserver-kubelet-client",
+    "apiserver",
+    "ca",
+    "etcd/ca",
+    "etcd/healthcheck-client",
+    "etcd/peer",
+    "etcd/server",
+    "front-proxy-ca",
+    "front-proxy-client",
+  ].flatMap((b) => [`etc/kubernetes/pki/${b}.crt`, `etc/kubernetes/pki/${b}.key`]),
+  "etc/kubernetes/pki/sa.key",
+  "etc/kubernetes/pki/sa.pub",
+  "etc/kubernetes/scheduler.conf",
+  "etc/kubernetes/super-admin.conf",
+  "var/lib/kubelet/config.yaml",
+  "var/lib/kubelet/instance-config.yaml",
+  "var/lib/kubelet/kubeadm-flags.env",
+].sort();
+
+let kubeforge: (args: string[]) => Promise<CliResult>;
+let bundleDir: string;
+const temps: string[] = [];
+
+async function temp(prefix: string): Promise<string> {
+  const d = await mkdtemp(join(tmpdir(), `kubeforge-${prefix}-`));
+  temps.push(d);
+  return d;
+}
+
+async function snapshot(dir: string): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  for (const f of await listFiles(dir)) out.set(relative(dir, f), await readFile(f, "base64"));
+  return out;
+}
+
+beforeAll(async () => {
+  ({ kubeforge, dir: bundleDir } = await bundledCli());
+}, 60_000);
+
+afterAll(async () => {
+  for (const d of [...temps, bundleDir]) await rm(d, { recursive: true, force: true });
+});
+
+describe("kubeforge init --dry-run", () => {
+  let out: string;
+  let result: CliResult;
+  const etcKubernetesExisted = existsSync("/etc/kubernetes");
+
+  beforeAll(async () => {
+    out = await temp("dry");
+    result = await kubeforge([
+      "init",
+      ...BASE,
+      ...IGNORE,
+      "--token",
+      TOKEN,
+      "--dry-run",
+      "--dry-run-dir",
+      out,
+    ]);
+  }, 60_000);
+
+  it("succeeds and renders a complete single-node control plane into the folder", async () => {
+    expect(result.stderr).not.toMatch(/error execution phase/);
+    expect(result.code).toBe(0);
+    expect((await listFiles(out)).map((f) => relative(out, f))).toEqual(NODE_FILES);
+  });
+
+  it("keeps stdout for data and reports progress and the commands it did not run on stderr", () => {
+    expect(result.stdout).toBe("");
+    expect(result.stderr).toContain("[dryrun] Would run on local: systemctl restart kubelet");
+    expect(result.stderr).toContain('[certs] Generating "ca" certificate and key');
+    expect(result.stderr).toMatch(
+      /Would run phase wait-control-plane, which this version of kubeforge does not implement yet/,
+    );
+  });
+
+  it("writes kubeadm's file modes", async () => {
+    const mode = async (p: string) => (await stat(join(out, p))).mode & 0o777;
+    for (const f of NODE_FILES) {
+      const expected =
+        f.endsWith(".key") ||
+        f.endsWith("sa.pub") ||
+        f.endsWith(".conf") ||
+        f.includes("/manifests/")
+          ? 0o600
+          : 0o644;
+      expect([f, await mode(f)]).toEqual([f, expected]);
+    }
+    expect(await mode("etc/kubernetes/manifests")).toBe(0o700);
+  });
+
+  it("renders the configuration it was given", async () => {
+    const apiserver = await readFile(
+      join(out, "etc/kubernetes/manifests/kube-apiserver.yaml"),
+      "utf8",
+    );
+    expect(apiserver).toContain("--advertise-address=10.0.0.10");
+    expect(apiserver).toContain("image: registry.k8s.io/kube-apiserver:v1.35.0");
+    const admin = await readFile(join(out, "etc/kubernetes/admin.conf"), "utf8");
+    expect(admin).toContain("server: https://10.0.0.10:6443");
+  });
+
+  it("never prints a private key or the token secret", () => {
+    expect(result.stderr).not.toContain("PRIVATE KEY");
+    expect(result.stderr).not.toContain("0123456789abcdef");
+  });
+
+  it("does not touch the machine's /etc/kubernetes", () => {
+    if (!etcKubernetesExisted) expect(existsSync("/etc/kubernetes")).toBe(false);
+  });
+
+  it("picks a new temporary folder and names it when --dry-run-dir is not given", async () => {
+    const r = await kubeforge([
+      "init",
+      ...BASE,
+      ...IGNORE,
+      "--dry-run",
+      "--skip-phases",
+      "certs,kubeconfig",
+    ]);
+    expect(r.code).toBe(0);
+    const dir = /Rendering node files into (\S+);/.exec(r.stderr)?.[1];
+    expect(dir).toBeDefined();
+    temps.push(dir!);
+    expect(await readdir(join(dir!, "etc/kubernetes/manifests"))).toContain("kube-apiserver.yaml");
+  });
+});
+
+describe("kubeforge init --rootfs", () => {
+  it("writes the node files, and a second run changes nothing", async () => {
+    const rootfs = await temp("rootfs");
+    const args = ["init", ...BASE, ...IGNORE, "--rootfs", rootfs, "--skip-phases", API_PHASES];
+    const first = await kubeforge(args);
+    expect(first.stderr).not.toMatch(/error/);
+    expect(first.code).toBe(0);
+    const before = await snapshot(rootfs);
+    expect([...before.keys()].sort()).toEqual(NODE_FILES);
+
+    const second = await kubeforge(args);
+    expect(second.code).toBe(0);
+    expect(second.stderr).toContain("[certs] Using existing ca certificate authority");
+    expect(await snapshot(rootfs)).toEqual(before);
+  });
+
+  it("stops with a clear error at the first phase that needs the Kubernetes API", async () => {
+    const rootfs = await temp("rootfs");
+    const r = await kubeforge(["init", ...BASE, ...IGNORE, "--rootfs", rootfs]);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split("\n").at(-1)).toBe(
+      "error execution phase wait-control-plane: not implemented in this version of kubeforge: it needs the Kubernetes API, which this version of kubeforge does not reach yet",
+    );
+    expect(existsSync(join(rootfs, "var/lib/kubelet/config.yaml"))).toBe(true);
+  });
+
+  it("fails preflight as kubeadm does on a machine without a kubelet, before writing anything", async () => {
+    const rootfs = await temp("rootfs");
+    const r = await kubeforge(["init", ...BASE, "--rootfs", rootfs]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      "error execution phase preflight: [preflight] Some fatal errors occurred:",
+    );
+    expect(r.stderr).toMatch(/\[ERROR KubeletVersion\]/);
+    expect(r.stderr).toContain("--ignore-preflight-errors=...");
+    expect(await listFiles(rootfs)).toEqual([]);
+  });
+});
+
+describe("bad input: one clear sentence, exit 1, nothing written", () => {
+  let configDir: string;
+  beforeAll(async () => {
+    configDir = await temp("configs");
+    await writeFile(
+      join(configDir, "typo.yaml"),
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nnetworking:\n  podSubent: 10.244.0.0/16\n",
+    );
+    await writeFile(
+      join(configDir, "malformed.yaml"),
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: [ClusterConfiguration\n",
+    );
+    await writeFile(
+      join(configDir, "good.yaml"),
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\n",
+    );
+  });
+
+  const cases: [string, () => string[], RegExp][] = [
+    [
+      "overlapping pod and service ranges",
+      () => ["--pod-network-cidr", "10.96.0.0/16"],
+      /podSubnet.*overlaps/,
+    ],
+    [
+      "an unsupported Kubernetes version",
+      () => ["--kubernetes-version", "v1.30.2"],
+      /v1\.33 to v1\.37/,
+    ],
+    ["a malformed token", () => ["--token", "abc"], /--token/],
+    [
+      "an invalid advertise address",
+      () => ["--apiserver-advertise-address", "999.1.1.1"],
+      /advertiseAddress/,
+    ],
+    ["an unknown feature gate", () => ["--feature-gates", "Bogus=true"], /Bogus/],
+    [
+      "an unknown phase in --skip-phases",
+      () => ["--skip-phases", "certz"],
+      /invalid phase name "certz" in --skip-phases/,
+    ],
+    [
+      "an unknown field in --config",
+      () => ["--config", join(configDir, "typo.yaml")],
+      /unknown field "networking\.podSubent"/,
+    ],
+    [
+      "malformed YAML in --config",
+      () => ["--config", join(configDir, "malformed.yaml")],
+      /malformed\.yaml is not valid YAML at line \d+, column \d+/,
+    ],
+    [
+      "a flag kubeadm refuses beside --config",
+      () => ["--config", join(configDir, "good.yaml"), "--pod-network-cidr", "10.244.0.0/16"],
+      /can not mix '--config' with arguments \[pod-network-cidr\]/,
+    ],
+    [
+      "a missing --config file",
+      () => ["--config", join(configDir, "absent.yaml")],
+      /cannot read --config file .*absent\.yaml/,
+    ],
+  ];
+
+  it.each(cases)("%s", async (_name, args, message) => {
+    const rootfs = await temp("bad");
+    const given = args();
+    const versionGiven = given.includes("--kubernetes-version") || given.includes("--config");
+    const r = await kubeforge([
+      "init",
+      ...(versionGiven ? [] : ["--kubernetes-version", "v1.35.0"]),
+      ...(given.includes("--config") ? [] : ["--apiserver-advertise-address", "10.0.0.10"]),
+      ...given,
+      "--rootfs",
+      rootfs,
+      ...IGNORE,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(message);
+    expect(r.stderr).not.toMatch(/^\s+at /m); // a sentence, not a stack trace
+    expect(await listFiles(rootfs)).toEqual([]);
+  });
+});
+
+describe("kubeforge init phase", () => {
+  it("runs one sub-phase, honouring flags written before or after 'phase'", async () => {
+    for (const placement of ["after", "before"]) {
+      const rootfs = await temp("phase");
+      const flags = [...BASE, "--rootfs", rootfs];
+      const args =
+        placement === "after"
+          ? ["init", "phase", "certs", "ca", ...flags]
+          : ["init", ...flags, "phase", "certs", "ca"];
+      const r = await kubeforge(args);
+      expect([placement, r.code, r.stderr]).toEqual([
+        placement,
+        0,
+        expect.stringContaining('Generating "ca"'),
+      ]);
+      expect((await listFiles(rootfs)).map((f) => relative(rootfs, f))).toEqual([
+        "etc/kubernetes/pki/ca.crt",
+        "etc/kubernetes/pki/ca.key",
+      ]);
+    }
+  });
+
+  it("runs a whole phase with 'all' and nothing else", async () => {
+    const rootfs = await temp("phase");
+    const r = await kubeforge(["init", "phase", "kubeconfig", "all", ...BASE, "--rootfs", rootfs]);
+    // kubeconfig needs the CA: the error names it, as kubeadm's does.
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error execution phase kubeconfig\/admin: .*ca/);
+    await kubeforge(["init", "phase", "certs", "ca", ...BASE, "--rootfs", rootfs]);
+    const ok = await kubeforge(["init", "phase", "kubeconfig", "all", ...BASE, "--rootfs", rootfs]);
+    expect(ok.code).toBe(0);
+    const files = (await listFiles(rootfs)).map((f) => relative(rootfs, f));
+    expect(files.filter((f) => f.endsWith(".conf"))).toHaveLength(5);
+    expect(files.some((f) => f.includes("manifests") || f.includes("kubelet/"))).toBe(false);
+  });
+
+  it("asks for a sub-phase when the phase has some", async () => {
+    const r = await kubeforge(["init", "phase", "certs", ...BASE]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("phase certs has sub-phases");
+    expect(r.stderr).toContain("all, ca, apiserver, apiserver-kubelet-client");
+  });
+
+  it("lists kubeadm's phases in help", async () => {
+    const r = await kubeforge(["init", "--help"]);
+    expect(r.code).toBe(0);
+    const phaseLines = r.stdout.split("Init workflow phases")[1]!;
+    const order = [
+      "preflight",
+      "certs",
+      "kubeconfig",
+      "etcd",
+      "control-plane",
+      "kubelet-start",
+      "wait-control-plane",
+      "upload-config",
+      "upload-certs",
+      "mark-control-plane",
+      "bootstrap-token",
+      "kubelet-finalize",
+      "addon",
+      "show-join-command",
+    ];
+    const positions = order.map((p) => phaseLines.search(new RegExp(`^  ${p} `, "m")));
+    expect(positions.every((p) => p >= 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+});
+
+describe("small commands", () => {
+  it("certs ca-cert-hash prints sha256 of the CA's SubjectPublicKeyInfo, as openssl computes it", async () => {
+    const rootfs = await temp("hash");
+    await kubeforge(["init", "phase", "certs", "ca", ...BASE, "--rootfs", rootfs]);
+    const certDir = join(rootfs, "etc/kubernetes/pki");
+    const r = await kubeforge(["certs", "ca-cert-hash", "--cert-dir", certDir]);
+    const expected = execSync(
+      `openssl x509 -in ${certDir}/ca.crt -pubkey -noout | openssl pkey -pubin -outform der | sha256sum`,
+    )
+      .toString()
+      .split(" ")[0];
+    expect(r.code).toBe(0);
+    expect(r.stdout).toBe(`sha256:${expected}\n`);
+
+    const missing = await kubeforge(["certs", "ca-cert-hash", "--cert-dir", join(rootfs, "nope")]);
+    expect(missing.code).toBe(1);
+    expect(missing.stderr).toMatch(/cannot read the CA certificate .*nope\/ca\.crt/);
+  });
+
+  it("token generate and certs certificate-key print fresh values in kubeadm's formats", async () => {
+    const [t1, t2, k1, k2] = await Promise.all([
+      kubeforge(["token", "generate"]),
+      kubeforge(["token", "generate"]),
+      kubeforge(["certs", "certificate-key"]),
+      kubeforge(["certs", "certificate-key"]),
+    ]);
+    expect(t1.stdout).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}\n$/);
+    expect(t1.stdout).not.toBe(t2.stdout);
+    expect(k1.stdout).toMatch(/^[0-9a-f]{64}\n$/);
+    expect(k1.stdout).not.toBe(k2.stdout);
+  });
+
+  it("config print init-defaults prints a file that config validate accepts", async () => {
+    const dir = await temp("print");
+    const printed = await kubeforge(["config", "print", "init-defaults"]);
+    expect(printed.code).toBe(0);
+    expect(printed.stdout).toContain("kind: InitConfiguration");
+    expect(printed.stdout).toContain("kind: ClusterConfiguration");
+    await writeFile(join(dir, "defaults.yaml"), printed.stdout);
+    const valid = await kubeforge(["config", "validate", "--config", join(dir, "defaults.yaml")]);
+    expect([valid.code, valid.stdout]).toEqual([0, "ok\n"]);
+  });
+
+  it("config validate lists every problem, one per line, and exits 1", async () => {
+    const dir = await temp("validate");
+    await writeFile(
+      join(dir, "bad.yaml"),
+      [
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: ClusterConfiguration",
+        "networking:",
+        "  podSubnet: 10.96.0.0/16",
+        "  serviceSubnet: 10.96.0.0/12",
+        "---",
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: JoinConfiguration",
+        "discovery:",
+        "  bootstrapToken:",
+        "    token: abcdef.0123456789abcdef",
+        "    apiServerEndpoint: 10.0.0.1:6443",
+        "",
+      ].join("\n"),
+    );
+    const r = await kubeforge(["config", "validate", "--config", join(dir, "bad.yaml")]);
+    expect(r.code).toBe(1);
+    const lines = r.stderr.trim().split("\n");
+    expect(lines.length).toBeGreaterThanOrEqual(2);
+    expect(lines.some((l) => /podSubnet.*overlaps/.test(l))).toBe(true);
+    expect(lines.some((l) => /caCertHashes|unsafeSkipCAVerification/.test(l))).toBe(true);
+    expect(r.stderr).not.toContain("0123456789abcdef");
+  });
+
+  it("--version names the supported Kubernetes range", async () => {
+    const r = await kubeforge(["--version"]);
+    expect(r.stdout).toMatch(/^kubeforge \d+\.\d+\.\d+ \(Kubernetes v1\.33 to v1\.37\)\n$/);
+  });
+});

@@ -1,0 +1,38 @@
+import { execFile } from "node:child_process";
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { buildOptions } from "../../scripts/build-options.mjs";
+
+export interface CliResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/**
+ * Bundles the current sources exactly as `npm run build` does, into a temporary folder, and
+ * returns a function that runs the bundled CLI. Tests exercise the shipped artefact, not the
+ * TypeScript sources through a loader.
+ */
+export async function bundledCli(): Promise<{
+  dir: string;
+  kubeforge: (args: string[], opts?: { env?: NodeJS.ProcessEnv }) => Promise<CliResult>;
+}> {
+  const dir = await mkdtemp(join(tmpdir(), "kubeforge-bundle-"));
+  await build(buildOptions(dir));
+  const kubeforge = (args: string[], opts: { env?: NodeJS.ProcessEnv } = {}) =>
+    new Promise<CliResult>((resolve) => {
+      execFile(
+        process.execPath,
+        [join(dir, "cli.js"), ...args],
+        { env: { ...process.env, ...opts.env }, maxBuffer: 16 * 1024 * 1024 },
+        (error, stdout, stderr) => {
+          const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
+          resolve({ code, stdout, stderr });
+        },
+      );
+    });
+  return { dir, kubeforge };
+}
