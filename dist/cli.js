@@ -32087,6 +32087,139 @@ function applyInitFlags(docs, flags, opts) {
   return out;
 }
 
+// src/manifests/static-pod.ts
+var PROBE_PORT_NAME = "probe-port";
+var SYSTEM_NODE_CRITICAL_PRIORITY = 2000001e3;
+function podStyle(release2, timeouts) {
+  return {
+    namedProbePort: release2.behaviour.probeNamedPort,
+    startupTimeoutSeconds: Number(
+      parseGoDurationNanos(
+        timeouts.controlPlaneComponentHealthCheck,
+        "timeouts.controlPlaneComponentHealthCheck"
+      )
+    ) / 1e9,
+    nullCreationTimestamp: release2.behaviour.nullCreationTimestamp
+  };
+}
+function componentPod(spec, style) {
+  const port2 = style.namedProbePort ? PROBE_PORT_NAME : spec.probe.port;
+  const probe = (path2, timing) => httpProbe(spec.probe.host, path2, port2, spec.probe.scheme, timing);
+  const container = {
+    name: spec.name,
+    image: spec.image,
+    imagePullPolicy: "IfNotPresent",
+    command: spec.command,
+    livenessProbe: probe(spec.probe.livenessPath, LIVENESS),
+    startupProbe: probe(spec.probe.startupPath, startupTiming(style.startupTimeoutSeconds)),
+    resources: { requests: { ...spec.requests } },
+    volumeMounts: spec.volumeMounts
+  };
+  if (spec.probe.readinessPath !== void 0) {
+    container.readinessProbe = probe(spec.probe.readinessPath, READINESS);
+  }
+  if (spec.env.length > 0) container.env = spec.env;
+  if (style.namedProbePort) {
+    container.ports = [{ name: PROBE_PORT_NAME, containerPort: spec.probe.port, protocol: "TCP" }];
+  }
+  const metadata = {
+    name: spec.name,
+    namespace: "kube-system",
+    // kubeadm: the component and tier labels identify control-plane Pods in kube-system.
+    labels: { component: spec.name, tier: "control-plane" }
+  };
+  if (spec.annotations && Object.keys(spec.annotations).length > 0) {
+    metadata.annotations = { ...spec.annotations };
+  }
+  if (style.nullCreationTimestamp) metadata.creationTimestamp = null;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata,
+    spec: {
+      containers: [container],
+      hostNetwork: true,
+      priority: SYSTEM_NODE_CRITICAL_PRIORITY,
+      priorityClassName: "system-node-critical",
+      securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+      volumes: sortByName(spec.volumes)
+    },
+    status: {}
+  };
+}
+function renderStaticPod(pod) {
+  return toYAML(pod);
+}
+var LIVENESS = {
+  initialDelaySeconds: 10,
+  timeoutSeconds: 15,
+  failureThreshold: 8,
+  periodSeconds: 10
+};
+var READINESS = {
+  initialDelaySeconds: 0,
+  timeoutSeconds: 15,
+  failureThreshold: 3,
+  periodSeconds: 1
+};
+function startupTiming(timeoutSeconds) {
+  const periodSeconds = 10;
+  return {
+    initialDelaySeconds: periodSeconds,
+    timeoutSeconds: 15,
+    failureThreshold: Math.ceil(timeoutSeconds / periodSeconds),
+    periodSeconds
+  };
+}
+function httpProbe(host, path2, port2, scheme, timing) {
+  const httpGet = { path: path2, port: port2, scheme };
+  if (host !== "") httpGet.host = host;
+  return { httpGet, ...timing };
+}
+function probeAddress(address) {
+  return address === "0.0.0.0" || address === "::" ? "" : address;
+}
+function lastArgValue(args, name) {
+  if (!args) return void 0;
+  for (let i = args.length - 1; i >= 0; i--) {
+    const arg = args[i];
+    if (arg.name === name) return arg.value;
+  }
+  return void 0;
+}
+function setArg(args, name, value) {
+  const kept = args.filter((a) => a.name !== name);
+  return [...kept, { name, value }];
+}
+function argumentsToCommand(base, overrides) {
+  const overridden = new Set(overrides.map((a) => a.name));
+  const args = [...overrides, ...base.filter((a) => !overridden.has(a.name))];
+  args.sort((a, b) => compareBytes2(a.name, b.name) || compareBytes2(a.value, b.value));
+  return args.map((a) => `--${a.name}=${a.value}`);
+}
+function compareBytes2(a, b) {
+  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
+}
+function proxyEnvVars(env) {
+  return Object.entries(env).filter(([name, value]) => name.toLowerCase().endsWith("_proxy") && value).map(([name, value]) => ({ name, value }));
+}
+function mergeEnvVars(...lists) {
+  const byName = /* @__PURE__ */ new Map();
+  for (const list3 of lists) for (const env of list3) byName.set(env.name, env);
+  return [...byName.values()].sort((a, b) => compareBytes2(a.name, b.name)).map((env) => {
+    const out = { name: env.name };
+    if (env.value) out.value = env.value;
+    if (env.valueFrom) out.valueFrom = env.valueFrom;
+    return out;
+  });
+}
+function sortByName(items) {
+  return [...items].sort((a, b) => compareBytes2(a.name, b.name));
+}
+function imageName(repository, name, tag) {
+  return `${repository}/${name}:${tag.replace(/\+/g, "_")}`;
+}
+
 // src/node/address.ts
 var IPV4_ROUTES = "/proc/net/route";
 var IPV6_ROUTES = "/proc/net/ipv6_route";
@@ -33189,141 +33322,6 @@ import { posix } from "node:path";
 
 // src/manifests/etcd.ts
 var import_semver = __toESM(require_semver2(), 1);
-
-// src/manifests/static-pod.ts
-var PROBE_PORT_NAME = "probe-port";
-var SYSTEM_NODE_CRITICAL_PRIORITY = 2000001e3;
-function podStyle(release2, timeouts) {
-  return {
-    namedProbePort: release2.behaviour.probeNamedPort,
-    startupTimeoutSeconds: Number(
-      parseGoDurationNanos(
-        timeouts.controlPlaneComponentHealthCheck,
-        "timeouts.controlPlaneComponentHealthCheck"
-      )
-    ) / 1e9,
-    nullCreationTimestamp: release2.behaviour.nullCreationTimestamp
-  };
-}
-function componentPod(spec, style) {
-  const port2 = style.namedProbePort ? PROBE_PORT_NAME : spec.probe.port;
-  const probe = (path2, timing) => httpProbe(spec.probe.host, path2, port2, spec.probe.scheme, timing);
-  const container = {
-    name: spec.name,
-    image: spec.image,
-    imagePullPolicy: "IfNotPresent",
-    command: spec.command,
-    livenessProbe: probe(spec.probe.livenessPath, LIVENESS),
-    startupProbe: probe(spec.probe.startupPath, startupTiming(style.startupTimeoutSeconds)),
-    resources: { requests: { ...spec.requests } },
-    volumeMounts: spec.volumeMounts
-  };
-  if (spec.probe.readinessPath !== void 0) {
-    container.readinessProbe = probe(spec.probe.readinessPath, READINESS);
-  }
-  if (spec.env.length > 0) container.env = spec.env;
-  if (style.namedProbePort) {
-    container.ports = [{ name: PROBE_PORT_NAME, containerPort: spec.probe.port, protocol: "TCP" }];
-  }
-  const metadata = {
-    name: spec.name,
-    namespace: "kube-system",
-    // kubeadm: the component and tier labels identify control-plane Pods in kube-system.
-    labels: { component: spec.name, tier: "control-plane" }
-  };
-  if (spec.annotations && Object.keys(spec.annotations).length > 0) {
-    metadata.annotations = { ...spec.annotations };
-  }
-  if (style.nullCreationTimestamp) metadata.creationTimestamp = null;
-  return {
-    apiVersion: "v1",
-    kind: "Pod",
-    metadata,
-    spec: {
-      containers: [container],
-      hostNetwork: true,
-      priority: SYSTEM_NODE_CRITICAL_PRIORITY,
-      priorityClassName: "system-node-critical",
-      securityContext: { seccompProfile: { type: "RuntimeDefault" } },
-      volumes: sortByName(spec.volumes)
-    },
-    status: {}
-  };
-}
-function renderStaticPod(pod) {
-  return toYAML(pod);
-}
-var LIVENESS = {
-  initialDelaySeconds: 10,
-  timeoutSeconds: 15,
-  failureThreshold: 8,
-  periodSeconds: 10
-};
-var READINESS = {
-  initialDelaySeconds: 0,
-  timeoutSeconds: 15,
-  failureThreshold: 3,
-  periodSeconds: 1
-};
-function startupTiming(timeoutSeconds) {
-  const periodSeconds = 10;
-  return {
-    initialDelaySeconds: periodSeconds,
-    timeoutSeconds: 15,
-    failureThreshold: Math.ceil(timeoutSeconds / periodSeconds),
-    periodSeconds
-  };
-}
-function httpProbe(host, path2, port2, scheme, timing) {
-  const httpGet = { path: path2, port: port2, scheme };
-  if (host !== "") httpGet.host = host;
-  return { httpGet, ...timing };
-}
-function probeAddress(address) {
-  return address === "0.0.0.0" || address === "::" ? "" : address;
-}
-function lastArgValue(args, name) {
-  if (!args) return void 0;
-  for (let i = args.length - 1; i >= 0; i--) {
-    const arg = args[i];
-    if (arg.name === name) return arg.value;
-  }
-  return void 0;
-}
-function setArg(args, name, value) {
-  const kept = args.filter((a) => a.name !== name);
-  return [...kept, { name, value }];
-}
-function argumentsToCommand(base, overrides) {
-  const overridden = new Set(overrides.map((a) => a.name));
-  const args = [...overrides, ...base.filter((a) => !overridden.has(a.name))];
-  args.sort((a, b) => compareBytes2(a.name, b.name) || compareBytes2(a.value, b.value));
-  return args.map((a) => `--${a.name}=${a.value}`);
-}
-function compareBytes2(a, b) {
-  return Buffer.compare(Buffer.from(a, "utf8"), Buffer.from(b, "utf8"));
-}
-function proxyEnvVars(env) {
-  return Object.entries(env).filter(([name, value]) => name.toLowerCase().endsWith("_proxy") && value).map(([name, value]) => ({ name, value }));
-}
-function mergeEnvVars(...lists) {
-  const byName = /* @__PURE__ */ new Map();
-  for (const list3 of lists) for (const env of list3) byName.set(env.name, env);
-  return [...byName.values()].sort((a, b) => compareBytes2(a.name, b.name)).map((env) => {
-    const out = { name: env.name };
-    if (env.value) out.value = env.value;
-    if (env.valueFrom) out.valueFrom = env.valueFrom;
-    return out;
-  });
-}
-function sortByName(items) {
-  return [...items].sort((a, b) => compareBytes2(a.name, b.name));
-}
-function imageName(repository, name, tag) {
-  return `${repository}/${name}:${tag.replace(/\+/g, "_")}`;
-}
-
-// src/manifests/etcd.ts
 var ETCD_CLIENT_PORT = 2379;
 var ETCD_PEER_PORT = 2380;
 var ETCD_METRICS_PORT = 2381;
@@ -35939,6 +35937,12 @@ var DryRunHost = class {
 };
 
 // src/workflow/runner.ts
+function summarizeTimings(timings) {
+  const top = timings.filter((t) => !t.path.includes("/"));
+  return (top.length > 0 ? top : timings).map(
+    (t) => t.outcome === "done" || t.outcome === "failed" ? `${t.path} ${(t.ms / 1e3).toFixed(2)}s${t.outcome === "failed" ? " (failed)" : ""}` : `${t.path} (${t.outcome})`
+  ).join(", ");
+}
 var PhaseError = class extends Error {
   constructor(phasePath, cause) {
     super(
@@ -36071,16 +36075,8 @@ var Runner = class {
 };
 
 // src/cluster/init.ts
-var PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
 function proxyEnvironment(env) {
-  const out = {};
-  for (const name of PROXY_VARIABLES) {
-    for (const key of [name, name.toLowerCase()]) {
-      const value = env[key];
-      if (value) out[key] = value;
-    }
-  }
-  return out;
+  return Object.fromEntries(proxyEnvVars(env).map((v) => [v.name, v.value ?? ""]));
 }
 function decode(request) {
   if (!request.config) return { ignoredKinds: [] };
@@ -36103,7 +36099,7 @@ async function prepareInit(request) {
     { warn: warn2, env: request.env }
   );
   const givenAddress = docs.init?.localAPIEndpoint?.advertiseAddress;
-  const advertiseAddress2 = givenAddress && givenAddress !== "0.0.0.0" && givenAddress !== "::" ? givenAddress : await detectAdvertiseAddress(host);
+  const advertiseAddress2 = isUnspecified(givenAddress) ? await detectAdvertiseAddress(host) : givenAddress;
   const cfg = defaultInitConfig(docs, {
     resolved,
     nodeName: await host.hostname(),
@@ -36261,12 +36257,6 @@ async function hostFor(rootfs) {
   if (!s?.isDirectory()) throw new Error(`--rootfs: ${dir} is not a folder`);
   return new LocalHost({ rootfs: dir });
 }
-function formatTimings(timings) {
-  const top = timings.filter((t) => !t.path.includes("/"));
-  return (top.length > 0 ? top : timings).map(
-    (t) => `${t.path} ${(t.ms / 1e3).toFixed(2)}s${t.outcome === "done" ? "" : ` (${t.outcome})`}`
-  ).join(", ");
-}
 async function runInit(o, filterPhases) {
   if (o.dryRunDir !== void 0 && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
   const reporter = new TerminalReporter();
@@ -36295,7 +36285,7 @@ async function runInit(o, filterPhases) {
     });
   } finally {
     prepared.data.keys.discard();
-    reporter.info(`[kubeforge] Phase timings: ${formatTimings(prepared.runner.timings)}`);
+    reporter.info(`[kubeforge] Phase timings: ${summarizeTimings(prepared.runner.timings)}`);
   }
   if (prepared.dryRunDir) {
     const files = await listFiles(prepared.dryRunDir);

@@ -6,6 +6,7 @@ import { prepareInit } from "../cluster/init.js";
 import { parseKubeConfig } from "../kubeconfig/parse.js";
 import { caCertHash } from "../pki/pin.js";
 import { LocalHost } from "../remote/local.js";
+import { summarizeTimings } from "../workflow/runner.js";
 import { GitHubReporter } from "./reporter.js";
 
 // The action's main step. This release renders a single control-plane node with `init`
@@ -93,12 +94,7 @@ async function main(): Promise<void> {
       ],
       [prepared.resolved.version, server, dryRunDir],
     ])
-    .addRaw(
-      `Phases: ${prepared.runner.timings
-        .filter((t) => !t.path.includes("/"))
-        .map((t) => `${t.path} ${(t.ms / 1000).toFixed(2)}s (${t.outcome})`)
-        .join(", ")}`,
-    )
+    .addRaw(`Phases: ${summarizeTimings(prepared.runner.timings)}`)
     .write()
     .catch(() => undefined); // no summary file outside GitHub
 }

@@ -7,7 +7,7 @@ import { initPhases } from "../phases/init/index.js";
 import type { Phase } from "../workflow/phase.js";
 import { LocalHost } from "../remote/local.js";
 import { TerminalReporter } from "../workflow/reporter.js";
-import type { PhaseTiming } from "../workflow/runner.js";
+import { summarizeTimings } from "../workflow/runner.js";
 import { listFiles } from "./files.js";
 
 // `kubeforge init` and `kubeforge init phase <phase> [<sub>|all]`, with kubeadm's flag names.
@@ -119,17 +119,6 @@ async function hostFor(rootfs: string | undefined): Promise<LocalHost> {
   return new LocalHost({ rootfs: dir });
 }
 
-function formatTimings(timings: PhaseTiming[]): string {
-  // Top-level phases; when only sub-phases ran (`init phase certs ca`), those.
-  const top = timings.filter((t) => !t.path.includes("/"));
-  return (top.length > 0 ? top : timings)
-    .map(
-      (t) =>
-        `${t.path} ${(t.ms / 1000).toFixed(2)}s${t.outcome === "done" ? "" : ` (${t.outcome})`}`,
-    )
-    .join(", ");
-}
-
 async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined): Promise<void> {
   if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
   const reporter = new TerminalReporter();
@@ -158,7 +147,7 @@ async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined
     });
   } finally {
     prepared.data.keys.discard();
-    reporter.info(`[kubeforge] Phase timings: ${formatTimings(prepared.runner.timings)}`);
+    reporter.info(`[kubeforge] Phase timings: ${summarizeTimings(prepared.runner.timings)}`);
   }
   if (prepared.dryRunDir) {
     const files = await listFiles(prepared.dryRunDir);

@@ -1,13 +1,14 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { defaultInitConfig } from "../config/defaults.js";
+import { defaultInitConfig, isUnspecified } from "../config/defaults.js";
 import { applyInitFlags, type InitFlags } from "../config/flags.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
 import type { ResolvedVersion } from "../config/release.js";
 import type { ConfigDocuments } from "../config/types.js";
 import { validateInitConfig } from "../config/validate.js";
 import { DEFAULT_KUBERNETES_VERSION, resolveKubernetesVersion } from "../config/versions.js";
+import { proxyEnvVars } from "../manifests/static-pod.js";
 import { detectAdvertiseAddress } from "../node/address.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { InitData } from "../phases/init/data.js";
@@ -51,18 +52,9 @@ export interface PreparedInit {
   dryRunDir: string | undefined;
 }
 
-const PROXY_VARIABLES = ["HTTP_PROXY", "HTTPS_PROXY", "NO_PROXY"];
-
 /** kubeadm copies its own proxy environment into the static pods (GetProxyEnvVars). */
 function proxyEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const name of PROXY_VARIABLES) {
-    for (const key of [name, name.toLowerCase()]) {
-      const value = env[key];
-      if (value) out[key] = value;
-    }
-  }
-  return out;
+  return Object.fromEntries(proxyEnvVars(env).map((v) => [v.name, v.value ?? ""]));
 }
 
 function decode(request: InitRequest): ConfigDocuments {
@@ -89,10 +81,10 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
     { warn, env: request.env },
   );
   const givenAddress = docs.init?.localAPIEndpoint?.advertiseAddress;
-  const advertiseAddress =
-    givenAddress && givenAddress !== "0.0.0.0" && givenAddress !== "::"
-      ? givenAddress
-      : await detectAdvertiseAddress(host);
+  // Detection reads the host's routes: only when the configuration leaves the address open.
+  const advertiseAddress = isUnspecified(givenAddress)
+    ? await detectAdvertiseAddress(host)
+    : givenAddress!;
   const cfg = defaultInitConfig(docs, {
     resolved,
     nodeName: await host.hostname(),

@@ -105,7 +105,8 @@ function defaultCRISocket(given: string | undefined, ctx: DefaultingContext): st
   return `unix://${given}`;
 }
 
-function isUnspecified(address: string | undefined): boolean {
+/** An advertise address kubeadm replaces with the detected one: absent, 0.0.0.0 or ::. */
+export function isUnspecified(address: string | undefined): boolean {
   if (!address) return true;
   const ip = parseIP(address);
   return ip !== undefined && ip.range() === "unspecified";

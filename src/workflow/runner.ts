@@ -23,6 +23,21 @@ export interface PhaseTiming {
   ms: number;
 }
 
+/**
+ * One line for logs and summaries: the top-level phases with their times ("certs 0.86s"),
+ * or the sub-phases when only those ran (`init phase certs ca`).
+ */
+export function summarizeTimings(timings: readonly PhaseTiming[]): string {
+  const top = timings.filter((t) => !t.path.includes("/"));
+  return (top.length > 0 ? top : timings)
+    .map((t) =>
+      t.outcome === "done" || t.outcome === "failed"
+        ? `${t.path} ${(t.ms / 1000).toFixed(2)}s${t.outcome === "failed" ? " (failed)" : ""}`
+        : `${t.path} (${t.outcome})`,
+    )
+    .join(", ");
+}
+
 interface FlatPhase<D> {
   path: string;
   phase: Phase<D>;
