@@ -2374,8 +2374,8 @@ function __rewriteRelativeImportExtension(path2, preserveJsx, extraExtensions, i
       for (var extension in extraExtensions) {
         var suffix = path2.slice(-extension.length);
         if (suffix === extension || ignoreCase && suffix.toLowerCase() === extension.toLowerCase()) {
-          var output2 = extraExtensions[extension];
-          return output2 === extension ? path2 : path2.slice(0, -extension.length) + output2;
+          var output = extraExtensions[extension];
+          return output === extension ? path2 : path2.slice(0, -extension.length) + output;
         }
       }
     }
@@ -3044,7 +3044,7 @@ var require_utils = __commonJS({
       let i = 0;
       let flag1 = 0;
       let flag2 = 0;
-      let output2 = "";
+      let output = "";
       const template = useUrlTemplate ? base64UrlTemplate : base64Template;
       if (skipLeadingZeros) {
         let nonZeroPosition = 0;
@@ -3079,19 +3079,19 @@ var require_utils = __commonJS({
         }
         if (skipPadding) {
           if (enc3 === 64) {
-            output2 += `${template.charAt(enc1)}${template.charAt(enc2)}`;
+            output += `${template.charAt(enc1)}${template.charAt(enc2)}`;
           } else {
             if (enc4 === 64) {
-              output2 += `${template.charAt(enc1)}${template.charAt(enc2)}${template.charAt(enc3)}`;
+              output += `${template.charAt(enc1)}${template.charAt(enc2)}${template.charAt(enc3)}`;
             } else {
-              output2 += `${template.charAt(enc1)}${template.charAt(enc2)}${template.charAt(enc3)}${template.charAt(enc4)}`;
+              output += `${template.charAt(enc1)}${template.charAt(enc2)}${template.charAt(enc3)}${template.charAt(enc4)}`;
             }
           }
         } else {
-          output2 += `${template.charAt(enc1)}${template.charAt(enc2)}${template.charAt(enc3)}${template.charAt(enc4)}`;
+          output += `${template.charAt(enc1)}${template.charAt(enc2)}${template.charAt(enc3)}${template.charAt(enc4)}`;
         }
       }
-      return output2;
+      return output;
     }
     function fromBase64(input, useUrlTemplate = false, cutTailZeros = false) {
       const template = useUrlTemplate ? base64UrlTemplate : base64Template;
@@ -3106,7 +3106,7 @@ var require_utils = __commonJS({
         return incoming === 64 ? 0 : incoming;
       }
       let i = 0;
-      let output2 = "";
+      let output = "";
       while (i < input.length) {
         const enc1 = indexOf(input.charAt(i++));
         const enc2 = i >= input.length ? 0 : indexOf(input.charAt(i++));
@@ -3115,30 +3115,30 @@ var require_utils = __commonJS({
         const chr1 = test(enc1) << 2 | test(enc2) >> 4;
         const chr2 = (test(enc2) & 15) << 4 | test(enc3) >> 2;
         const chr3 = (test(enc3) & 3) << 6 | test(enc4);
-        output2 += String.fromCharCode(chr1);
+        output += String.fromCharCode(chr1);
         if (enc3 !== 64) {
-          output2 += String.fromCharCode(chr2);
+          output += String.fromCharCode(chr2);
         }
         if (enc4 !== 64) {
-          output2 += String.fromCharCode(chr3);
+          output += String.fromCharCode(chr3);
         }
       }
       if (cutTailZeros) {
-        const outputLength = output2.length;
+        const outputLength = output.length;
         let nonZeroStart = -1;
         for (let i2 = outputLength - 1; i2 >= 0; i2--) {
-          if (output2.charCodeAt(i2) !== 0) {
+          if (output.charCodeAt(i2) !== 0) {
             nonZeroStart = i2;
             break;
           }
         }
         if (nonZeroStart !== -1) {
-          output2 = output2.slice(0, nonZeroStart + 1);
+          output = output.slice(0, nonZeroStart + 1);
         } else {
-          output2 = "";
+          output = "";
         }
       }
-      return output2;
+      return output;
     }
     function arrayBufferToString(buffer) {
       let resultString = "";
@@ -3976,22 +3976,22 @@ var require_build2 = __commonJS({
         throw RangeError("Built-in encoding is too large");
       return { id, len, payload, length, total, indefinite: node.indefinite, prefix: node.prefix };
     }
-    function flatten(node, output2, offset, sizeOnly) {
-      output2.set(new Uint8Array(node.id), offset);
+    function flatten(node, output, offset, sizeOnly) {
+      output.set(new Uint8Array(node.id), offset);
       offset += node.id.byteLength;
-      output2.set(new Uint8Array(node.len), offset);
+      output.set(new Uint8Array(node.len), offset);
       offset += node.len.byteLength;
       if (node.prefix) {
         if (!sizeOnly)
-          output2.set(node.prefix, offset);
+          output.set(node.prefix, offset);
         offset += node.prefix.byteLength;
       }
       if (node.payload instanceof Uint8Array) {
         if (!sizeOnly)
-          output2.set(node.payload, offset);
+          output.set(node.payload, offset);
         offset += node.payload.byteLength;
       } else {
-        offset = flatten(node.payload, output2, offset, sizeOnly);
+        offset = flatten(node.payload, output, offset, sizeOnly);
       }
       if (node.indefinite)
         offset += 2;
@@ -4005,9 +4005,9 @@ var require_build2 = __commonJS({
       if (!validated)
         return void 0;
       const node = buildNode(validated, sizeOnly, registry);
-      const output2 = new Uint8Array(node.total);
-      flatten(node, output2, 0, sizeOnly);
-      return output2.buffer;
+      const output = new Uint8Array(node.total);
+      flatten(node, output, 0, sizeOnly);
+      return output.buffer;
     }
     var BaseBlock = class extends LocalBaseBlock {
       constructor({ name = EMPTY_STRING, optional = false, primitiveSchema, ...parameters } = {}, valueBlockType) {
@@ -23819,13 +23819,13 @@ var Help = class {
     function callFormatItem(term, description) {
       return helper.formatItem(term, termWidth, description, helper);
     }
-    let output2 = [
+    let output = [
       `${helper.styleTitle("Usage:")} ${helper.styleUsage(helper.commandUsage(cmd))}`,
       ""
     ];
     const commandDescription = helper.commandDescription(cmd);
     if (commandDescription.length > 0) {
-      output2 = output2.concat([
+      output = output.concat([
         helper.boxWrap(
           helper.styleCommandDescription(commandDescription),
           helpWidth
@@ -23839,7 +23839,7 @@ var Help = class {
         helper.styleArgumentDescription(helper.argumentDescription(argument))
       );
     });
-    output2 = output2.concat(
+    output = output.concat(
       this.formatItemList("Arguments:", argumentList, helper)
     );
     const optionGroups = this.groupItems(
@@ -23854,7 +23854,7 @@ var Help = class {
           helper.styleOptionDescription(helper.optionDescription(option))
         );
       });
-      output2 = output2.concat(this.formatItemList(group, optionList, helper));
+      output = output.concat(this.formatItemList(group, optionList, helper));
     });
     if (helper.showGlobalOptions) {
       const globalOptionList = helper.visibleGlobalOptions(cmd).map((option) => {
@@ -23863,7 +23863,7 @@ var Help = class {
           helper.styleOptionDescription(helper.optionDescription(option))
         );
       });
-      output2 = output2.concat(
+      output = output.concat(
         this.formatItemList("Global Options:", globalOptionList, helper)
       );
     }
@@ -23879,9 +23879,9 @@ var Help = class {
           helper.styleSubcommandDescription(helper.subcommandDescription(sub))
         );
       });
-      output2 = output2.concat(this.formatItemList(group, commandList, helper));
+      output = output.concat(this.formatItemList(group, commandList, helper));
     });
-    return output2.join("\n");
+    return output.join("\n");
   }
   /**
    * Return display width of string, ignoring ANSI escape sequences. Used in padding and wrapping calculations.
@@ -34963,62 +34963,71 @@ function hex(value, width) {
   return value.toString(16).padStart(width, "0");
 }
 
-// src/node/services.ts
-var NoInitSystemError = class extends Error {
-  constructor(host) {
-    super(`${host}: no supported init system detected (neither systemctl nor openrc was found)`);
-    this.name = "NoInitSystemError";
-  }
-};
-async function detectInitSystem(host) {
-  if (await installed(host, ["systemctl", "--version"])) return "systemd";
-  if (await installed(host, ["openrc", "--version"])) return "openrc";
-  return void 0;
+// src/node/lookpath.ts
+async function lookPath(host, name, opts = {}) {
+  const argv = opts.searchPath === void 0 ? ["sh", "-c", 'command -v "$1"', "sh", name] : ["sh", "-c", 'PATH="$2"; command -v "$1"', "sh", name, opts.searchPath];
+  const r = await host.exec(argv, { readOnly: true, timeoutMs: 1e4 });
+  const found = r.stdout.trim().split("\n")[0] ?? "";
+  return r.code === 0 && found.startsWith("/") ? found : void 0;
 }
-async function installed(host, argv) {
-  return (await host.exec(argv, { readOnly: true })).code !== 127;
+
+// src/node/init-system.ts
+var NO_INIT_SYSTEM_DETECTED = "no supported init system detected";
+var QUERY_TIMEOUT_MS = 3e4;
+function query(host, argv) {
+  return host.exec(argv, { readOnly: true, timeoutMs: QUERY_TIMEOUT_MS });
 }
-async function requireInitSystem(host) {
-  const system = await detectInitSystem(host);
-  if (!system) throw new NoInitSystemError(host.name);
-  return system;
-}
-async function runOrThrow(host, argv, what) {
+async function change(host, argv, what) {
   const result = await host.exec(argv, { sudo: true });
   if (result.code !== 0) {
     throw new Error(`${what}: ${new CommandError(host.name, argv, result).message}`);
   }
 }
-async function restartService(host, name) {
-  if (await requireInitSystem(host) === "openrc") {
-    await runOrThrow(host, ["rc-service", name, "restart"], `failed to restart ${name}`);
-    return;
-  }
-  await runOrThrow(host, ["systemctl", "daemon-reload"], "failed to reload systemd");
-  await runOrThrow(host, ["systemctl", "restart", name], `failed to restart ${name}`);
+function systemd(host, systemctl) {
+  return {
+    name: "systemd",
+    // kubeadm looks only at stdout: a unit systemd does not know shows "Loaded: not-found".
+    serviceExists: async (s) => !(await query(host, [systemctl, "status", s])).stdout.includes("Loaded: not-found"),
+    serviceIsEnabled: async (s) => (await query(host, [systemctl, "is-enabled", s])).code === 0,
+    // A crash-looping kubelet is "activating"; kubeadm counts that as active. is-active exits
+    // non-zero while activating, so the text decides.
+    serviceIsActive: async (s) => ["active", "activating"].includes(
+      (await query(host, [systemctl, "is-active", s])).stdout.trim()
+    ),
+    serviceStop: (s) => change(host, [systemctl, "stop", s], `failed to stop ${s}`),
+    serviceRestart: async (s) => {
+      await change(host, [systemctl, "daemon-reload"], "failed to reload systemd");
+      await change(host, [systemctl, "restart", s], `failed to restart ${s}`);
+    },
+    enableCommand: (s) => `systemctl enable ${s}.service`
+  };
 }
-async function stopService(host, name) {
-  if (await requireInitSystem(host) === "openrc") {
-    await runOrThrow(host, ["rc-service", name, "stop"], `failed to stop ${name}`);
-    return;
-  }
-  await runOrThrow(host, ["systemctl", "stop", name], `failed to stop ${name}`);
+function openrc(host, rcService, rcUpdate) {
+  return {
+    name: "openrc",
+    // OpenRC reports unknown services on stderr; kubeadm reads the combined output.
+    serviceExists: async (s) => {
+      const r = await query(host, [rcService, s, "status"]);
+      return !`${r.stdout}${r.stderr}`.includes("does not exist");
+    },
+    serviceIsEnabled: async (s) => (await query(host, [rcUpdate, "show", "default"])).stdout.includes(s),
+    serviceIsActive: async (s) => !(await query(host, [rcService, s, "status"])).stdout.includes("stopped"),
+    serviceStop: (s) => change(host, [rcService, s, "stop"], `failed to stop ${s}`),
+    serviceRestart: (s) => change(host, [rcService, s, "restart"], `failed to restart ${s}`),
+    enableCommand: (s) => `rc-update add ${s} default`
+  };
 }
-async function serviceExists(host, name) {
-  if (await requireInitSystem(host) === "openrc") {
-    return (await host.exec(["rc-service", "-e", name], { readOnly: true })).code === 0;
+async function getInitSystem(host, opts = {}) {
+  const command = async (name) => {
+    const found = await lookPath(host, name, opts);
+    return { found, argv0: opts.searchPath === void 0 ? name : found ?? name };
+  };
+  const systemctl = await command("systemctl");
+  if (systemctl.found !== void 0) return systemd(host, systemctl.argv0);
+  if ((await command("openrc")).found !== void 0) {
+    return openrc(host, (await command("rc-service")).argv0, (await command("rc-update")).argv0);
   }
-  const result = await host.exec(["systemctl", "status", name], { readOnly: true });
-  return !result.stdout.includes("Loaded: not-found");
-}
-async function isServiceActive(host, name) {
-  if (await requireInitSystem(host) === "openrc") {
-    const result2 = await host.exec(["rc-service", name, "status"], { readOnly: true });
-    return !result2.stdout.includes("stopped");
-  }
-  const result = await host.exec(["systemctl", "is-active", name], { readOnly: true });
-  const state = result.stdout.trim();
-  return state === "active" || state === "activating";
+  return void 0;
 }
 
 // src/phases/init/kubelet-start.ts
@@ -35035,19 +35044,18 @@ async function writeKubeletFile(host, path2, text) {
     throw new Error(`failed to write ${path2}: ${e.message}`, { cause: e });
   }
 }
-async function systemdResolvedActive(host, log) {
-  try {
-    return await isServiceActive(host, "systemd-resolved");
-  } catch (e) {
-    log.warn(`cannot determine if systemd-resolved is active: ${e.message}`);
+async function systemdResolvedActive(init, log) {
+  if (!init) {
+    log.warn(`cannot determine if systemd-resolved is active: ${NO_INIT_SYSTEM_DETECTED}`);
     return false;
   }
+  return init.serviceIsActive("systemd-resolved");
 }
-async function kubeletConfigText(data, ctx, patches) {
+async function kubeletConfigText(data, ctx, patches, init) {
   const log = (l) => ctx.log.info(l);
   let config = withResolvConf(
     data.cfg.kubelet,
-    await systemdResolvedActive(data.host, ctx.log),
+    await systemdResolvedActive(init, ctx.log),
     (m) => ctx.log.warn(m)
   );
   config = applyPatches("kubeletconfiguration", config, patches, log);
@@ -35078,34 +35086,34 @@ async function kubeletConfigText(data, ctx, patches) {
   }
   return renderKubeletConfig(config);
 }
-async function tryStopKubelet(host, log) {
-  if (!await detectInitSystem(host)) {
+async function tryStopKubelet(init, log) {
+  if (!init) {
     log.info(
       "No supported init system detected, won't make sure the kubelet not running for a short period of time while setting up configuration for it."
     );
     return;
   }
-  if (!await serviceExists(host, "kubelet")) {
+  if (!await init.serviceExists("kubelet")) {
     log.info(
       "Couldn't detect a kubelet service, can't make sure the kubelet not running for a short period of time while setting up configuration for it."
     );
   }
   try {
-    await stopService(host, "kubelet");
+    await init.serviceStop("kubelet");
   } catch (e) {
     log.warn(`unable to stop the kubelet service momentarily: [${e.message}]`);
   }
 }
-async function tryStartKubelet(host, log) {
-  if (!await detectInitSystem(host)) {
+async function tryStartKubelet(init, log) {
+  if (!init) {
     log.info("No supported init system detected, won't make sure the kubelet is running properly.");
     return;
   }
-  if (!await serviceExists(host, "kubelet")) {
+  if (!await init.serviceExists("kubelet")) {
     log.info("Couldn't detect a kubelet service, can't make sure the kubelet is running properly.");
   }
   try {
-    await restartService(host, "kubelet");
+    await init.serviceRestart("kubelet");
   } catch (e) {
     log.warn(`unable to start the kubelet service: [${e.message}]`);
     log.info("Please ensure kubelet is reloaded and running manually.");
@@ -35116,7 +35124,8 @@ var kubeletStartPhase = {
   short: "Write kubelet settings and (re)start the kubelet",
   run: async (data, ctx) => {
     const { host, cfg, release: release2 } = data;
-    await tryStopKubelet(host, ctx.log);
+    const init = await getInitSystem(host);
+    await tryStopKubelet(init, ctx.log);
     ctx.log.info(`Writing kubelet environment file with flags to file "${FLAGS_ENV_PATH}"`);
     await writeKubeletFile(
       host,
@@ -35132,22 +35141,16 @@ var kubeletStartPhase = {
       );
     }
     const patches = await loadPatches(data, ctx);
-    const configText = await kubeletConfigText(data, ctx, patches);
+    const configText = await kubeletConfigText(data, ctx, patches, init);
     ctx.log.info(`Writing kubelet configuration to file "${CONFIG_PATH}"`);
     await writeKubeletFile(host, CONFIG_PATH, configText);
     ctx.log.info("Starting the kubelet");
-    await tryStartKubelet(host, ctx.log);
+    await tryStartKubelet(init, ctx.log);
   }
 };
 
 // src/node/preflight/binaries.ts
 var import_semver2 = __toESM(require_semver2(), 1);
-async function lookPath(host, name, opts = {}) {
-  const argv = opts.searchPath === void 0 ? ["sh", "-c", 'command -v "$1"', "sh", name] : ["sh", "-c", 'PATH="$2"; command -v "$1"', "sh", name, opts.searchPath];
-  const r = await host.exec(argv, { readOnly: true, timeoutMs: 1e4 });
-  const found = r.stdout.trim().split("\n")[0] ?? "";
-  return r.code === 0 && found.startsWith("/") ? found : void 0;
-}
 function inPathCheck(host, executable, mandatory, opts = {}) {
   return makeCheck(`FileExisting-${pathLabel(executable)}`, async () => {
     if (await lookPath(host, executable, opts) !== void 0) return pass();
@@ -35467,46 +35470,7 @@ function swapCheck(host) {
 }
 
 // src/node/preflight/services.ts
-var NO_INIT_SYSTEM = "no supported init system detected, skipping checking for services";
-async function output(host, argv) {
-  return host.exec(argv, { readOnly: true, timeoutMs: 3e4 });
-}
-function systemd(host, systemctl) {
-  return {
-    // kubeadm looks only at stdout: a unit systemd does not know shows "Loaded: not-found".
-    serviceExists: async (s) => !(await output(host, [systemctl, "status", s])).stdout.includes("Loaded: not-found"),
-    serviceIsEnabled: async (s) => (await output(host, [systemctl, "is-enabled", s])).code === 0,
-    // A crash-looping kubelet is "activating"; kubeadm counts that as active.
-    serviceIsActive: async (s) => ["active", "activating"].includes(
-      (await output(host, [systemctl, "is-active", s])).stdout.trim()
-    ),
-    enableCommand: (s) => `systemctl enable ${s}.service`
-  };
-}
-function openrc(host, rcService, rcUpdate) {
-  return {
-    // openrc reports unknown services on stderr; kubeadm reads the combined output.
-    serviceExists: async (s) => {
-      const r = await host.exec([rcService, s, "status"], { readOnly: true, timeoutMs: 3e4 });
-      return !`${r.stdout}${r.stderr}`.includes("does not exist");
-    },
-    serviceIsEnabled: async (s) => (await output(host, [rcUpdate, "show", "default"])).stdout.includes(s),
-    serviceIsActive: async (s) => !(await output(host, [rcService, s, "status"])).stdout.includes("stopped"),
-    enableCommand: (s) => `rc-update add ${s} default`
-  };
-}
-async function getInitSystem(host, opts = {}) {
-  const systemctl = await lookPath(host, "systemctl", opts);
-  if (systemctl !== void 0) return systemd(host, systemctl);
-  if (await lookPath(host, "openrc", opts) !== void 0) {
-    return openrc(
-      host,
-      await lookPath(host, "rc-service", opts) ?? "rc-service",
-      await lookPath(host, "rc-update", opts) ?? "rc-update"
-    );
-  }
-  return void 0;
-}
+var NO_INIT_SYSTEM = `${NO_INIT_SYSTEM_DETECTED}, skipping checking for services`;
 function serviceCheck(host, service, opts = {}) {
   const title = service.charAt(0).toUpperCase() + service.slice(1);
   return makeCheck(`Service-${title}`, async () => {

@@ -6,7 +6,7 @@
 // kubeforge talks CRI through `crictl` on the host when it is installed; without crictl it can
 // only see whether the socket exists, and then trusts a present socket.
 import type { Host } from "../../remote/host.js";
-import { lookPath, type LookupOptions } from "./binaries.js";
+import { lookPath, type LookupOptions } from "../lookpath.js";
 import { type Check, fail, makeCheck, pass } from "./checks.js";
 
 /** The socket path of a CRI endpoint ("unix:///run/containerd/containerd.sock" or a bare path). */

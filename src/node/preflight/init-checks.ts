@@ -13,7 +13,8 @@ import {
 } from "../../manifests/control-plane.js";
 import { ETCD_CLIENT_PORT, ETCD_PEER_PORT } from "../../manifests/etcd.js";
 import type { Host } from "../../remote/host.js";
-import { execChecks, type LookupOptions } from "./binaries.js";
+import { execChecks } from "./binaries.js";
+import type { LookupOptions } from "../lookpath.js";
 import { type Check, type CheckResult, makeCheck } from "./checks.js";
 import { connectCRI, criCheck, criConnectWarning } from "./cri.js";
 import {

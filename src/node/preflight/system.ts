@@ -10,7 +10,7 @@
 // kernel module to read it — a change to the machine that a preflight here must not make.
 import semver from "semver";
 import type { Host } from "../../remote/host.js";
-import type { LookupOptions } from "./binaries.js";
+import type { LookupOptions } from "../lookpath.js";
 import { type Check, makeCheck } from "./checks.js";
 import { getKubeletVersion } from "./version-checks.js";
 

@@ -3,7 +3,7 @@
 // MinimumKubeletVersion = kubeadm's MAJOR.(MINOR-3).0 (constants.go getSkewedKubernetesVersion).
 import semver, { type SemVer } from "semver";
 import type { Host } from "../../remote/host.js";
-import { lookPath, type LookupOptions } from "./binaries.js";
+import { lookPath, type LookupOptions } from "../lookpath.js";
 import { type Check, fail, makeCheck, pass, warn } from "./checks.js";
 
 /** apimachinery's version.String(): the numbers, pre-release and build, without a "v". */

@@ -12,13 +12,7 @@ import {
   withResolvConf,
 } from "../../manifests/kubelet.js";
 import { applyPatches, createPatchFile, type PatchSet } from "../../manifests/patches.js";
-import {
-  detectInitSystem,
-  isServiceActive,
-  restartService,
-  serviceExists,
-  stopService,
-} from "../../node/services.js";
+import { getInitSystem, NO_INIT_SYSTEM_DETECTED, type InitSystem } from "../../node/init-system.js";
 import type { Host } from "../../remote/host.js";
 import type { Logger, Phase, PhaseContext } from "../../workflow/phase.js";
 import { loadPatches } from "./control-plane.js";
@@ -46,13 +40,12 @@ async function writeKubeletFile(host: Host, path: string, text: string): Promise
 }
 
 /** kubeadm's isServiceActive("systemd-resolved"), false (with a warning) when it cannot tell. */
-async function systemdResolvedActive(host: Host, log: Logger): Promise<boolean> {
-  try {
-    return await isServiceActive(host, "systemd-resolved");
-  } catch (e) {
-    log.warn(`cannot determine if systemd-resolved is active: ${(e as Error).message}`);
+async function systemdResolvedActive(init: InitSystem | undefined, log: Logger): Promise<boolean> {
+  if (!init) {
+    log.warn(`cannot determine if systemd-resolved is active: ${NO_INIT_SYSTEM_DETECTED}`);
     return false;
   }
+  return init.serviceIsActive("systemd-resolved");
 }
 
 /**
@@ -64,11 +57,12 @@ async function kubeletConfigText(
   data: InitData,
   ctx: PhaseContext,
   patches: PatchSet | undefined,
+  init: InitSystem | undefined,
 ): Promise<string> {
   const log = (l: string) => ctx.log.info(l);
   let config: ComponentConfig = withResolvConf(
     data.cfg.kubelet,
-    await systemdResolvedActive(data.host, ctx.log),
+    await systemdResolvedActive(init, ctx.log),
     (m) => ctx.log.warn(m),
   );
   config = applyPatches("kubeletconfiguration", config, patches, log);
@@ -101,36 +95,36 @@ async function kubeletConfigText(
 }
 
 /** kubeadm's TryStopKubelet: a failure is only a warning. */
-async function tryStopKubelet(host: Host, log: Logger): Promise<void> {
-  if (!(await detectInitSystem(host))) {
+async function tryStopKubelet(init: InitSystem | undefined, log: Logger): Promise<void> {
+  if (!init) {
     log.info(
       "No supported init system detected, won't make sure the kubelet not running for a short period of time while setting up configuration for it.",
     );
     return;
   }
-  if (!(await serviceExists(host, "kubelet"))) {
+  if (!(await init.serviceExists("kubelet"))) {
     log.info(
       "Couldn't detect a kubelet service, can't make sure the kubelet not running for a short period of time while setting up configuration for it.",
     );
   }
   try {
-    await stopService(host, "kubelet");
+    await init.serviceStop("kubelet");
   } catch (e) {
     log.warn(`unable to stop the kubelet service momentarily: [${(e as Error).message}]`);
   }
 }
 
 /** kubeadm's TryStartKubelet: daemon-reload and restart; a failure is only a warning. */
-async function tryStartKubelet(host: Host, log: Logger): Promise<void> {
-  if (!(await detectInitSystem(host))) {
+async function tryStartKubelet(init: InitSystem | undefined, log: Logger): Promise<void> {
+  if (!init) {
     log.info("No supported init system detected, won't make sure the kubelet is running properly.");
     return;
   }
-  if (!(await serviceExists(host, "kubelet"))) {
+  if (!(await init.serviceExists("kubelet"))) {
     log.info("Couldn't detect a kubelet service, can't make sure the kubelet is running properly.");
   }
   try {
-    await restartService(host, "kubelet");
+    await init.serviceRestart("kubelet");
   } catch (e) {
     log.warn(`unable to start the kubelet service: [${(e as Error).message}]`);
     log.info("Please ensure kubelet is reloaded and running manually.");
@@ -142,8 +136,9 @@ export const kubeletStartPhase: Phase<InitData> = {
   short: "Write kubelet settings and (re)start the kubelet",
   run: async (data, ctx) => {
     const { host, cfg, release } = data;
+    const init = await getInitSystem(host);
     // Keep the kubelet from acting on half-written files.
-    await tryStopKubelet(host, ctx.log);
+    await tryStopKubelet(init, ctx.log);
 
     ctx.log.info(`Writing kubelet environment file with flags to file "${FLAGS_ENV_PATH}"`);
     await writeKubeletFile(
@@ -162,11 +157,11 @@ export const kubeletStartPhase: Phase<InitData> = {
     }
 
     const patches = await loadPatches(data, ctx);
-    const configText = await kubeletConfigText(data, ctx, patches);
+    const configText = await kubeletConfigText(data, ctx, patches, init);
     ctx.log.info(`Writing kubelet configuration to file "${CONFIG_PATH}"`);
     await writeKubeletFile(host, CONFIG_PATH, configText);
 
     ctx.log.info("Starting the kubelet");
-    await tryStartKubelet(host, ctx.log);
+    await tryStartKubelet(init, ctx.log);
   },
 };

@@ -7,7 +7,8 @@ import { createServer, type Server } from "node:net";
 import { cpus, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { execChecks, inPathCheck, lookPath } from "../../../src/node/preflight/binaries.js";
+import { execChecks, inPathCheck } from "../../../src/node/preflight/binaries.js";
+import { lookPath } from "../../../src/node/lookpath.js";
 import { PreflightError, runChecks } from "../../../src/node/preflight/checks.js";
 import {
   dirAvailableCheck,

@@ -13,7 +13,7 @@ import { DryRunHost } from "../../../src/remote/dry-run.js";
 import type { Host } from "../../../src/remote/host.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import type { Phase } from "../../../src/workflow/phase.js";
-import { HostDouble, type CommandStub } from "../../support/host-double.js";
+import { HostDouble, onPath, type CommandStub } from "../../support/host-double.js";
 import {
   type InitDataExtras,
   recordingLogger,
@@ -46,7 +46,7 @@ function host(commands: CommandStub[] = [], hostname = "cp-1"): HostDouble {
         match: ["test", "-e"],
         result: (argv) => ({ code: argv[2] === "/usr/share/ca-certificates" ? 0 : 1 }),
       },
-      { match: ["systemctl", "--version"], result: { stdout: "systemd 252" } },
+      onPath("systemctl", "/usr/bin/systemctl"),
       {
         match: ["systemctl", "status"],
         result: { code: 3, stdout: "● kubelet.service\n     Loaded: loaded" },
@@ -280,10 +280,7 @@ describe("kubelet-start phase", () => {
   });
 
   it("says so when there is no init system at all", async () => {
-    const h = host([
-      { match: ["systemctl"], result: { code: 127 } },
-      { match: ["openrc"], result: { code: 127 } },
-    ]);
+    const h = host([onPath("systemctl", undefined), onPath("openrc", undefined)]);
     const log = await runTree(kubeletStartPhase, data(h));
     expect(log.lines).toContain(
       "[kubelet-start] No supported init system detected, won't make sure the kubelet is running properly.",

@@ -275,10 +275,10 @@ describe("services", () => {
       commands: [
         systemd,
         {
-          match: ["/usr/bin/systemctl", "status", "firewalld"],
+          match: ["systemctl", "status", "firewalld"],
           result: { code: 0, stdout: "Loaded: loaded" },
         },
-        { match: ["/usr/bin/systemctl", "is-active", "firewalld"], result: { stdout: "active\n" } },
+        { match: ["systemctl", "is-active", "firewalld"], result: { stdout: "active\n" } },
       ],
     });
     expect(await run(firewalldCheck(host, [6443, 10250]))).toEqual({
@@ -294,7 +294,7 @@ describe("services", () => {
       commands: [
         systemd,
         {
-          match: ["/usr/bin/systemctl", "status", "firewalld"],
+          match: ["systemctl", "status", "firewalld"],
           result: {
             code: 4,
             stdout:
@@ -311,7 +311,7 @@ describe("services", () => {
       commands: [
         systemd,
         {
-          match: ["/usr/bin/systemctl", "status", "kubelet"],
+          match: ["systemctl", "status", "kubelet"],
           result: { code: 4, stdout: "Loaded: not-found" },
         },
       ],
@@ -324,11 +324,11 @@ describe("services", () => {
       commands: [
         systemd,
         {
-          match: ["/usr/bin/systemctl", "status", "kubelet"],
+          match: ["systemctl", "status", "kubelet"],
           result: { code: 3, stdout: "Loaded: loaded" },
         },
         {
-          match: ["/usr/bin/systemctl", "is-enabled", "kubelet"],
+          match: ["systemctl", "is-enabled", "kubelet"],
           result: { code: 1, stdout: "disabled\n" },
         },
       ],
