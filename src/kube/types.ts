@@ -1,0 +1,113 @@
+// The shapes the kube/ layer speaks: plain Kubernetes objects (as JSON), references to them and
+// the client port phases use. Phases never see @kubernetes/client-node directly, so a dry run can
+// swap in a recorder (DESIGN.md "Dry-run is a property of the data").
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface ObjectMeta {
+  name: string;
+  namespace?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  resourceVersion?: string;
+  uid?: string;
+  creationTimestamp?: string | null;
+  [field: string]: unknown;
+}
+
+/** Any Kubernetes object, as the API serves it in JSON. */
+export interface KubeObject {
+  apiVersion: string;
+  kind: string;
+  metadata: ObjectMeta;
+  [field: string]: unknown;
+}
+
+/** Names one object: enough to build its request path. */
+export interface ObjectRef {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  /** Absent for cluster-scoped kinds (Node, ClusterRole...). */
+  namespace?: string;
+}
+
+/** Content types of PATCH: strategic merge (Nodes), JSON merge (RFC 7386), JSON patch (RFC 6902). */
+export type PatchType = "strategic" | "merge" | "json";
+
+export interface ListOptions {
+  namespace?: string;
+  labelSelector?: string;
+  fieldSelector?: string;
+}
+
+export interface RawResponse {
+  status: number;
+  body: string;
+}
+
+/**
+ * One authenticated view of the API. Methods throw ApiError (kube/errors.ts) for any response
+ * that is not a success, with a short message naming the verb and the object.
+ */
+export interface KubeClient {
+  /** What the client authenticates as, for messages: "/etc/kubernetes/admin.conf". */
+  readonly description: string;
+  get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T>;
+  list<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    opts?: ListOptions,
+  ): Promise<T[]>;
+  create<T extends KubeObject>(obj: T): Promise<T>;
+  /** PUT; `obj.metadata.resourceVersion`, when set, makes a stale write a 409 Conflict. */
+  update<T extends KubeObject>(obj: T): Promise<T>;
+  patch<T extends KubeObject = KubeObject>(
+    ref: ObjectRef,
+    patch: unknown,
+    type: PatchType,
+  ): Promise<T>;
+  delete(ref: ObjectRef): Promise<void>;
+  /** GET of an absolute API path ("/livez") with this client's credentials; never throws on status. */
+  getRaw(path: string): Promise<RawResponse>;
+}
+
+/** Reference of an object. */
+export function refOf(obj: KubeObject): ObjectRef {
+  const { apiVersion, kind } = obj;
+  const { name, namespace } = obj.metadata;
+  return namespace === undefined
+    ? { apiVersion, kind, name }
+    : { apiVersion, kind, name, namespace };
+}
+
+export interface ProbeOptions {
+  /** Health endpoints of kube-controller-manager and kube-scheduler are probed without TLS checks. */
+  insecureSkipTLSVerify?: boolean;
+  timeoutMs: number;
+}
+
+/**
+ * How a workflow reaches the cluster it builds. Implementations: the node's own view (kubeconfig
+ * files read through the Host), and the dry-run recorder that prints every write.
+ */
+export interface ClusterAccess {
+  /**
+   * A client authenticated by a kubeconfig file on the node ("/etc/kubernetes/admin.conf");
+   * `server` replaces the server of every cluster entry (kubeadm's WaitControlPlaneClient).
+   */
+  clientFor(kubeconfigPath: string, opts?: { server?: string }): Promise<KubeClient>;
+  /**
+   * An unauthenticated GET made from the node itself (kubelet and component health endpoints
+   * listen on the node's loopback). Rejects only when no HTTP response arrives.
+   */
+  probe(url: string, opts: ProbeOptions): Promise<RawResponse>;
+}
