@@ -37,6 +37,19 @@ export interface ReleaseBehaviour {
    * "Omit null creationTimestamp", first released in v1.34).
    */
   nullCreationTimestamp: boolean;
+  /**
+   * The CoreDNS Deployment declares container ports 8080 "liveness-probe" and 8181
+   * "readiness-probe" and its probes use those names; before, the probes used the numbers and
+   * the ports were not declared (kubernetes/kubernetes#131587, first released in v1.34).
+   */
+  coreDNSNamedProbePorts: boolean;
+  /**
+   * KubeProxyConfiguration v1alpha1 has the field iptables.snatNodeInternalIP, so kubeadm's
+   * marshalled config.conf carries it (as null when unset).
+   */
+  kubeProxySNATNodeInternalIP: boolean;
+  /** kubeadm knows the "kubeproxydaemonset" patch target (kubernetes/kubernetes#138090). */
+  kubeProxyDaemonSetPatchTarget: boolean;
 }
 
 /** Kubernetes version a config asks for: an exact version or a label still to resolve. */

@@ -21,7 +21,7 @@ export const RELEASES: readonly Release[] = [
     // [M] v1.33.0 shipped 3.5.21-0; later 1.32 and 1.34 branches map minor 33 to 3.5.24-0
     // (read in constants.go of the 1.32 branch and a [3P] copy of the 1.34 one).
     etcdVersion: "3.5.24-0",
-    coreDNSVersion: "v1.12.0", // [M] (kubeadm-facts.md §4.8)
+    coreDNSVersion: "v1.12.0", // CHANGELOG-1.33 v1.33.0: kubernetes/kubernetes#128926
     pauseVersion: "3.10", // [3P]
     // kubeadm: features/features.go (1.33): NodeLocalCRISocket alpha, the others beta/on.
     featureGates: {
@@ -37,13 +37,17 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: true,
+      // Numeric CoreDNS probe ports until kubernetes/kubernetes#131587 (CHANGELOG-1.34, alpha.1).
+      coreDNSNamedProbePorts: false,
+      kubeProxySNATNodeInternalIP: false,
+      kubeProxyDaemonSetPatchTarget: false,
     },
   },
   {
     minor: 34,
     knownPatch: "v1.34.7", // [3P] a kubeadm setup script pinning v1.34.7
     etcdVersion: "3.6.5-0", // [3P] copy of the 1.34 branch's constants (v1.34.0 had 3.6.4-0)
-    coreDNSVersion: "v1.12.1", // [S:DW]
+    coreDNSVersion: "v1.12.1", // [S:DW]; [3P] kind v1.34 nodes (coredns/coredns#7869)
     pauseVersion: "3.10.1", // [S:DW]
     // [S:DM features.go ≈ v1.34]: NodeLocalCRISocket beta, on by default.
     featureGates: {
@@ -60,6 +64,10 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      // kubernetes/kubernetes#131587, in CHANGELOG-1.34 (v1.34.0-alpha.1).
+      coreDNSNamedProbePorts: true,
+      kubeProxySNATNodeInternalIP: false,
+      kubeProxyDaemonSetPatchTarget: false,
     },
   },
   {
@@ -85,6 +93,9 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      coreDNSNamedProbePorts: true,
+      kubeProxySNATNodeInternalIP: false,
+      kubeProxyDaemonSetPatchTarget: false,
     },
   },
   {
@@ -109,6 +120,10 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      coreDNSNamedProbePorts: true,
+      kubeProxySNATNodeInternalIP: false,
+      // [M] kubernetes/kubernetes#138090 merged 2026-03-30, reviewers aimed at the 1.36 docs.
+      kubeProxyDaemonSetPatchTarget: true,
     },
   },
   {
@@ -133,6 +148,12 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      coreDNSNamedProbePorts: true,
+      // [M] in kube-proxy's v1alpha1 types.go at kubernetes/kubernetes@052d2d84 (newest stored,
+      // undated); its issue (kubernetes/kubernetes#133024) had only an open PR in April 2026.
+      // kube-proxy falls back to lenient decoding for v1alpha1 [M]: a wrong guess logs a warning.
+      kubeProxySNATNodeInternalIP: true,
+      kubeProxyDaemonSetPatchTarget: true,
     },
   },
 ];
