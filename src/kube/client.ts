@@ -1,0 +1,319 @@
+import { readFile as readLocalFile } from "node:fs/promises";
+import { posix } from "node:path";
+import { HttpMethod, KubeConfig } from "@kubernetes/client-node";
+import type { Cluster, Configuration, RequestContext, User } from "@kubernetes/client-node";
+import { currentEntries, parseKubeConfig } from "../kubeconfig/parse.js";
+import type { KubeConfigCluster, KubeConfigUser } from "../kubeconfig/types.js";
+import {
+  ApiError,
+  apiErrorFromNetwork,
+  apiErrorFromResponse,
+  operationOf,
+  type ApiOperation,
+} from "./errors.js";
+import { collectionPath, objectPath, resourceFor } from "./resources.js";
+import type {
+  KubeClient,
+  KubeObject,
+  ListOptions,
+  ObjectRef,
+  PatchType,
+  RawResponse,
+} from "./types.js";
+
+// KubeClient over @kubernetes/client-node: its KubeConfig turns the kubeconfig's TLS settings and
+// credentials into each request (client certificate, bearer token, CA, insecure-skip-tls-verify)
+// and its HTTP library sends it. Paths come from our resource table (no discovery round trips),
+// bodies go out and come back as plain JSON: client-node's typed (de)serializers would turn
+// timestamps into Date objects and drop fields its models do not know.
+
+export interface KubeClientOptions {
+  /** Names the credentials in messages: usually the kubeconfig's path. */
+  description: string;
+  /**
+   * Reads files the kubeconfig references (certificate-authority, client-certificate,
+   * client-key, tokenFile): on a node, its Host. Default: this machine's file system.
+   */
+  readFile?: (path: string) => Promise<Buffer>;
+  /** Where relative file references resolve (clientcmd: the kubeconfig's folder). */
+  baseDir?: string;
+  /** Replaces the cluster's server (kubeadm's WaitControlPlaneClient targets the local API server). */
+  server?: string;
+  /** Bound on each request, so a silent server cannot stall a retry loop. Default 30 s. */
+  requestTimeoutMs?: number;
+}
+
+const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
+  strategic: "application/strategic-merge-patch+json",
+  merge: "application/merge-patch+json",
+  json: "application/json-patch+json",
+};
+
+/** client-node builds request contexts from the Configuration its KubeConfig makes. */
+class ConfigurationHolder {
+  constructor(readonly configuration: Configuration) {}
+}
+
+type Dispatcher = ReturnType<RequestContext["getDispatcher"]>;
+
+interface SendOptions {
+  body?: unknown;
+  contentType?: string;
+  query?: Record<string, string | undefined>;
+}
+
+async function inlineFile(
+  readFile: (path: string) => Promise<Buffer>,
+  file: string,
+  field: string,
+  opts: KubeClientOptions,
+): Promise<Buffer> {
+  let path = file;
+  if (!posix.isAbsolute(file)) {
+    if (!opts.baseDir) {
+      throw new Error(
+        `${opts.description}: ${field} "${file}" is a relative path and the kubeconfig's folder is unknown`,
+      );
+    }
+    path = posix.join(opts.baseDir, file);
+  }
+  try {
+    return await readFile(path);
+  } catch (e) {
+    throw new Error(
+      `cannot read ${path}, the ${field} of ${opts.description}: ${(e as Error).message}`,
+      { cause: e },
+    );
+  }
+}
+
+const base64 = (data: Buffer): string => data.toString("base64");
+
+async function clusterEntry(
+  name: string,
+  cluster: KubeConfigCluster,
+  readFile: (path: string) => Promise<Buffer>,
+  opts: KubeClientOptions,
+): Promise<Cluster> {
+  const server = (opts.server ?? cluster.server ?? "").replace(/\/+$/, "");
+  if (!server) throw new Error(`${opts.description}: the current cluster has no server`);
+  let caData = cluster["certificate-authority-data"];
+  const caFile = cluster["certificate-authority"];
+  if (!caData && caFile) {
+    caData = base64(await inlineFile(readFile, caFile, "certificate-authority", opts));
+  }
+  return {
+    name: name || "cluster",
+    server,
+    skipTLSVerify: cluster["insecure-skip-tls-verify"] === true,
+    ...(caData ? { caData } : {}),
+    ...(cluster["tls-server-name"] ? { tlsServerName: cluster["tls-server-name"] } : {}),
+  };
+}
+
+async function userEntry(
+  name: string,
+  user: (KubeConfigUser & Record<string, unknown>) | undefined,
+  readFile: (path: string) => Promise<Buffer>,
+  opts: KubeClientOptions,
+): Promise<User> {
+  // client-node applies TLS settings only when a user entry exists: anonymous access (join
+  // discovery) still gets one, without credentials.
+  const entry: { -readonly [K in keyof User]: User[K] } = { name: name || "anonymous" };
+  if (!user) return entry;
+  for (const plugin of ["exec", "auth-provider"] as const) {
+    if (user[plugin] !== undefined) {
+      throw new Error(`${opts.description}: the "${plugin}" credential plugin is not supported`);
+    }
+  }
+  const certData = user["client-certificate-data"];
+  const certFile = user["client-certificate"];
+  const keyData = user["client-key-data"];
+  const keyFile = user["client-key"];
+  if (certData) entry.certData = certData;
+  else if (certFile) {
+    entry.certData = base64(await inlineFile(readFile, certFile, "client-certificate", opts));
+  }
+  if (keyData) entry.keyData = keyData;
+  else if (keyFile) entry.keyData = base64(await inlineFile(readFile, keyFile, "client-key", opts));
+  if (user.token) entry.token = user.token;
+  else if (user.tokenFile) {
+    // client-go trims the token file's content (transport/token_source.go).
+    const token = (await inlineFile(readFile, user.tokenFile, "tokenFile", opts)).toString("utf8");
+    entry.token = token.trim();
+  }
+  return entry;
+}
+
+/** A KubeClient authenticated by a kubeconfig's current context. */
+export async function kubeClientFromKubeConfig(
+  text: string,
+  opts: KubeClientOptions,
+): Promise<KubeClient> {
+  const config = parseKubeConfig(text, opts.description);
+  const entries = currentEntries(config, opts.description);
+  const readFile = opts.readFile ?? ((path: string) => readLocalFile(path));
+  const cluster = await clusterEntry(entries.clusterName, entries.cluster, readFile, opts);
+  const user = await userEntry(
+    entries.userName,
+    entries.user as (KubeConfigUser & Record<string, unknown>) | undefined,
+    readFile,
+    opts,
+  );
+  const kc = new KubeConfig();
+  kc.loadFromClusterAndUser(cluster, user);
+  return new KubeConfigClient(kc, opts.description, cluster.server, opts.requestTimeoutMs);
+}
+
+class KubeConfigClient implements KubeClient {
+  private readonly configuration: Configuration;
+  private dispatcher: Dispatcher;
+
+  constructor(
+    private readonly kc: KubeConfig,
+    readonly description: string,
+    private readonly server: string,
+    private readonly requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
+  ) {
+    this.configuration = kc.makeApiClient(ConfigurationHolder).configuration;
+  }
+
+  /** One request; rejects with an ApiError only when no response arrived. */
+  private async send(
+    op: ApiOperation,
+    method: HttpMethod,
+    path: string,
+    opts: SendOptions = {},
+  ): Promise<RawResponse> {
+    const cfg = this.configuration;
+    try {
+      let ctx = cfg.baseServer.makeRequestContext(path, method);
+      ctx.setHeaderParam("Accept", "application/json, */*");
+      for (const [key, value] of Object.entries(opts.query ?? {})) {
+        if (value !== undefined && value !== "") ctx.setQueryParam(key, value);
+      }
+      if (opts.body !== undefined) {
+        ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
+        ctx.setBody(JSON.stringify(opts.body));
+      }
+      await this.kc.applySecurityAuthentication(ctx);
+      // client-node makes a new connection pool per request; keep the first one so requests
+      // reuse connections (its idle sockets do not hold the process open).
+      if (this.dispatcher === undefined) this.dispatcher = ctx.getDispatcher();
+      else ctx.setDispatcher(this.dispatcher);
+      for (const middleware of cfg.middleware) ctx = await middleware.pre(ctx).toPromise();
+      ctx.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
+      let response = await cfg.httpApi.send(ctx).toPromise();
+      for (const middleware of cfg.middleware) {
+        response = await middleware.post(response).toPromise();
+      }
+      return { status: response.httpStatusCode, body: await response.body.text() };
+    } catch (e) {
+      throw apiErrorFromNetwork(op, this.server, e, this.requestTimeoutMs);
+    }
+  }
+
+  /** A request whose success carries a JSON object. */
+  private async call<T>(
+    op: ApiOperation,
+    method: HttpMethod,
+    path: string,
+    opts?: SendOptions,
+  ): Promise<T> {
+    const res = await this.send(op, method, path, opts);
+    if (res.status < 200 || res.status > 299) {
+      throw apiErrorFromResponse(op, res.status, res.body, this.server);
+    }
+    try {
+      return JSON.parse(res.body) as T;
+    } catch (e) {
+      throw new ApiError({
+        operation: op,
+        code: res.status,
+        reason: "Unknown",
+        statusMessage: "the response body is not JSON",
+        server: this.server,
+        cause: e,
+      });
+    }
+  }
+
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
+    return await this.call<T>(operationOf("get", ref), HttpMethod.GET, objectPath(ref));
+  }
+
+  async list<T extends KubeObject = KubeObject>(
+    apiVersion: string,
+    kind: string,
+    opts: ListOptions = {},
+  ): Promise<T[]> {
+    const op: ApiOperation = {
+      verb: "list",
+      kind,
+      ...(opts.namespace ? { namespace: opts.namespace } : {}),
+      ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
+    };
+    const list = await this.call<{ items?: T[] | null }>(
+      op,
+      HttpMethod.GET,
+      collectionPath(apiVersion, kind, opts.namespace),
+      { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector } },
+    );
+    // List items come without apiVersion and kind (the List carries them).
+    return (list.items ?? []).map((item) => ({ ...item, apiVersion, kind }));
+  }
+
+  async create<T extends KubeObject>(obj: T): Promise<T> {
+    const { apiVersion, kind } = obj;
+    const { name, namespace } = obj.metadata;
+    if (resourceFor(apiVersion, kind).namespaced && !namespace) {
+      throw new Error(`${kind} "${name}" needs a namespace: ${kind} is namespaced`);
+    }
+    const op = operationOf("create", {
+      apiVersion,
+      kind,
+      name,
+      ...(namespace ? { namespace } : {}),
+    });
+    return await this.call<T>(op, HttpMethod.POST, collectionPath(apiVersion, kind, namespace), {
+      body: obj,
+    });
+  }
+
+  async update<T extends KubeObject>(obj: T): Promise<T> {
+    const ref = refOfObject(obj);
+    return await this.call<T>(operationOf("update", ref), HttpMethod.PUT, objectPath(ref), {
+      body: obj,
+    });
+  }
+
+  async patch<T extends KubeObject = KubeObject>(
+    ref: ObjectRef,
+    patch: unknown,
+    type: PatchType,
+  ): Promise<T> {
+    return await this.call<T>(operationOf("patch", ref), HttpMethod.PATCH, objectPath(ref), {
+      body: patch,
+      contentType: PATCH_CONTENT_TYPES[type],
+    });
+  }
+
+  async delete(ref: ObjectRef): Promise<void> {
+    await this.call<unknown>(operationOf("delete", ref), HttpMethod.DELETE, objectPath(ref));
+  }
+
+  async getRaw(path: string): Promise<RawResponse> {
+    const absolute = path.startsWith("/") ? path : `/${path}`;
+    return await this.send({ verb: "getRaw", path: absolute }, HttpMethod.GET, absolute);
+  }
+}
+
+function refOfObject(obj: KubeObject): ObjectRef {
+  const { apiVersion, kind } = obj;
+  const { name, namespace } = obj.metadata;
+  return namespace ? { apiVersion, kind, name, namespace } : { apiVersion, kind, name };
+}
+
+export { PATCH_CONTENT_TYPES };

@@ -1,0 +1,99 @@
+import { formatGoDuration } from "../config/duration.js";
+
+// kubeadm's retry loop: wait.PollUntilContextTimeout(ctx, interval, timeout, immediate=true, cond)
+// (k8s.io/apimachinery/pkg/util/wait). The condition runs at once, then every interval until it
+// reports done or the timeout passes; an attempt in progress is never interrupted. kubeadm keeps
+// the last error of the condition and returns it after the timeout; we say what was awaited,
+// for how long, and keep that error as the cause.
+
+/** kubeadm's constants.KubernetesAPICallRetryInterval. */
+export const API_CALL_RETRY_INTERVAL_MS = 500;
+
+export interface PollOptions {
+  /**
+   * From the start of one attempt to the start of the next (a longer attempt is followed at
+   * once, as Go's non-sliding timer does). Default 500 ms.
+   */
+  intervalMs?: number;
+  timeoutMs: number;
+  /** What is awaited, for the timeout message: "the Node cp-1 to exist". */
+  what: string;
+  signal?: AbortSignal;
+  /**
+   * Whether an error thrown by an attempt is worth another try. Default: every error is retried
+   * (as kubeadm's conditions do); a false answer rethrows the error at once.
+   */
+  retryIf?: (error: unknown) => boolean;
+}
+
+/** The timeout of a poll; `cause` is the last attempt's error, if any. */
+export class PollTimeoutError extends Error {
+  constructor(
+    readonly what: string,
+    readonly timeoutMs: number,
+    readonly lastError: unknown,
+  ) {
+    const last =
+      lastError === undefined
+        ? ""
+        : `: ${lastError instanceof Error ? lastError.message : JSON.stringify(lastError)}`;
+    super(
+      `timed out after ${formatGoDuration(timeoutMs)} waiting for ${what}${last}`,
+      lastError === undefined ? undefined : { cause: lastError },
+    );
+    this.name = "PollTimeoutError";
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(signal.reason as Error);
+      return;
+    }
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal!.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      signal?.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    signal?.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
+/**
+ * Runs `attempt` until it returns a value other than undefined. An attempt that throws is
+ * retried (unless `retryIf` says otherwise) and its error remembered; an attempt that returns
+ * undefined is simply not done yet. Throws PollTimeoutError once `timeoutMs` has passed.
+ */
+export async function poll<T>(
+  attempt: () => Promise<T | undefined>,
+  opts: PollOptions,
+): Promise<T> {
+  const interval = opts.intervalMs ?? API_CALL_RETRY_INTERVAL_MS;
+  const deadline = Date.now() + opts.timeoutMs;
+  let lastError: unknown;
+  for (;;) {
+    opts.signal?.throwIfAborted();
+    const started = Date.now();
+    try {
+      const value = await attempt();
+      if (value !== undefined) return value;
+    } catch (e) {
+      if (opts.retryIf && !opts.retryIf(e)) throw e;
+      lastError = e;
+    }
+    const now = Date.now();
+    const remaining = deadline - now;
+    const wait = Math.max(0, started + interval - now);
+    if (remaining <= 0) throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
+    if (remaining < wait) {
+      // Go's poll gives up when the deadline falls before the next tick.
+      await sleep(remaining, opts.signal);
+      throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
+    }
+    await sleep(wait, opts.signal);
+  }
+}
