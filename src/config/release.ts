@@ -38,6 +38,11 @@ export interface ReleaseBehaviour {
    */
   nullCreationTimestamp: boolean;
   /**
+   * kubeconfig files carry `preferences: {}` (client-go before k8s PR 131741, which made the
+   * deprecated field omitzero in v1.34).
+   */
+  kubeconfigPreferences: boolean;
+  /**
    * The CoreDNS Deployment declares container ports 8080 "liveness-probe" and 8181
    * "readiness-probe" and its probes use those names; before, the probes used the numbers and
    * the ports were not declared (kubernetes/kubernetes#131587, first released in v1.34).

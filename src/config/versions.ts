@@ -37,6 +37,7 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: true,
+      kubeconfigPreferences: true,
       // Numeric CoreDNS probe ports until kubernetes/kubernetes#131587 (CHANGELOG-1.34, alpha.1).
       coreDNSNamedProbePorts: false,
       kubeProxySNATNodeInternalIP: false,
@@ -64,6 +65,7 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      kubeconfigPreferences: false,
       // kubernetes/kubernetes#131587, in CHANGELOG-1.34 (v1.34.0-alpha.1).
       coreDNSNamedProbePorts: true,
       kubeProxySNATNodeInternalIP: false,
@@ -93,6 +95,7 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      kubeconfigPreferences: false,
       coreDNSNamedProbePorts: true,
       kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: false,
@@ -120,6 +123,7 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      kubeconfigPreferences: false,
       coreDNSNamedProbePorts: true,
       kubeProxySNATNodeInternalIP: false,
       // [M] kubernetes/kubernetes#138090 merged 2026-03-30, reviewers aimed at the 1.36 docs.
@@ -148,6 +152,7 @@ export const RELEASES: readonly Release[] = [
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
+      kubeconfigPreferences: false,
       coreDNSNamedProbePorts: true,
       // [M] in kube-proxy's v1alpha1 types.go at kubernetes/kubernetes@052d2d84 (newest stored,
       // undated); its issue (kubernetes/kubernetes#133024) had only an open PR in April 2026.

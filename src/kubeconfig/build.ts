@@ -63,7 +63,11 @@ export function createWithToken(
   return withUser(createBasic(serverURL, clusterName, userName, caCertPEM), userName, { token });
 }
 
-/** The file content, laid out as clientcmd.Write does (keys sorted, lists unindented). */
-export function renderKubeConfig(config: KubeConfig): string {
-  return toYAML(config);
+/**
+ * The file content, laid out as clientcmd.Write does (keys sorted, lists unindented), with the
+ * empty `preferences: {}` only for releases whose client-go still wrote it.
+ */
+export function renderKubeConfig(config: KubeConfig, opts: { preferences: boolean }): string {
+  const { preferences: _omitted, ...rest } = config;
+  return toYAML(opts.preferences ? { ...rest, preferences: {} } : rest);
 }

@@ -29,6 +29,8 @@ export interface KubeConfigWriter extends KubeConfigTarget {
   algorithm: EncryptionAlgorithm;
   /** NotAfter of new client certificates (now + certificateValidityPeriod). */
   clientCertNotAfter: Date;
+  /** Whether the release's clientcmd writes `preferences: {}`. */
+  preferences: boolean;
 }
 
 async function checkExisting(
@@ -87,7 +89,7 @@ export async function ensureKubeConfigFile(
     cert.pem,
   );
   writer.log.info(`Writing "${spec.fileName}" kubeconfig file`);
-  await writer.host.writeFile(path, renderKubeConfig(config), KUBECONFIG_FILE_MODE);
+  await writer.host.writeFile(path, renderKubeConfig(config, writer), KUBECONFIG_FILE_MODE);
 }
 
 /**

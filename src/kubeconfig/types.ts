@@ -30,6 +30,7 @@ export interface KubeConfig {
   clusters: { name: string; cluster: KubeConfigCluster }[];
   contexts: { name: string; context: KubeConfigContext }[];
   "current-context": string;
-  preferences: Record<string, never>;
+  /** Written by clientcmd before v1.34 only (ReleaseBehaviour.kubeconfigPreferences). */
+  preferences?: Record<string, never>;
   users: { name: string; user: KubeConfigUser }[];
 }

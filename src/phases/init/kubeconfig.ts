@@ -71,6 +71,7 @@ function fileSubPhase(name: KubeConfigPhaseName): Phase<InitData> {
           keys: data.keys,
           algorithm: cfg.cluster.encryptionAlgorithm,
           clientCertNotAfter: certificateValidity(cfg, "leaf", now).notAfter,
+          preferences: data.release.behaviour.kubeconfigPreferences,
         },
         spec,
         server,

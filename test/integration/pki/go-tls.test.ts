@@ -136,6 +136,7 @@ describe("kubectl (a Go TLS client) against the generated apiserver certificate"
           privateKeyToPEM(clientKeys.privateKey),
           client.pem,
         ),
+        { preferences: false },
       ),
     );
     const before = seen.length;

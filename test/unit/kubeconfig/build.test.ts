@@ -18,7 +18,7 @@ describe("kubeconfig builders (kubeadm util/kubeconfig CreateWithCerts)", () => 
       "KEY",
       "CERT",
     );
-    expect(renderKubeConfig(config)).toBe(
+    expect(renderKubeConfig(config, { preferences: true })).toBe(
       [
         "apiVersion: v1",
         "clusters:",
@@ -44,9 +44,16 @@ describe("kubeconfig builders (kubeadm util/kubeconfig CreateWithCerts)", () => 
     );
   });
 
+  it("omits preferences for releases whose client-go no longer writes it (v1.34+)", () => {
+    const config = createWithCerts("https://10.0.0.1:6443", "kubernetes", "u", "CA", "K", "C");
+    expect(renderKubeConfig(config, { preferences: false })).not.toContain("preferences");
+    expect(renderKubeConfig(config, { preferences: true })).toContain("\npreferences: {}\n");
+  });
+
   it("reads back what it writes", () => {
     const text = renderKubeConfig(
       createWithCerts("https://[fd00::1]:6443", "prod", "system:node:cp-1", "CA", "KEY", "CERT"),
+      { preferences: false },
     );
     const entries = currentEntries(
       parseKubeConfig(text, "/etc/kubernetes/kubelet.conf"),

@@ -176,6 +176,7 @@ describe("kubeconfig phase", () => {
             privateKeyToPEM(keys.privateKey),
             cert.pem,
           ),
+          { preferences: false },
         ),
       );
     };

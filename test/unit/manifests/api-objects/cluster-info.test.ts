@@ -81,6 +81,7 @@ describe("cluster-info kubeconfig", () => {
   it("copies admin.conf's current cluster", async () => {
     const admin = renderKubeConfig(
       createWithCerts(SERVER, "kubernetes", "kubernetes-admin", CA_PEM, "KEY", "CERT"),
+      { preferences: false },
     );
     const cm = clusterInfoConfigMapFromAdminConf(admin, "/etc/kubernetes/admin.conf", "v1.35.0");
     expect(cm).toEqual({
@@ -160,13 +161,16 @@ describe("an existing cluster-info", () => {
       {
         ...desired,
         data: {
-          kubeconfig: renderKubeConfig({
-            ...createWithCerts(SERVER, "a", "u", CA_PEM, "K", "C"),
-            clusters: [
-              { name: "a", cluster },
-              { name: "b", cluster },
-            ],
-          }),
+          kubeconfig: renderKubeConfig(
+            {
+              ...createWithCerts(SERVER, "a", "u", CA_PEM, "K", "C"),
+              clusters: [
+                { name: "a", cluster },
+                { name: "b", cluster },
+              ],
+            },
+            { preferences: false },
+          ),
         },
       },
       "its kubeconfig holds 2 clusters instead of one",
