@@ -1,6 +1,6 @@
 import * as core from "@actions/core";
 import { existsSync } from "node:fs";
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { prepareInit } from "../cluster/init.js";
 import { parseKubeConfig } from "../kubeconfig/parse.js";
@@ -52,6 +52,7 @@ async function main(): Promise<void> {
   const serviceCidr = optional("service-cidr");
   const kubernetesVersion = optional("kubernetes-version");
   const skipPhases = list(core.getInput("skip-phases"));
+  const apiObjects: string[] = [];
   const prepared = await prepareInit({
     config: await configInput(core.getInput("kubeadm-config")),
     flags: {
@@ -67,9 +68,13 @@ async function main(): Promise<void> {
     dryRunDir,
     reporter,
     env: process.env,
+    // The API writes the dry run would make go to a file, not into the job log.
+    stdout: (text) => apiObjects.push(text),
   });
   core.saveState("dry-run-dir", dryRunDir);
   await prepared.runner.run(prepared.data, { skipPhases: prepared.skipPhases, dryRun: true });
+  const apiObjectsFile = join(dryRunDir, "api-objects.yaml");
+  await writeFile(apiObjectsFile, apiObjects.join(""), { mode: 0o600 });
 
   const adminConf = join(dryRunDir, "etc/kubernetes/admin.conf");
   const text = await readFile(adminConf, "utf8");
@@ -83,6 +88,7 @@ async function main(): Promise<void> {
   core.setOutput("kubernetes-version", prepared.resolved.version);
   core.setOutput("ca-cert-hash", caCertHash(await readFile(caFile)));
   core.setOutput("dry-run-dir", dryRunDir);
+  core.setOutput("api-objects", apiObjectsFile);
   core.exportVariable("KUBECONFIG", adminConf);
   await core.summary
     .addHeading("kubeforge", 3)

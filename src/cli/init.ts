@@ -130,6 +130,7 @@ async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined
     ...(o.dryRunDir !== undefined ? { dryRunDir: o.dryRunDir } : {}),
     reporter,
     env: process.env,
+    stdout: (text) => process.stdout.write(text),
   });
   reporter.info(
     `[init] Using Kubernetes version: ${prepared.resolved.version} (${prepared.resolved.source})`,

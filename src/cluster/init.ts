@@ -8,11 +8,15 @@ import type { ResolvedVersion } from "../config/release.js";
 import type { ConfigDocuments } from "../config/types.js";
 import { validateInitConfig } from "../config/validate.js";
 import { DEFAULT_KUBERNETES_VERSION, resolveKubernetesVersion } from "../config/versions.js";
+import { syncSkippedAddons } from "../manifests/addons/skip.js";
 import { proxyEnvVars } from "../manifests/static-pod.js";
 import { detectAdvertiseAddress } from "../node/address.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { InitData } from "../phases/init/data.js";
 import { initPhases } from "../phases/init/index.js";
+import { NodeClusterAccess } from "../kube/access.js";
+import { DryRunClusterAccess } from "../kube/dry-run.js";
+import type { ClusterAccess } from "../kube/types.js";
 import { generateCertificateKey } from "../pki/certificate-key.js";
 import { KeyPool } from "../pki/keys.js";
 import { generateBootstrapToken } from "../pki/token.js";
@@ -39,6 +43,10 @@ export interface InitRequest {
   reporter: Reporter;
   /** The environment kubeforge runs in: proxy variables, KUBEFORGE_RELEASE_BASE_URL. */
   env: NodeJS.ProcessEnv;
+  /** The command's standard output: dry-run API objects, or the join commands. */
+  stdout: (text: string) => void;
+  /** How to reach the API; default: the node's own kubeconfig files, or the dry-run recorder. */
+  cluster?: ClusterAccess;
   now?: () => Date;
 }
 
@@ -94,6 +102,12 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
   });
   const problems = validateInitConfig(cfg);
   if (problems.length > 0) throw new ConfigError(problems);
+  // kubeadm's manageSkippedAddons: skipped addon phases and dns/proxy.disabled agree both ways
+  // before anything runs, so upload-config stores what the run did.
+  const addons = syncSkippedAddons(cfg.cluster, cfg.init.skipPhases);
+  if (addons.dnsDisabled) cfg.cluster.dns = { ...cfg.cluster.dns, disabled: true };
+  if (addons.proxyDisabled) cfg.cluster.proxy = { ...cfg.cluster.proxy, disabled: true };
+  cfg.init.skipPhases = addons.skipPhases;
   const ignorePreflightErrors = validateIgnorePreflightErrors(
     cfg.init.nodeRegistration.ignorePreflightErrors,
   );
@@ -108,6 +122,18 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
     );
   }
 
+  // A dry run's stdout carries only the API objects it would write; everything else is log.
+  const cluster =
+    request.cluster ??
+    (dryRun
+      ? new DryRunClusterAccess(request.stdout, (line) => reporter.info(line))
+      : new NodeClusterAccess(nodeHost));
+  const output = dryRun
+    ? (text: string) => {
+        for (const line of text.replace(/\n$/, "").split("\n")) reporter.info(line);
+      }
+    : request.stdout;
+
   const uploadCerts = request.flags.uploadCerts === true;
   const certificateKey =
     cfg.init.certificateKey ?? (uploadCerts ? generateCertificateKey() : undefined);
@@ -118,6 +144,8 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
     cfg,
     release: resolved.release,
     host: nodeHost,
+    cluster,
+    output,
     dryRun,
     patchesDir: cfg.init.patches?.directory,
     ignorePreflightErrors,

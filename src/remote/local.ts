@@ -10,16 +10,20 @@ export interface LocalHostOptions {
   /** Every absolute host path is placed under this folder (`--rootfs`). */
   rootfs?: string;
   name?: string;
+  /** Environment commands run with (default: kubeforge's own); tests put shims on its PATH. */
+  env?: NodeJS.ProcessEnv;
 }
 
 /** The machine kubeforge runs on: child processes and the local file system. */
 export class LocalHost implements Host {
   readonly name: string;
   readonly rootfs: string | undefined;
+  private readonly env: NodeJS.ProcessEnv | undefined;
 
   constructor(opts: LocalHostOptions = {}) {
     this.rootfs = opts.rootfs;
     this.name = opts.name ?? "local";
+    this.env = opts.env;
   }
 
   private path(p: string): string {
@@ -32,7 +36,11 @@ export class LocalHost implements Host {
     if (!cmd) return Promise.reject(new Error("exec needs a command"));
     return new Promise((resolve, reject) => {
       // Own process group, so a timeout ends the command and everything it started.
-      const child = spawn(cmd, args, { stdio: ["pipe", "pipe", "pipe"], detached: true });
+      const child = spawn(cmd, args, {
+        stdio: ["pipe", "pipe", "pipe"],
+        detached: true,
+        env: this.env ?? process.env,
+      });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
       child.stdout.on("data", (b: Buffer) => out.push(b));

@@ -7,6 +7,7 @@ import type { Release } from "../../src/config/release.js";
 import type { InitConfig } from "../../src/config/types.js";
 import { releaseFor } from "../../src/config/versions.js";
 import type { InitData } from "../../src/phases/init/data.js";
+import { NodeClusterAccess } from "../../src/kube/access.js";
 import { KeyPool } from "../../src/pki/keys.js";
 import type { Host } from "../../src/remote/host.js";
 import { LocalHost } from "../../src/remote/local.js";
@@ -89,6 +90,8 @@ export function testInitData(
     skipCertificateKeyPrint: false,
     proxyEnv: {},
     keys: new KeyPool(),
+    cluster: new NodeClusterAccess(host),
+    output: () => undefined,
     ...rest,
     ignorePreflightErrors: new Set(normalizePreflightIgnores(ignorePreflightErrors)),
     now: () => now,

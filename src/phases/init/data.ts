@@ -1,6 +1,7 @@
 import type { InitConfig } from "../../config/types.js";
 import type { Release } from "../../config/release.js";
 import type { KeySource } from "../../pki/key-source.js";
+import type { ClusterAccess } from "../../kube/types.js";
 import type { Host } from "../../remote/host.js";
 
 /**
@@ -13,6 +14,13 @@ export interface InitData {
   readonly cfg: InitConfig;
   readonly release: Release;
   readonly host: Host;
+  /** The cluster's API as this run reaches it; in a dry run, a recorder printing every write. */
+  readonly cluster: ClusterAccess;
+  /**
+   * Where results for the user go (the join commands): stdout, or the log in a dry run, whose
+   * stdout carries only the API objects.
+   */
+  readonly output: (text: string) => void;
   readonly dryRun: boolean;
   /** Folder with kubeadm-style patch files (`--patches`, `InitConfiguration.patches.directory`). */
   readonly patchesDir: string | undefined;

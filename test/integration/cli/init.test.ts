@@ -4,6 +4,8 @@ import { mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promise
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { load } from "js-yaml";
+import { createServer } from "node:net";
 import { listFiles } from "../../../src/cli/files.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 
@@ -62,6 +64,18 @@ async function temp(prefix: string): Promise<string> {
   return d;
 }
 
+/** A TCP port that was free a moment ago. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once("error", reject);
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
 async function snapshot(dir: string): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const f of await listFiles(dir)) out.set(relative(dir, f), await readFile(f, "base64"));
@@ -101,13 +115,36 @@ describe("kubeforge init --dry-run", () => {
     expect((await listFiles(out)).map((f) => relative(out, f))).toEqual(NODE_FILES);
   });
 
-  it("keeps stdout for data and reports progress and the commands it did not run on stderr", () => {
-    expect(result.stdout).toBe("");
+  it("prints on stdout only the API writes, each a YAML document after '# <VERB> <path>'", () => {
+    const docs = result.stdout.split(/^---\n/m).filter((d) => d.length > 0);
+    expect(docs.length).toBeGreaterThan(25);
+    for (const doc of docs) expect(doc).toMatch(/^# (CREATE|UPDATE|PATCH|DELETE) \/api/);
+    const requests = docs.map((d) => d.split("\n")[0]);
+    expect(requests).toContain("# CREATE /api/v1/namespaces/kube-system/secrets");
+    expect(requests).toContain("# CREATE /api/v1/namespaces/kube-public/configmaps");
+    expect(requests).toContain("# PATCH /api/v1/nodes/cp-1");
+    expect(requests).toContain("# CREATE /apis/apps/v1/namespaces/kube-system/deployments");
+    // Each document reads back with js-yaml as the object it announces.
+    const objects = docs.map((d) => load(d) as { kind: string; metadata: { name: string } });
+    expect(objects.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual(
+      expect.arrayContaining([
+        "ConfigMap/kubeadm-config",
+        "ConfigMap/kubelet-config",
+        "Secret/bootstrap-token-abcdef",
+        "ConfigMap/cluster-info",
+        "ClusterRoleBinding/kubeadm:cluster-admins",
+        "Deployment/coredns",
+        "DaemonSet/kube-proxy",
+      ]),
+    );
+  });
+
+  it("reports progress, the commands it did not run and the join commands on stderr", () => {
     expect(result.stderr).toContain("[dryrun] Would run on local: systemctl restart kubelet");
     expect(result.stderr).toContain('[certs] Generating "ca" certificate and key');
-    expect(result.stderr).toMatch(
-      /Would run phase wait-control-plane, which this version of kubeforge does not implement yet/,
-    );
+    expect(result.stderr).toContain("[dryrun] Would GET http://127.0.0.1:10248/healthz");
+    expect(result.stderr).toContain("Your Kubernetes control-plane has initialized successfully!");
+    expect(result.stderr).toMatch(/kubeforge join 10\.0\.0\.10:6443 --token \S+ \\/);
   });
 
   it("writes kubeadm's file modes", async () => {
@@ -152,7 +189,7 @@ describe("kubeforge init --dry-run", () => {
       ...IGNORE,
       "--dry-run",
       "--skip-phases",
-      "certs,kubeconfig",
+      `certs,kubeconfig,${API_PHASES}`,
     ]);
     expect(r.code).toBe(0);
     const dir = /Rendering node files into (\S+);/.exec(r.stderr)?.[1];
@@ -178,13 +215,33 @@ describe("kubeforge init --rootfs", () => {
     expect(await snapshot(rootfs)).toEqual(before);
   });
 
-  it("stops with a clear error at the first phase that needs the Kubernetes API", async () => {
+  it("fails at wait-control-plane, naming the kubelet and the timeout, when no kubelet runs", async () => {
     const rootfs = await temp("rootfs");
-    const r = await kubeforge(["init", ...BASE, ...IGNORE, "--rootfs", rootfs]);
-    expect(r.code).toBe(1);
-    expect(r.stderr.trim().split("\n").at(-1)).toBe(
-      "error execution phase wait-control-plane: not implemented in this version of kubeforge: it needs the Kubernetes API, which this version of kubeforge does not reach yet",
+    const config = join(rootfs, "..", `${relative(tmpdir(), rootfs)}.yaml`);
+    temps.push(config);
+    await writeFile(
+      config,
+      [
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: InitConfiguration",
+        "localAPIEndpoint: {advertiseAddress: 10.0.0.10}",
+        "nodeRegistration: {name: cp-1}",
+        "timeouts: {kubeletHealthCheck: 1s}",
+        "---",
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: ClusterConfiguration",
+        "kubernetesVersion: v1.35.0",
+        "---",
+        "apiVersion: kubelet.config.k8s.io/v1beta1",
+        "kind: KubeletConfiguration",
+        // A port nothing listens on, whatever runs on this machine.
+        `healthzPort: ${await freePort()}`,
+      ].join("\n"),
     );
+    const r = await kubeforge(["init", "--config", config, ...IGNORE, "--rootfs", rootfs]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/error execution phase wait-control-plane: .*kubelet.*1s/);
+    expect(r.stderr).toContain("journalctl -xeu kubelet");
     expect(existsSync(join(rootfs, "var/lib/kubelet/config.yaml"))).toBe(true);
   });
 

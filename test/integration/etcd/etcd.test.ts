@@ -58,6 +58,7 @@ describe("generated etcd manifest and certificates, with a real etcd", () => {
       dryRun: false,
       reporter: new TerminalReporter({ write: () => {} }),
       env: {},
+      stdout: () => undefined,
     });
     await prepared.runner.run(prepared.data, { filterPhases: ["certs", "etcd"] });
 

@@ -23,6 +23,7 @@ function request(overrides: Partial<InitRequest> = {}): InitRequest {
     dryRun: false,
     reporter: { ...recordingLogger(), group: (_t, fn) => fn(), mask: () => undefined },
     env: {},
+    stdout: () => undefined,
     ...overrides,
   };
 }

@@ -1,0 +1,97 @@
+import {
+  COREDNS_NAME,
+  KUBE_DNS_LABEL_SELECTOR,
+  coreDNSConfigMapAction,
+  coreDNSEnabled,
+  coreDNSObjects,
+  existingCoreDNSReplicas,
+} from "../../manifests/addons/coredns.js";
+import { kubeProxyEnabled, kubeProxyObjects } from "../../manifests/addons/kube-proxy.js";
+import { isNotFound } from "../../kube/errors.js";
+import { createOrUpdate, createOrUpdateService } from "../../kube/idempotency.js";
+import { poll } from "../../kube/poll.js";
+import { refOf, type KubeClient, type KubeObject } from "../../kube/types.js";
+import type { Phase, PhaseContext } from "../../workflow/phase.js";
+import { adminClient, apiCallOptions } from "./clients.js";
+import { loadPatches } from "./control-plane.js";
+import type { InitData } from "./data.js";
+
+// kubeadm's cmd/phases/init/addons.go over phases/addons/dns (EnsureDNSAddon) and
+// phases/addons/proxy (EnsureProxyAddon): every object created or updated, in kubeadm's order.
+
+async function getIfExists(client: KubeClient, obj: KubeObject, data: InitData) {
+  return poll(
+    async () => {
+      try {
+        return { found: await client.get(refOf(obj)) };
+      } catch (e) {
+        if (isNotFound(e)) return { found: undefined };
+        throw e;
+      }
+    },
+    { ...apiCallOptions(data), what: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` },
+  );
+}
+
+async function ensureCoreDNS(data: InitData, ctx: PhaseContext): Promise<void> {
+  const client = await adminClient(data);
+  const opts = apiCallOptions(data);
+  // kubeadm deployedDNSReplicas: a re-apply keeps the replica count the cluster runs.
+  const deployments = await poll(
+    () =>
+      client.list("apps/v1", "Deployment", {
+        namespace: "kube-system",
+        labelSelector: KUBE_DNS_LABEL_SELECTOR,
+      }),
+    { ...opts, what: `the Deployments labelled ${KUBE_DNS_LABEL_SELECTOR}` },
+  );
+  const objects = coreDNSObjects(data.cfg, data.release, {
+    replicas: existingCoreDNSReplicas(deployments),
+    patches: await loadPatches(data, ctx),
+    log: (l) => ctx.log.info(l),
+  });
+
+  const existing = (await getIfExists(client, objects.configMap, data)).found;
+  const action = coreDNSConfigMapAction(existing);
+  if (action === "retain") {
+    ctx.log.warn(
+      `the ConfigMap kube-system/${COREDNS_NAME} holds a Corefile kubeadm did not generate: it is kept as it is (kubeforge does not migrate Corefiles)`,
+    );
+  } else {
+    await createOrUpdate(client, objects.configMap, opts);
+  }
+  for (const obj of [objects.clusterRole, objects.clusterRoleBinding, objects.serviceAccount]) {
+    await createOrUpdate(client, obj, opts);
+  }
+  await createOrUpdate(client, objects.deployment, opts);
+  await createOrUpdateService(client, objects.service, opts);
+  ctx.log.info("[addons] Applied essential addon: CoreDNS");
+}
+
+async function ensureKubeProxy(data: InitData, ctx: PhaseContext): Promise<void> {
+  const client = await adminClient(data);
+  const opts = apiCallOptions(data);
+  for (const obj of kubeProxyObjects(data.cfg, data.release, data.proxyEnv).inOrder) {
+    await createOrUpdate(client, obj, opts);
+  }
+  ctx.log.info("[addons] Applied essential addon: kube-proxy");
+}
+
+export const addonPhase: Phase<InitData> = {
+  name: "addon",
+  short: "Install required addons for passing conformance tests",
+  phases: [
+    {
+      name: "coredns",
+      short: "Install the CoreDNS addon to a Kubernetes cluster",
+      runIf: (data) => coreDNSEnabled(data.cfg),
+      run: ensureCoreDNS,
+    },
+    {
+      name: "kube-proxy",
+      short: "Install the kube-proxy addon to a Kubernetes cluster",
+      runIf: (data) => kubeProxyEnabled(data.cfg),
+      run: ensureKubeProxy,
+    },
+  ],
+};

@@ -1,0 +1,47 @@
+import { parseKubeConfig, currentEntries, decodeData } from "../../kubeconfig/parse.js";
+import { showJoinCommandText } from "../../manifests/join-command.js";
+import { pemDecodeAll } from "../../pki/pem.js";
+import { certificateHash } from "../../pki/pin.js";
+import type { Phase } from "../../workflow/phase.js";
+import { ADMIN_KUBECONFIG_PATH } from "./clients.js";
+import type { InitData } from "./data.js";
+
+// kubeadm's cmd/phases/init/showjoincommand.go: the message that ends `init`, with a worker and
+// (given a control-plane endpoint) a control-plane join command per bootstrap token, pinned to
+// every CA in admin.conf. It is the command's result, so it goes to the output, not the log.
+
+export const showJoinCommandPhase: Phase<InitData> = {
+  name: "show-join-command",
+  short: "Show the join command for control-plane and worker node",
+  dependencies: ["bootstrap-token", "upload-certs"],
+  run: async (data) => {
+    const text = await data.host.readFile(ADMIN_KUBECONFIG_PATH);
+    const { cluster } = currentEntries(
+      parseKubeConfig(text, ADMIN_KUBECONFIG_PATH),
+      ADMIN_KUBECONFIG_PATH,
+    );
+    const caPEM = decodeData(cluster["certificate-authority-data"]) ?? Buffer.alloc(0);
+    const caCertHashes = pemDecodeAll(caPEM)
+      .filter((b) => b.type === "CERTIFICATE")
+      .map((b) => certificateHash(b.der));
+    if (caCertHashes.length === 0) {
+      throw new Error(
+        `${ADMIN_KUBECONFIG_PATH} holds no CA certificate to pin the join command to`,
+      );
+    }
+    data.output(
+      showJoinCommandText({
+        program: "kubeforge",
+        kubeconfigPath: ADMIN_KUBECONFIG_PATH,
+        server: cluster.server,
+        caCertHashes,
+        tokens: data.cfg.init.bootstrapTokens.map((t) => t.token ?? ""),
+        controlPlaneEndpoint: data.cfg.cluster.controlPlaneEndpoint,
+        uploadCerts: data.uploadCerts,
+        certificateKey: data.certificateKey,
+        skipTokenPrint: data.skipTokenPrint,
+        skipCertificateKeyPrint: data.skipCertificateKeyPrint,
+      }),
+    );
+  },
+};

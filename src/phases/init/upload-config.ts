@@ -1,0 +1,85 @@
+import { createOrMutate, createOrUpdate, patchNode } from "../../kube/idempotency.js";
+import { nodeLocalCRISocket } from "../../manifests/kubelet.js";
+import { kubeadmConfigRBAC, kubeletConfigRBAC } from "../../manifests/rbac.js";
+import {
+  KUBEADM_CONFIG_CONFIGMAP,
+  KUBELET_CONFIG_CONFIGMAP,
+  kubeadmConfigConfigMap,
+  kubeletConfigConfigMap,
+  mutateKubeadmConfigConfigMap,
+} from "../../manifests/upload-config.js";
+import type { Phase, PhaseContext } from "../../workflow/phase.js";
+import { adminClient, apiCallOptions } from "./clients.js";
+import type { InitData } from "./data.js";
+
+// kubeadm's cmd/phases/init/uploadconfig.go over phases/uploadconfig (kubeadm-config) and
+// phases/kubelet/config.go (kubelet-config), each with the Role and RoleBinding that let joining
+// nodes read it.
+
+/** kubeadm's constants.AnnotationKubeadmCRISocket. */
+export const CRI_SOCKET_ANNOTATION = "kubeadm.alpha.kubernetes.io/cri-socket";
+
+async function uploadKubeadmConfig(data: InitData, ctx: PhaseContext): Promise<void> {
+  const client = await adminClient(data);
+  const opts = apiCallOptions(data);
+  ctx.log.info(
+    `[upload-config] Storing the configuration used in ConfigMap "${KUBEADM_CONFIG_CONFIGMAP}" in the "kube-system" Namespace`,
+  );
+  const cluster = data.cfg.cluster;
+  await createOrMutate(
+    client,
+    kubeadmConfigConfigMap(cluster),
+    (existing) => mutateKubeadmConfigConfigMap(existing, cluster),
+    opts,
+  );
+  for (const obj of kubeadmConfigRBAC()) await createOrUpdate(client, obj, opts);
+}
+
+async function uploadKubeletConfig(data: InitData, ctx: PhaseContext): Promise<void> {
+  const { cfg, release } = data;
+  const client = await adminClient(data);
+  const opts = apiCallOptions(data);
+  ctx.log.info(
+    `[kubelet] Creating a ConfigMap "${KUBELET_CONFIG_CONFIGMAP}" in namespace kube-system with the configuration for the kubelets in the cluster`,
+  );
+  await createOrUpdate(client, kubeletConfigConfigMap(cfg.kubelet, cfg.kubeletUserSupplied), opts);
+  for (const obj of kubeletConfigRBAC()) await createOrUpdate(client, obj, opts);
+
+  // Without NodeLocalCRISocket the node's CRI socket lives in a Node annotation
+  // (phases/patchnode AnnotateCRISocket), read back by upgrade and reset.
+  if (!nodeLocalCRISocket(cfg, release)) {
+    const { name, criSocket } = cfg.init.nodeRegistration;
+    ctx.log.info(`[upload-config] Preserving the CRISocket information for the control-plane node`);
+    ctx.log.info(
+      `[patchnode] Uploading the CRI socket information "${criSocket}" to the Node API object "${name}" as an annotation`,
+    );
+    await patchNode(
+      client,
+      name,
+      (node) => {
+        node.metadata.annotations = {
+          ...node.metadata.annotations,
+          [CRI_SOCKET_ANNOTATION]: criSocket,
+        };
+      },
+      opts,
+    );
+  }
+}
+
+export const uploadConfigPhase: Phase<InitData> = {
+  name: "upload-config",
+  short: "Upload the kubeadm and kubelet configuration to a ConfigMap",
+  phases: [
+    {
+      name: "kubeadm",
+      short: "Upload the kubeadm ClusterConfiguration to a ConfigMap",
+      run: uploadKubeadmConfig,
+    },
+    {
+      name: "kubelet",
+      short: "Upload the kubelet component config to a ConfigMap",
+      run: uploadKubeletConfig,
+    },
+  ],
+};
