@@ -1,0 +1,102 @@
+// SIMULATION (test double). The kube-controller-manager controllers kubeadm relies on, reacting
+// to store events (no polling): bootstrapsigner, tokencleaner, csrapproving, csrsigning,
+// garbagecollector, serviceaccount and root-ca-cert-publisher.
+// k8s: cmd/kube-controller-manager/app/controllermanager.go (IsControllerEnabled: "name",
+// "-name", "*"; bootstrapsigner and tokencleaner are off unless named),
+// cmd/kube-controller-manager/names/controller_names.go (current names and their aliases).
+import { readFileSync } from "node:fs";
+import { buildAuthorizer } from "../authz.js";
+import type { ObjectStore } from "../store.js";
+import { startBootstrapSigner } from "./bootstrap-signer.js";
+import type { ControllerContext, StopFn } from "./context.js";
+import { startCSRApprover } from "./csr-approver.js";
+import { startCSRSigner } from "./csr-signer.js";
+import { startGarbageCollector } from "./garbage-collector.js";
+import { startRootCAPublisher, startServiceAccountController } from "./namespace-defaults.js";
+import { startTokenCleaner } from "./token-cleaner.js";
+
+export interface FakeControllersOptions {
+  clusterSigningCertFile: string;
+  clusterSigningKeyFile: string;
+  /** --controllers; default ["*", "bootstrapsigner", "tokencleaner"] as kubeadm sets it. */
+  controllers?: string[];
+  /** --cluster-signing-duration in milliseconds; default one year (8760h). */
+  clusterSigningDuration?: number;
+  log?: (line: string) => void;
+  /** --root-ca-file: publish kube-root-ca.crt in every namespace. */
+  rootCAFile?: string;
+  /** The authorizer's modes for the approver's SubjectAccessReviews; default ["Node", "RBAC"]. */
+  authorizationModes?: string[];
+}
+
+// Canonical names (v1.28+) → the simulated controller; old names are aliases.
+const ALIASES: Record<string, string> = {
+  "bootstrap-signer-controller": "bootstrapsigner",
+  "token-cleaner-controller": "tokencleaner",
+  "certificatesigningrequest-approving-controller": "csrapproving",
+  "certificatesigningrequest-signing-controller": "csrsigning",
+  "garbage-collector-controller": "garbagecollector",
+  "serviceaccount-controller": "serviceaccount",
+  "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
+};
+const DISABLED_BY_DEFAULT = new Set(["bootstrapsigner", "tokencleaner"]);
+
+function canonical(name: string): string {
+  return ALIASES[name] ?? name;
+}
+
+export function isControllerEnabled(name: string, controllers: string[]): boolean {
+  let star = false;
+  for (const raw of controllers) {
+    const neg = raw.startsWith("-");
+    const c = canonical(neg ? raw.slice(1) : raw);
+    if (c === name) return !neg;
+    if (raw === "*") star = true;
+  }
+  return star && !DISABLED_BY_DEFAULT.has(name);
+}
+
+export const ONE_YEAR_MS = 8760 * 3600_000;
+
+export function startFakeControllers(
+  store: ObjectStore,
+  opts: FakeControllersOptions,
+): { stop(): void } {
+  const log = opts.log ?? (() => {});
+  const controllers = opts.controllers ?? ["*", "bootstrapsigner", "tokencleaner"];
+  const ctx: ControllerContext = {
+    store,
+    log,
+    authorize: buildAuthorizer(store, opts.authorizationModes ?? ["Node", "RBAC"]),
+  };
+  const stops: StopFn[] = [];
+  const on = (n: string) => isControllerEnabled(n, controllers);
+  try {
+    if (on("garbagecollector")) stops.push(startGarbageCollector(ctx));
+    if (on("serviceaccount")) stops.push(startServiceAccountController(ctx));
+    if (on("root-ca-cert-publisher") && opts.rootCAFile) {
+      stops.push(startRootCAPublisher(ctx, readFileSync(opts.rootCAFile, "utf8")));
+    }
+    if (on("bootstrapsigner")) stops.push(startBootstrapSigner(ctx));
+    if (on("tokencleaner")) stops.push(startTokenCleaner(ctx));
+    if (on("csrapproving")) stops.push(startCSRApprover(ctx));
+    if (on("csrsigning")) {
+      stops.push(
+        startCSRSigner(ctx, {
+          certFile: opts.clusterSigningCertFile,
+          keyFile: opts.clusterSigningKeyFile,
+          durationMs: opts.clusterSigningDuration ?? ONE_YEAR_MS,
+        }),
+      );
+    }
+  } catch (e) {
+    for (const s of stops) s();
+    throw e;
+  }
+  log(`simulated kube-controller-manager started (${controllers.join(",")})`);
+  return {
+    stop() {
+      for (const s of stops.splice(0)) s();
+    },
+  };
+}

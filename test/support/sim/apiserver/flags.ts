@@ -1,0 +1,123 @@
+// SIMULATION (test double). Reading the static pod commands kubeadm writes, to start the
+// simulated components with the same settings. Flags are "--name=value" (kubeadm's form,
+// k8s: cmd/kubeadm/app/util/arguments.go BuildArgumentListFromMap); "--name value" is accepted too.
+// Defaults are the binaries' own. k8s: cmd/kube-apiserver/app/options,
+// staging/src/k8s.io/apiserver/pkg/server/options/serving.go (--bind-address 0.0.0.0,
+// --secure-port 6443), staging/src/k8s.io/apiserver/pkg/server/options/authentication.go
+// (--anonymous-auth true), pkg/kubeapiserver/options/authorization.go (--authorization-mode),
+// cmd/kube-controller-manager/app/options (--controllers, --cluster-signing-duration 8760h).
+import type { FakeControllersOptions } from "./controllers/index.js";
+import type { FakeApiServerOptions } from "./server.js";
+
+export function parseFlags(command: string[], binary: string): Map<string, string> {
+  if (command.length === 0 || !command[0]!.endsWith(binary)) {
+    throw new Error(`the command does not start ${binary}: ${JSON.stringify(command.slice(0, 1))}`);
+  }
+  const flags = new Map<string, string>();
+  for (let i = 1; i < command.length; i++) {
+    const arg = command[i]!;
+    if (!arg.startsWith("--")) continue;
+    const eq = arg.indexOf("=");
+    if (eq >= 0) flags.set(arg.slice(2, eq), arg.slice(eq + 1));
+    else if (i + 1 < command.length && !command[i + 1]!.startsWith("--"))
+      flags.set(arg.slice(2), command[++i]!);
+    else flags.set(arg.slice(2), "true");
+  }
+  return flags;
+}
+
+function required(flags: Map<string, string>, name: string, binary: string): string {
+  const v = flags.get(name);
+  if (v === undefined || v === "")
+    throw new Error(`${binary} command has no --${name}, which the simulation needs`);
+  return v;
+}
+
+function bool(v: string | undefined, dflt: boolean, name: string): boolean {
+  if (v === undefined) return dflt;
+  if (v === "true" || v === "1" || v === "t" || v === "T" || v === "TRUE" || v === "True")
+    return true;
+  if (v === "false" || v === "0" || v === "f" || v === "F" || v === "FALSE" || v === "False")
+    return false;
+  throw new Error(`--${name}=${v} is not a boolean`);
+}
+
+/** Go's time.ParseDuration ("8760h0m0s", "1h30m", "90s", "1.5h") in milliseconds. */
+export function parseGoDuration(text: string): number {
+  const units: Record<string, number> = {
+    ns: 1e-6,
+    us: 1e-3,
+    µs: 1e-3,
+    ms: 1,
+    s: 1000,
+    m: 60_000,
+    h: 3_600_000,
+  };
+  if (text === "0") return 0;
+  const re = /(\d+(?:\.\d*)?|\.\d+)(ns|us|µs|ms|s|m|h)/gy;
+  let total = 0;
+  let pos = 0;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(text))) {
+    total += Number(m[1]) * units[m[2]!]!;
+    pos = re.lastIndex;
+  }
+  if (pos !== text.length || text.length === 0) throw new Error(`invalid duration "${text}"`);
+  return total;
+}
+
+/** Options for startFakeApiServer from a kube-apiserver static pod command. */
+export function apiServerOptionsFromCommand(
+  command: string[],
+  mapPath: (p: string) => string,
+): FakeApiServerOptions {
+  const bin = "kube-apiserver";
+  const f = parseFlags(command, bin);
+  const port = Number(f.get("secure-port") ?? "6443");
+  if (!Number.isInteger(port) || port < 0 || port > 65535)
+    throw new Error(`--secure-port=${f.get("secure-port")} is not a port`);
+  const opts: FakeApiServerOptions = {
+    bindAddress: f.get("bind-address") ?? "0.0.0.0",
+    securePort: port,
+    tlsCertFile: mapPath(required(f, "tls-cert-file", bin)),
+    tlsPrivateKeyFile: mapPath(required(f, "tls-private-key-file", bin)),
+    clientCAFile: mapPath(required(f, "client-ca-file", bin)),
+    enableBootstrapTokenAuth: bool(
+      f.get("enable-bootstrap-token-auth"),
+      false,
+      "enable-bootstrap-token-auth",
+    ),
+    anonymousAuth: bool(f.get("anonymous-auth"), true, "anonymous-auth"),
+    authorizationModes: (f.get("authorization-mode") ?? "AlwaysAllow")
+      .split(",")
+      .map((s) => s.trim()),
+    admissionPlugins: (f.get("enable-admission-plugins") ?? "")
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
+  };
+  const adv = f.get("advertise-address");
+  if (adv) opts.advertiseAddress = adv;
+  const svc = f.get("service-cluster-ip-range");
+  if (svc) opts.serviceClusterIPRange = svc;
+  return opts;
+}
+
+/** Options for startFakeControllers from a kube-controller-manager static pod command. */
+export function controllersOptionsFromCommand(
+  command: string[],
+  mapPath: (p: string) => string,
+): FakeControllersOptions {
+  const bin = "kube-controller-manager";
+  const f = parseFlags(command, bin);
+  const opts: FakeControllersOptions = {
+    clusterSigningCertFile: mapPath(required(f, "cluster-signing-cert-file", bin)),
+    clusterSigningKeyFile: mapPath(required(f, "cluster-signing-key-file", bin)),
+    controllers: (f.get("controllers") ?? "*").split(",").map((s) => s.trim()),
+  };
+  const d = f.get("cluster-signing-duration");
+  if (d !== undefined) opts.clusterSigningDuration = parseGoDuration(d);
+  const root = f.get("root-ca-file");
+  if (root) opts.rootCAFile = mapPath(root);
+  return opts;
+}

@@ -1,0 +1,40 @@
+import { createHash, randomBytes } from "node:crypto";
+import { rename, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+import { buildOptions } from "../../../../scripts/build-options.mjs";
+
+// SIMULATION (test double). The simulated kubelet runs as its own process (started by the
+// systemctl shim), so it is bundled into one ES module the way kubeforge itself is bundled
+// (scripts/build-options.mjs: the createRequire/__dirname banner CommonJS dependencies need).
+// The file is named by its content: kubelets started from it may outlive the test process
+// that built it, and test files running in parallel share one copy instead of leaving many.
+
+let bundled: Promise<string> | undefined;
+
+/** Bundles main.ts (once per process) and returns the path of the .mjs. */
+export function bundleSimKubelet(): Promise<string> {
+  bundled ??= (async () => {
+    const entry = fileURLToPath(new URL("./main.ts", import.meta.url));
+    const result = await build({
+      ...buildOptions(tmpdir()),
+      entryPoints: { "sim-kubelet": entry },
+      outExtension: { ".js": ".mjs" },
+      legalComments: "none",
+      write: false,
+    });
+    const out = result.outputFiles.find((f) => f.path.endsWith(".mjs"));
+    if (!out) throw new Error("bundling the simulated kubelet produced no .mjs");
+    const hash = createHash("sha256").update(out.contents).digest("hex").slice(0, 16);
+    const path = join(tmpdir(), `kubeforge-sim-kubelet-${hash}.mjs`);
+    if (!(await stat(path).catch(() => undefined))) {
+      const tmp = `${path}.${randomBytes(4).toString("hex")}`;
+      await writeFile(tmp, out.contents);
+      await rename(tmp, path);
+    }
+    return path;
+  })();
+  return bundled;
+}

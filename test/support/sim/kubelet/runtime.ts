@@ -1,0 +1,245 @@
+import { randomBytes } from "node:crypto";
+import { join } from "node:path";
+import type { FakeApiServer } from "../apiserver/index.js";
+import {
+  ContainerLog,
+  NotReadyToStart,
+  startContainer,
+  type RunningContainer,
+} from "./containers.js";
+import type { HostFiles } from "./host-files.js";
+import type { PodManifest } from "./static-pods.js";
+import type { KubeletTiming } from "./timing.js";
+
+// SIMULATION (test double). The container runtime of a simulated node, in place of containerd:
+// the kubelet hands it the pods that should run; it starts, restarts (CrashLoopBackOff: 10 s
+// doubling to 5 m, pkg/kubelet/kubelet.go backOffPeriod / MaxContainerBackOff) and stops their
+// containers, and reports their state. It can live in the kubelet's process (in-process tests)
+// or in its own daemon (runtime-daemon.ts) so that, as with containerd, pods keep running while
+// the kubelet is stopped or restarted — which `kubeadm init` does twice.
+
+export interface DesiredPod {
+  key: string;
+  uid: string;
+  hash: string;
+  pod: PodManifest;
+}
+
+export interface ContainerState {
+  running?: { startedAt: string };
+  waiting?: { reason: string; message?: string };
+  terminated?: { exitCode: number; reason: string; finishedAt: string };
+}
+
+export interface ContainerStatus {
+  name: string;
+  image: string;
+  containerID?: string;
+  ready: boolean;
+  started: boolean;
+  restartCount: number;
+  state: ContainerState;
+  lastState?: ContainerState;
+}
+
+export interface PodStatus {
+  key: string;
+  uid: string;
+  hash: string;
+  startTime: string;
+  containers: ContainerStatus[];
+  /** OS pid of a real process (etcd), for cleanup and tests. */
+  pid?: number;
+}
+
+export interface PodRuntime {
+  /** Makes the running set equal `pods` and returns every pod's state. */
+  sync(pods: DesiredPod[]): Promise<PodStatus[]>;
+  /** Stops every container. */
+  shutdown(): Promise<void>;
+}
+
+interface Slot {
+  desired: DesiredPod;
+  startTime: string;
+  log: ContainerLog;
+  running?: RunningContainer;
+  containerID?: string;
+  state: ContainerState;
+  lastState?: ContainerState;
+  restartCount: number;
+  backoffMs: number;
+  nextStartAt: number;
+  starting?: Promise<void>;
+}
+
+export interface RuntimeOptions {
+  files: HostFiles;
+  timing: KubeletTiming;
+  log: (line: string) => void;
+}
+
+const now = () => new Date().toISOString();
+
+export class InProcessRuntime implements PodRuntime {
+  private readonly slots = new Map<string, Slot>();
+  private apiStore: FakeApiServer["store"] | undefined;
+  private queue: Promise<unknown> = Promise.resolve();
+
+  constructor(private readonly o: RuntimeOptions) {}
+
+  sync(pods: DesiredPod[]): Promise<PodStatus[]> {
+    const next = this.queue.then(() => this.reconcile(pods));
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  shutdown(): Promise<void> {
+    const next = this.queue.then(() => this.reconcile([])).then(() => undefined);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  private async reconcile(pods: DesiredPod[]): Promise<PodStatus[]> {
+    const wanted = new Map(pods.map((p) => [p.key, p]));
+    // Removed or changed pods are killed first (a changed manifest is a new pod: the kubelet
+    // kills the old one and starts the new one).
+    for (const [key, slot] of [...this.slots]) {
+      const want = wanted.get(key);
+      if (!want || want.hash !== slot.desired.hash) {
+        await this.kill(slot, want ? "manifest changed" : "manifest removed");
+        this.slots.delete(key);
+      }
+    }
+    for (const pod of pods) {
+      let slot = this.slots.get(pod.key);
+      if (!slot) {
+        slot = {
+          desired: pod,
+          startTime: now(),
+          // pkg/kubelet/kuberuntime: /var/log/pods/<namespace>_<name>_<uid>/<container>/<n>.log
+          log: new ContainerLog(
+            this.o.files.real(
+              join(
+                "/var/log/pods",
+                `${pod.pod.metadata.namespace}_${pod.pod.metadata.name}_${pod.uid}`,
+                pod.pod.spec.containers[0]!.name,
+                "0.log",
+              ),
+            ),
+          ),
+          state: { waiting: { reason: "ContainerCreating" } },
+          restartCount: 0,
+          backoffMs: 0,
+          nextStartAt: 0,
+        };
+        this.slots.set(pod.key, slot);
+      }
+      if (!slot.running && !slot.starting && Date.now() >= slot.nextStartAt) {
+        slot.starting = this.start(slot).finally(() => (slot.starting = undefined));
+      }
+    }
+    // Give quick starts a moment so the first report is not always "ContainerCreating".
+    await Promise.race([
+      Promise.all([...this.slots.values()].map((s) => s.starting ?? Promise.resolve())),
+      new Promise((r) => setTimeout(r, 200)),
+    ]);
+    return [...this.slots.values()].map((s) => this.status(s));
+  }
+
+  private async start(slot: Slot): Promise<void> {
+    const { pod } = slot.desired;
+    const container = pod.spec.containers[0]!;
+    try {
+      const running = await startContainer({
+        pod,
+        container,
+        files: this.o.files,
+        log: slot.log,
+        apiStore: () => this.apiStore,
+        setApiStore: (s) => (this.apiStore = s),
+        runtimeLog: this.o.log,
+      });
+      slot.running = running;
+      slot.containerID = `simulated://${randomBytes(16).toString("hex")}`;
+      slot.state = { running: { startedAt: now() } };
+      this.o.log(`started ${slot.desired.key}${running.pid ? ` (pid ${running.pid})` : ""}`);
+      void running.exited.then((exit) => {
+        if (slot.running !== running) return; // stopped on purpose
+        slot.running = undefined;
+        this.crashed(slot, {
+          terminated: { exitCode: exit.code ?? 1, reason: exit.reason, finishedAt: now() },
+        });
+        this.o.log(
+          `${slot.desired.key} exited with code ${exit.code}; restarting in ${slot.backoffMs} ms`,
+        );
+      });
+    } catch (e) {
+      const message = (e as Error).message;
+      if (e instanceof NotReadyToStart) {
+        slot.state = { waiting: { reason: "ContainerCreating", message } };
+        slot.nextStartAt = Date.now() + this.o.timing.staticPodPollMs;
+        return;
+      }
+      slot.log.line(`simulated container runtime: start failed: ${message}`);
+      this.o.log(`${slot.desired.key} failed to start: ${message}`);
+      this.crashed(
+        slot,
+        { terminated: { exitCode: 1, reason: "Error", finishedAt: now() } },
+        message,
+      );
+    }
+  }
+
+  private crashed(slot: Slot, last: ContainerState, message?: string) {
+    const t = this.o.timing;
+    slot.lastState = last;
+    slot.restartCount++;
+    slot.backoffMs = slot.backoffMs
+      ? Math.min(slot.backoffMs * 2, t.crashLoopMaxMs)
+      : t.crashLoopInitialMs;
+    slot.nextStartAt = Date.now() + slot.backoffMs;
+    slot.state = {
+      waiting: {
+        reason: "CrashLoopBackOff",
+        message: `back-off ${Math.round(slot.backoffMs / 1000)}s restarting failed container${message ? `: ${message}` : ""}`,
+      },
+    };
+  }
+
+  private async kill(slot: Slot, why: string): Promise<void> {
+    await slot.starting;
+    const running = slot.running;
+    slot.running = undefined;
+    if (running) {
+      this.o.log(`stopping ${slot.desired.key}: ${why}`);
+      await running.stop(this.o.timing.terminationGraceMs);
+    }
+    await slot.log.close();
+  }
+
+  private status(s: Slot): PodStatus {
+    const c = s.desired.pod.spec.containers[0]!;
+    const running = !!s.state.running;
+    return {
+      key: s.desired.key,
+      uid: s.desired.uid,
+      hash: s.desired.hash,
+      startTime: s.startTime,
+      ...(s.running?.pid ? { pid: s.running.pid } : {}),
+      containers: [
+        {
+          name: c.name,
+          image: c.image ?? "",
+          ...(s.containerID ? { containerID: s.containerID } : {}),
+          // SIMULATION LIMIT: probes are not run; a running container counts as ready.
+          ready: running,
+          started: running,
+          restartCount: s.restartCount,
+          state: s.state,
+          ...(s.lastState ? { lastState: s.lastState } : {}),
+        },
+      ],
+    };
+  }
+}
