@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { load } from "js-yaml";
-import { createServer } from "node:net";
 import { listFiles } from "../../../src/cli/files.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
+import { freePort } from "../../support/ports.js";
 
 // `kubeforge init` as a user runs it: the bundled CLI, real files, real exit codes.
 
@@ -62,18 +62,6 @@ async function temp(prefix: string): Promise<string> {
   const d = await mkdtemp(join(tmpdir(), `kubeforge-${prefix}-`));
   temps.push(d);
   return d;
-}
-
-/** A TCP port that was free a moment ago. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 async function snapshot(dir: string): Promise<Map<string, string>> {
