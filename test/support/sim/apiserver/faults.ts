@@ -66,6 +66,11 @@ export class FaultInjector {
     this.readyzOk = ok;
   }
 
+  /** Faults with a finite count not yet used up: a test's proof that its fault was hit. */
+  unused(): FaultSpec[] {
+    return this.faults.filter((f) => f.remaining > 0 && Number.isFinite(f.remaining));
+  }
+
   clear(): void {
     this.faults = [];
     this.livezOk = true;
