@@ -1,8 +1,9 @@
 import { createDecipheriv } from "node:crypto";
-import { copyFile, mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { InitConfig } from "../../../src/config/types.js";
+import { NodeClusterAccess } from "../../../src/kube/access.js";
 import { kubeClientFromKubeConfig } from "../../../src/kube/client.js";
 import type { KubeClient, KubeObject } from "../../../src/kube/types.js";
 import type { InitData } from "../../../src/phases/init/data.js";
@@ -93,24 +94,40 @@ async function simulatedTarget(edit?: (cfg: InitConfig) => void): Promise<Target
   };
 }
 
-/** The real cluster of KUBEFORGE_E2E_KUBECONFIG, its admin.conf placed where init reads it. */
+/**
+ * The real cluster of KUBEFORGE_E2E_KUBECONFIG. Its admin.conf is placed where init reads it,
+ * with the server joining nodes use (cluster-info's, e.g. kind's in-cluster name) while the
+ * phases' clients dial the address the kubeconfig gives (reachable from this machine).
+ */
 async function e2eTarget(kubeconfig: string): Promise<Target> {
   const { host, root, cleanup } = await tempRootHost();
+  const text = await readFile(kubeconfig, "utf8");
+  const client = await kubeClientFromKubeConfig(text, { description: kubeconfig });
+  const reachable = /server:\s*(\S+)/.exec(text)?.[1] ?? "";
+  const info = await client
+    .get({ apiVersion: "v1", kind: "ConfigMap", name: "cluster-info", namespace: "kube-public" })
+    .catch(() => undefined);
+  const published = /server:\s*(\S+)/.exec(
+    (info?.data as Record<string, string> | undefined)?.kubeconfig ?? "",
+  )?.[1];
   await mkdir(join(root, "etc/kubernetes"), { recursive: true });
-  await copyFile(kubeconfig, join(root, "etc/kubernetes/admin.conf"));
-  const pki = join(kubeconfig, "..", "pki");
-  await copyFile(join(pki, "ca.crt"), join(root, "etc/kubernetes/pki/ca.crt")).catch(() => {});
-  const client = await kubeClientFromKubeConfig(await readFile(kubeconfig, "utf8"), {
-    description: kubeconfig,
-  });
+  await writeFile(
+    join(root, "etc/kubernetes/admin.conf"),
+    published ? text.replace(reachable, published) : text,
+  );
   const nodes = await client.list("v1", "Node", {
     labelSelector: "node-role.kubernetes.io/control-plane",
   });
   const nodeName = nodes[0]?.metadata.name ?? "missing-control-plane-node";
   const cfg = baseInitConfig({ nodeName, advertiseAddress: "127.0.0.1" });
+  const access = new NodeClusterAccess(host);
   const data = testInitData(host, cfg, testRelease(), {
     uploadCerts: true,
     certificateKey: CERTIFICATE_KEY,
+    cluster: {
+      clientFor: (path) => access.clientFor(path, { server: reachable }),
+      probe: (url, opts) => access.probe(url, opts),
+    },
   });
   return { root, data, client, stop: cleanup };
 }
