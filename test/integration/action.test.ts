@@ -91,6 +91,15 @@ describe("action main (dry run)", () => {
     expect(manifest).toContain("--cluster-cidr=10.244.0.0/16");
   });
 
+  it("writes the API objects the dry run would create to a file, not to the log", async () => {
+    const file = step.outputs.get("api-objects")!;
+    expect(file).toBe(join(work, "kubeforge-ci/api-objects.yaml"));
+    const text = await readFile(file, "utf8");
+    expect(text).toContain("# CREATE /api/v1/namespaces/kube-public/configmaps\n");
+    expect(text).toContain("name: kubeadm-config");
+    expect(step.stdout).not.toContain("# CREATE /api");
+  });
+
   it("masks every line of admin.conf's credentials before anything else can print them", async () => {
     const conf = await readFile(step.outputs.get("kubeconfig")!, "utf8");
     const keyData = /client-key-data: (\S+)/.exec(conf)![1]!;
