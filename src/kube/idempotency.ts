@@ -9,7 +9,7 @@ import {
 import { poll, type PollOptions } from "./poll.js";
 import { displayName } from "./resources.js";
 import { createTwoWayMergePatch, NODE_MERGE_LISTS } from "./two-way-patch.js";
-import type { KubeClient, KubeObject, ObjectRef } from "./types.js";
+import { refOf, type KubeClient, type KubeObject, type ObjectRef } from "./types.js";
 
 // kubeadm's util/apiclient/idempotency.go (v1.33+ generic shapes): every helper is a
 // wait.PollUntilContextTimeout loop at KubernetesAPICallRetryInterval (500 ms) bounded by the
@@ -44,12 +44,6 @@ export function isPermanent(error: unknown): boolean {
   return api === undefined || PERMANENT_REASONS.has(api.reason);
 }
 
-function refOfObject(obj: KubeObject): ObjectRef {
-  const { apiVersion, kind } = obj;
-  const { name, namespace } = obj.metadata;
-  return namespace ? { apiVersion, kind, name, namespace } : { apiVersion, kind, name };
-}
-
 function describe(ref: Pick<ObjectRef, "kind" | "name" | "namespace">): string {
   return `${ref.kind} ${displayName(ref)}`;
 }
@@ -80,7 +74,7 @@ export function createOrUpdate<T extends KubeObject>(
       }
       return await client.update(obj);
     },
-    pollOptions(opts, `${describe(refOfObject(obj))} to be created or updated`),
+    pollOptions(opts, `${describe(refOf(obj))} to be created or updated`),
   );
 }
 
@@ -90,7 +84,7 @@ export function createOrRetain<T extends KubeObject>(
   obj: T,
   opts: ApiCallOptions,
 ): Promise<T> {
-  const ref = refOfObject(obj);
+  const ref = refOf(obj);
   return poll(
     async () => {
       try {
@@ -103,6 +97,26 @@ export function createOrRetain<T extends KubeObject>(
     },
     pollOptions(opts, `${describe(ref)} to be created or found`),
   );
+}
+
+/** A GET retried like every call: the object, or undefined when it does not exist (404). */
+export async function getIfExists<T extends KubeObject = KubeObject>(
+  client: KubeClient,
+  ref: ObjectRef,
+  opts: ApiCallOptions,
+): Promise<T | undefined> {
+  const result = await poll(
+    async () => {
+      try {
+        return { found: await client.get<T>(ref) };
+      } catch (e) {
+        if (isNotFound(e)) return { found: undefined };
+        throw e;
+      }
+    },
+    pollOptions(opts, `${describe(ref)} to be read`),
+  );
+  return result.found;
 }
 
 /** Changes the object in place or returns its replacement; throwing refuses the object. */
@@ -119,7 +133,7 @@ export function createOrMutate<T extends KubeObject>(
   mutate: Mutator<T>,
   opts: ApiCallOptions,
 ): Promise<T> {
-  const ref = refOfObject(obj);
+  const ref = refOf(obj);
   return poll(
     async () => {
       try {
@@ -212,7 +226,7 @@ export function createOrUpdateService<T extends KubeObject>(
       return await client.update(service);
     },
     {
-      ...pollOptions(opts, `${describe(refOfObject(service))} to be created or updated`),
+      ...pollOptions(opts, `${describe(refOf(service))} to be created or updated`),
       retryIf: isTransient,
     },
   );

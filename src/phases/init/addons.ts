@@ -7,10 +7,9 @@ import {
   existingCoreDNSReplicas,
 } from "../../manifests/addons/coredns.js";
 import { kubeProxyEnabled, kubeProxyObjects } from "../../manifests/addons/kube-proxy.js";
-import { isNotFound } from "../../kube/errors.js";
-import { createOrUpdate, createOrUpdateService } from "../../kube/idempotency.js";
+import { createOrUpdate, createOrUpdateService, getIfExists } from "../../kube/idempotency.js";
 import { poll } from "../../kube/poll.js";
-import { refOf, type KubeClient, type KubeObject } from "../../kube/types.js";
+import { refOf } from "../../kube/types.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import { adminClient, apiCallOptions } from "./clients.js";
 import { loadPatches } from "./control-plane.js";
@@ -18,20 +17,6 @@ import type { InitData } from "./data.js";
 
 // kubeadm's cmd/phases/init/addons.go over phases/addons/dns (EnsureDNSAddon) and
 // phases/addons/proxy (EnsureProxyAddon): every object created or updated, in kubeadm's order.
-
-async function getIfExists(client: KubeClient, obj: KubeObject, data: InitData) {
-  return poll(
-    async () => {
-      try {
-        return { found: await client.get(refOf(obj)) };
-      } catch (e) {
-        if (isNotFound(e)) return { found: undefined };
-        throw e;
-      }
-    },
-    { ...apiCallOptions(data), what: `${obj.kind} ${obj.metadata.namespace}/${obj.metadata.name}` },
-  );
-}
 
 async function ensureCoreDNS(data: InitData, ctx: PhaseContext): Promise<void> {
   const client = await adminClient(data);
@@ -51,7 +36,7 @@ async function ensureCoreDNS(data: InitData, ctx: PhaseContext): Promise<void> {
     log: (l) => ctx.log.info(l),
   });
 
-  const existing = (await getIfExists(client, objects.configMap, data)).found;
+  const existing = await getIfExists(client, refOf(objects.configMap), opts);
   const action = coreDNSConfigMapAction(existing);
   if (action === "retain") {
     ctx.log.warn(

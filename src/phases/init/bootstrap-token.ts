@@ -1,7 +1,5 @@
-import { isNotFound } from "../../kube/errors.js";
-import { createOrMutate, createOrUpdate } from "../../kube/idempotency.js";
-import { poll } from "../../kube/poll.js";
-import { refOf, type KubeClient, type KubeObject } from "../../kube/types.js";
+import { createOrMutate, createOrUpdate, getIfExists } from "../../kube/idempotency.js";
+import { refOf, type KubeClient } from "../../kube/types.js";
 import { bootstrapTokenSecret } from "../../manifests/bootstrap-token.js";
 import {
   CLUSTER_INFO_KUBECONFIG_KEY,
@@ -30,21 +28,11 @@ async function ensureClusterInfo(data: InitData, client: KubeClient): Promise<vo
     data.cfg.cluster.kubernetesVersion,
   );
   const opts = apiCallOptions(data);
-  const existing = await poll(
-    async () => {
-      try {
-        return { found: await client.get(refOf(desired)) };
-      } catch (e) {
-        if (isNotFound(e)) return { found: undefined as KubeObject | undefined };
-        throw e;
-      }
-    },
-    { ...opts, what: "the ConfigMap kube-public/cluster-info to be read" },
-  );
-  if (existing.found) {
-    const problem = clusterInfoProblem(existing.found, desired);
+  const existing = await getIfExists(client, refOf(desired), opts);
+  if (existing) {
+    const problem = clusterInfoProblem(existing, desired);
     if (problem) throw new Error(problem);
-    if (clusterInfoUpToDate(existing.found, desired)) return;
+    if (clusterInfoUpToDate(existing, desired)) return;
   }
   const kubeconfig = (desired.data as Record<string, string>)[CLUSTER_INFO_KUBECONFIG_KEY]!;
   await createOrMutate(

@@ -5,6 +5,7 @@ import {
   createOrMutate,
   createOrRetain,
   createOrUpdate,
+  getIfExists,
   createOrUpdateService,
   patchNode,
 } from "../../../src/kube/idempotency.js";
@@ -177,6 +178,28 @@ describe("createOrRetain", () => {
       `GET ${CM_PATH}`,
     ]);
     expect(result.data).toEqual({ kubeconfig: "theirs" });
+  });
+});
+
+describe("getIfExists", () => {
+  const ref = {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    name: "kubeadm-config",
+    namespace: "kube-system",
+  };
+
+  it("answers undefined for a 404 and the object when it exists", async () => {
+    expect(await getIfExists(client, ref, fast)).toBeUndefined();
+    server.seed(CM_PATH, configMap({ a: "1" }));
+    expect((await getIfExists(client, ref, fast))?.data).toEqual({ a: "1" });
+  });
+
+  it("retries other errors until the object can be read", async () => {
+    server.seed(CM_PATH, configMap({ a: "1" }));
+    failFirst(2, (r) => r.method === "GET", status(503, "ServiceUnavailable", "etcd is starting"));
+    expect((await getIfExists(client, ref, fast))?.data).toEqual({ a: "1" });
+    expect(calls()).toEqual([`GET ${CM_PATH}`, `GET ${CM_PATH}`, `GET ${CM_PATH}`]);
   });
 });
 
