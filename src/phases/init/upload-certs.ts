@@ -5,8 +5,7 @@ import {
   certsToTransfer,
   kubeadmCertsSecret,
 } from "../../manifests/upload-certs.js";
-import { createOrUpdate } from "../../kube/idempotency.js";
-import { poll } from "../../kube/poll.js";
+import { createOrRetain, createOrUpdate } from "../../kube/idempotency.js";
 import { generateBootstrapToken } from "../../pki/token.js";
 import { readFileIfExists } from "../../remote/host.js";
 import type { Phase } from "../../workflow/phase.js";
@@ -32,12 +31,10 @@ export const uploadCertsPhase: Phase<InitData> = {
     ctx.log.info(
       `[upload-certs] Storing the certificates in Secret "${KUBEADM_CERTS_SECRET}" in the "kube-system" Namespace`,
     );
-    // createShortLivedBootstrapToken: a new token every upload; creating it must not overwrite.
+    // createShortLivedBootstrapToken: a new random token every upload. One that exists is this
+    // run's own (a create whose answer was lost): its uid is the owner's.
     const proxy = bootstrapTokenSecret(certsProxyToken(generateBootstrapToken()), data.now());
-    const owner = await poll(() => client.create(proxy), {
-      ...opts,
-      what: `the Secret kube-system/${proxy.metadata.name} to be created`,
-    });
+    const owner = await createOrRetain(client, proxy, opts);
     const contents: Record<string, Buffer | undefined> = {};
     for (const file of certsToTransfer(data.cfg.cluster)) {
       contents[file.secretKey] = file.path
