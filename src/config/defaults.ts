@@ -91,11 +91,15 @@ export function normalizePreflightIgnores(...lists: (string[] | undefined)[]): s
 }
 
 /** nodeutil.GetHostname: trimmed and lower-cased. */
-function nodeNameFrom(given: string | undefined, hostname: string): string {
+export function nodeNameFrom(given: string | undefined, hostname: string): string {
   return (given && given.trim() !== "" ? given : hostname).trim().toLowerCase();
 }
 
-function defaultCRISocket(given: string | undefined, ctx: DefaultingContext): string {
+/** The CRI socket kubeadm uses (SetNodeRegistrationDynamicDefaults): detected, or given with unix://. */
+export function defaultCRISocket(
+  given: string | undefined,
+  ctx: Pick<DefaultingContext, "criSocket" | "warn">,
+): string {
   if (!given) return ctx.criSocket ?? DEFAULT_CRI_SOCKET;
   if (given.includes("://")) return given;
   // kubeadm: "Usage of CRI endpoints without URL scheme is deprecated ..." then adds unix://.

@@ -2,7 +2,7 @@ import { parseBootstrapToken } from "../pki/token.js";
 import { normalizePreflightIgnores } from "./defaults.js";
 import { normalizeGoDuration } from "./duration.js";
 import { parseFeatureGates } from "./feature-gates.js";
-import type { ConfigDocuments, InitConfiguration } from "./types.js";
+import type { ConfigDocuments, InitConfiguration, NodeRegistrationOptions } from "./types.js";
 
 // kubeadm's `init` flags and how they land in the configuration (kubeadm: cmd/init.go
 // newInitOptions/AddInitConfigFlags, cmd/options/token.go, and validation.go
@@ -119,10 +119,17 @@ export function givenInitFlags(flags: InitFlags): string[] {
     .map((k) => INIT_FLAG_NAMES[k]);
 }
 
-function mergeIgnores(init: InitConfiguration, flags: InitFlags): void {
-  if (flags.ignorePreflightErrors === undefined) return;
-  const nr = (init.nodeRegistration ??= {});
-  const merged = normalizePreflightIgnores(nr.ignorePreflightErrors, flags.ignorePreflightErrors);
+/**
+ * Merges --ignore-preflight-errors into the configuration's list, as kubeadm's
+ * ValidateIgnorePreflightErrors (lower-cased union; "all" alone). Shared by init and join.
+ */
+export function mergePreflightIgnores(
+  target: { nodeRegistration?: NodeRegistrationOptions },
+  fromFlag: string[] | undefined,
+): void {
+  if (fromFlag === undefined) return;
+  const nr = (target.nodeRegistration ??= {});
+  const merged = normalizePreflightIgnores(nr.ignorePreflightErrors, fromFlag);
   if (merged.includes("all") && merged.length > 1) {
     throw new Error(
       `--ignore-preflight-errors: do not name individual checks when "all" is used (got "${merged.join(",")}")`,
@@ -150,7 +157,7 @@ export function applyInitFlags(
 
   // Allowed with or without a config file.
   if (flags.nodeName !== undefined) (init.nodeRegistration ??= {}).name = flags.nodeName;
-  mergeIgnores(init, flags);
+  mergePreflightIgnores(init, flags.ignorePreflightErrors);
   if (flags.skipPhases !== undefined) init.skipPhases = [...flags.skipPhases]; // the flag wins
   if (flags.dryRun === true) init.dryRun = true; // initOptions.dryRun || cfg.DryRun
   if (opts.configFileGiven) return out;

@@ -276,3 +276,29 @@ export interface InitConfig {
   kubeletUserSupplied: boolean;
   kubeProxyUserSupplied: boolean;
 }
+
+/**
+ * The defaulted configuration `join` phases read: the JoinConfiguration after kubeadm's v1beta4
+ * defaults and SetJoinDynamicDefaults (config/join-defaults.ts). It is all `kubeadm join` takes
+ * from `--config`: the ClusterConfiguration and the component configs come from the cluster
+ * (kubeadm-config, kubelet-config, kube-proxy ConfigMaps) once discovery has succeeded
+ * (join-defaults.ts joinInitConfig).
+ */
+export interface JoinConfig {
+  join: JoinConfiguration & {
+    dryRun: boolean;
+    nodeRegistration: InitConfig["init"]["nodeRegistration"];
+    /** Where the cluster CA is written (default /etc/kubernetes/pki/ca.crt). */
+    caCertPath: string;
+    discovery: Discovery & {
+      /** Present for token discovery; the token is also the TLS bootstrap token by default. */
+      bootstrapToken?: Required2<BootstrapTokenDiscovery>;
+      /** file:// URLs are already paths here; an https URL stays a URL. */
+      file?: FileDiscovery;
+    };
+    /** Present only for a control-plane join (--control-plane). */
+    controlPlane?: JoinControlPlane & { localAPIEndpoint: Required2<APIEndpoint> };
+    skipPhases: string[];
+    timeouts: Required2<Timeouts>;
+  };
+}

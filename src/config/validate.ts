@@ -527,10 +527,35 @@ export function validateInitConfig(cfg: InitConfig): string[] {
 
 /** Every problem in a JoinConfiguration as written (kubeadm ValidateJoinConfiguration). */
 export function validateJoinConfiguration(join: JoinConfiguration): string[] {
+  return checkJoinConfiguration(join, { defaulted: false });
+}
+
+export interface JoinCheckOptions {
+  /**
+   * True for the defaulted form `join` runs with (join-defaults.ts): then what defaulting fills
+   * is required (node name, CRI socket, TLS bootstrap token, advertise address, CA path).
+   */
+  defaulted: boolean;
+  /**
+   * Whether a discovery file given as a path exists; kubeadm's ValidateDiscoveryKubeConfigPath
+   * stats it. The caller looks (validation does no I/O); undefined = not checked.
+   */
+  discoveryFileExists?: boolean;
+}
+
+/** kubeadm's ValidateJoinConfiguration, on the written (defaulted=false) or defaulted form. */
+export function checkJoinConfiguration(join: JoinConfiguration, opts: JoinCheckOptions): string[] {
   const out: Problems = [];
+  const { defaulted } = opts;
   const p = "JoinConfiguration";
   const d = join.discovery ?? {};
-  if (!d.bootstrapToken && !d.file) out.push(`${p}.discovery: set bootstrapToken or file`);
+  if (!d.bootstrapToken && !d.file) {
+    out.push(
+      defaulted
+        ? `${p}.discovery: set bootstrapToken or file (on the command line: the API server endpoint host:port with --token, or --discovery-file)`
+        : `${p}.discovery: set bootstrapToken or file`,
+    );
+  }
   if (d.bootstrapToken && d.file)
     out.push(`${p}.discovery: bootstrapToken and file cannot both be set`);
   if (d.bootstrapToken) {
@@ -548,8 +573,9 @@ export function validateJoinConfiguration(join: JoinConfiguration): string[] {
         out.push(`${b}.apiServerEndpoint: ${q(bt.apiServerEndpoint)} is not valid: ${problem}`);
     }
     if ((bt.caCertHashes ?? []).length === 0 && !bt.unsafeSkipCAVerification) {
+      // kubeadm's instruction, after the safe way out: pin the CA.
       out.push(
-        `${b}.caCertHashes: token discovery without caCertHashes is unsafe; add --discovery-token-ca-cert-hash or set unsafeSkipCAVerification (--discovery-token-unsafe-skip-ca-verification)`,
+        `${b}.caCertHashes: token discovery without caCertHashes is unsafe; pin the cluster CA with --discovery-token-ca-cert-hash (caCertHashes in a config file), or set unsafeSkipCAVerification as true in your kubeadm config file or pass --discovery-token-unsafe-skip-ca-verification flag to continue`,
       );
     }
     for (const h of bt.caCertHashes ?? []) {
@@ -557,35 +583,49 @@ export function validateJoinConfiguration(join: JoinConfiguration): string[] {
         out.push(`${b}.caCertHashes: ${q(h)} is not of the form "sha256:<64 hex digits>"`);
     }
     checkToken(bt.token, `${b}.token`, out, true);
-    checkToken(d.tlsBootstrapToken, `${p}.discovery.tlsBootstrapToken`, out, false);
+    // Defaulting copies the discovery token here, so after it kubeadm requires a valid one.
+    checkToken(d.tlsBootstrapToken, `${p}.discovery.tlsBootstrapToken`, out, defaulted);
   }
   if (d.file) {
     const path = d.file.kubeConfigPath;
-    const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(path ?? "")?.[1]?.toLowerCase();
-    if (!path) out.push(`${p}.discovery.file.kubeConfigPath: a file path or https URL is required`);
-    else if (scheme !== undefined && scheme !== "https" && scheme !== "file") {
-      out.push(`${p}.discovery.file.kubeConfigPath: ${q(path)}: a URL must use https`);
+    const f = `${p}.discovery.file.kubeConfigPath`;
+    const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):/.exec(path ?? "")?.[1]?.toLowerCase();
+    if (!path) out.push(`${f}: a file path or https URL is required`);
+    else if (scheme === "https") {
+      if (!URL.canParse(path)) out.push(`${f}: ${q(path)} is not a valid HTTPS URL`);
+    } else if (scheme !== undefined && (defaulted || scheme !== "file")) {
+      // Defaulting turns file:// URLs into paths, so a scheme left afterwards is not "file".
+      out.push(`${f}: ${q(path)}: a URL must use https`);
+    } else if (scheme === undefined && opts.discoveryFileExists === false) {
+      out.push(`${f}: ${q(path)} is not a valid HTTPS URL or a file on disk`);
     }
     checkToken(d.tlsBootstrapToken, `${p}.discovery.tlsBootstrapToken`, out, false);
   }
-  checkNodeRegistration(join.nodeRegistration, `${p}.nodeRegistration`, out, false);
+  checkNodeRegistration(join.nodeRegistration, `${p}.nodeRegistration`, out, defaulted);
   if (join.controlPlane) {
     checkAPIEndpoint(
       join.controlPlane.localAPIEndpoint,
       `${p}.controlPlane.localAPIEndpoint`,
       out,
-      false,
+      defaulted,
     );
     checkCertificateKey(join.controlPlane.certificateKey, `${p}.controlPlane.certificateKey`, out);
   }
-  if (
-    join.caCertPath !== undefined &&
-    join.caCertPath !== "" &&
-    (!isAbs(join.caCertPath) || !join.caCertPath.endsWith(".crt"))
+  const caCertPath = join.caCertPath;
+  if (defaulted && !caCertPath) {
+    out.push(`${p}.caCertPath: the CA certificate path is empty`);
+  } else if (
+    caCertPath !== undefined &&
+    caCertPath !== "" &&
+    (!isAbs(caCertPath) || !caCertPath.endsWith(".crt"))
   ) {
-    out.push(`${p}.caCertPath: ${q(join.caCertPath)} must be an absolute path to a .crt file`);
+    out.push(`${p}.caCertPath: ${q(caCertPath)} must be an absolute path to a .crt file`);
   }
   checkTimeouts(join.timeouts, `${p}.timeouts`, out);
+  const patches = join.patches?.directory;
+  if (patches !== undefined && patches !== "" && !isAbs(patches)) {
+    out.push(`${p}.patches.directory: ${q(patches)} is not an absolute path`);
+  }
   return out;
 }
 
