@@ -1,14 +1,13 @@
 import { type Command, Option } from "commander";
-import { readFile, stat } from "node:fs/promises";
-import { relative, resolve } from "node:path";
+import { relative } from "node:path";
 import { prepareInit } from "../cluster/init.js";
 import type { InitFlags } from "../config/flags.js";
 import { initPhases } from "../phases/init/index.js";
 import type { Phase } from "../workflow/phase.js";
-import { LocalHost } from "../remote/local.js";
 import { TerminalReporter } from "../workflow/reporter.js";
 import { summarizeTimings } from "../workflow/runner.js";
 import { listFiles } from "./files.js";
+import { hostFor, list, phaseTreeHelp, port, readConfig } from "./options.js";
 
 // `kubeforge init` and `kubeforge init phase <phase> [<sub>|all]`, with kubeadm's flag names.
 
@@ -16,20 +15,6 @@ interface InitCommandOptions extends InitFlags {
   config?: string;
   rootfs?: string;
   dryRunDir?: string;
-}
-
-const list = (value: string, previous: string[] = []) => [
-  ...previous,
-  ...value
-    .split(",")
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0),
-];
-
-function port(value: string): number {
-  if (!/^\d+$/.test(value))
-    throw new Error(`--apiserver-bind-port: "${value}" is not a port number`);
-  return Number(value);
 }
 
 /** kubeadm's `init` flags plus kubeforge's --rootfs and --dry-run-dir. */
@@ -102,23 +87,6 @@ function initFlags(o: InitCommandOptions): InitFlags {
   return flags;
 }
 
-async function readConfig(path: string | undefined) {
-  if (path === undefined) return undefined;
-  try {
-    return { text: await readFile(path, "utf8"), source: path };
-  } catch (e) {
-    throw new Error(`cannot read --config file ${path}: ${(e as Error).message}`, { cause: e });
-  }
-}
-
-async function hostFor(rootfs: string | undefined): Promise<LocalHost> {
-  if (rootfs === undefined) return new LocalHost();
-  const dir = resolve(rootfs);
-  const s = await stat(dir).catch(() => undefined);
-  if (!s?.isDirectory()) throw new Error(`--rootfs: ${dir} is not a folder`);
-  return new LocalHost({ rootfs: dir });
-}
-
 async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined): Promise<void> {
   if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
   const reporter = new TerminalReporter();
@@ -155,16 +123,6 @@ async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined
     reporter.info(`[dryrun] ${files.length} files rendered under ${prepared.dryRunDir}:`);
     for (const f of files) reporter.info(`[dryrun]   /${relative(prepared.dryRunDir, f)}`);
   }
-}
-
-function phaseTreeHelp(phases: Phase<unknown>[], indent = "  "): string {
-  return phases
-    .filter((p) => !p.hidden)
-    .map((p) => {
-      const line = `${indent}${p.name.padEnd(32 - indent.length)} ${p.short}${p.pending ? " (not implemented yet)" : ""}`;
-      return p.phases ? `${line}\n${phaseTreeHelp(p.phases, `${indent}  `)}` : line;
-    })
-    .join("\n");
 }
 
 export function registerInit(program: Command): void {

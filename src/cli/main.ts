@@ -4,6 +4,7 @@ import { SUPPORTED_RANGE } from "../config/versions.js";
 import { registerCerts, registerToken } from "./certs.js";
 import { registerConfig } from "./config.js";
 import { registerInit } from "./init.js";
+import { registerJoin } from "./join.js";
 import { KUBEFORGE_VERSION } from "../version.js";
 
 // The kubeforge command line (DESIGN.md "Stable command-line surface"). Errors print as one
@@ -29,6 +30,7 @@ const program = new Command()
   .exitOverride();
 
 registerInit(program);
+registerJoin(program);
 registerConfig(program);
 registerCerts(program);
 registerToken(program);

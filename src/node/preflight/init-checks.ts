@@ -50,9 +50,9 @@ const STATIC_POD_COMPONENTS = [
   "etcd",
 ];
 
-const IPV4_FORWARD = "/proc/sys/net/ipv4/ip_forward";
+export const IPV4_FORWARD = "/proc/sys/net/ipv4/ip_forward";
 const IPV6_DEFAULT_FORWARDING = "/proc/sys/net/ipv6/conf/default/forwarding";
-const BRIDGE_NF_CALL_IPTABLES = "/proc/sys/net/bridge/bridge-nf-call-iptables";
+export const BRIDGE_NF_CALL_IPTABLES = "/proc/sys/net/bridge/bridge-nf-call-iptables";
 const BRIDGE_NF_CALL_IP6TABLES = "/proc/sys/net/bridge/bridge-nf-call-ip6tables";
 
 /** What the init checks read (a subset of InitData). */
@@ -85,7 +85,7 @@ function asWarning(check: Check): Check {
  * them as WARNINGS because the bridge CNI plugin (the default of kubeforge's CI clusters)
  * needs bridged traffic to pass iptables for Services to work.
  */
-function bridgeNetfilterCheck(host: Host, path: string): Check {
+export function bridgeNetfilterCheck(host: Host, path: string): Check {
   return asWarning(fileContentCheck(host, path, "1"));
 }
 
@@ -102,7 +102,7 @@ function families(cfg: InitConfig): { v4: boolean; v6: boolean } {
 }
 
 /** The common checks of init and join (kubeadm's addCommonChecks), for a Linux host. */
-async function commonChecks(
+export async function commonChecks(
   input: InitChecksInput,
   kubernetesVersion: string,
   opts: InitChecksOptions,

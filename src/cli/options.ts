@@ -1,0 +1,52 @@
+import { readFile, stat } from "node:fs/promises";
+import { resolve } from "node:path";
+import type { Phase } from "../workflow/phase.js";
+import { LocalHost } from "../remote/local.js";
+
+// Option parsing and inputs shared by the init and join commands.
+
+/** A comma-separated, repeatable option. */
+export const list = (value: string, previous: string[] = []) => [
+  ...previous,
+  ...value
+    .split(",")
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0),
+];
+
+/** A port number option (kubeadm: --apiserver-bind-port). */
+export function port(value: string): number {
+  if (!/^\d+$/.test(value))
+    throw new Error(`--apiserver-bind-port: "${value}" is not a port number`);
+  return Number(value);
+}
+
+/** The --config file, read as text; a clear error naming it when it cannot be read. */
+export async function readConfig(path: string | undefined) {
+  if (path === undefined) return undefined;
+  try {
+    return { text: await readFile(path, "utf8"), source: path };
+  } catch (e) {
+    throw new Error(`cannot read --config file ${path}: ${(e as Error).message}`, { cause: e });
+  }
+}
+
+/** The machine the workflow runs on: this one, or every host path under --rootfs. */
+export async function hostFor(rootfs: string | undefined): Promise<LocalHost> {
+  if (rootfs === undefined) return new LocalHost();
+  const dir = resolve(rootfs);
+  const s = await stat(dir).catch(() => undefined);
+  if (!s?.isDirectory()) throw new Error(`--rootfs: ${dir} is not a folder`);
+  return new LocalHost({ rootfs: dir });
+}
+
+/** The phase tree as `--help` shows it. */
+export function phaseTreeHelp(phases: Phase<unknown>[], indent = "  "): string {
+  return phases
+    .filter((p) => !p.hidden)
+    .map((p) => {
+      const line = `${indent}${p.name.padEnd(32 - indent.length)} ${p.short}${p.pending ? " (not implemented yet)" : ""}`;
+      return p.phases ? `${line}\n${phaseTreeHelp(p.phases, `${indent}  `)}` : line;
+    })
+    .join("\n");
+}

@@ -1,0 +1,232 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join as joinPath, resolve } from "node:path";
+import { parseGoDuration } from "../config/duration.js";
+import {
+  joinInitConfig,
+  joinNeedsAdvertiseAddress,
+  defaultJoinConfig,
+} from "../config/join-defaults.js";
+import { applyJoinFlags, type JoinFlags } from "../config/join-flags.js";
+import { validateJoinConfig } from "../config/join-validate.js";
+import { ConfigError, decodeConfigDocuments } from "../config/load.js";
+import type { Release } from "../config/release.js";
+import type { ConfigDocuments, InitConfig } from "../config/types.js";
+import { releaseFor } from "../config/versions.js";
+import { renderKubeConfig } from "../kubeconfig/build.js";
+import { NodeClusterAccess } from "../kube/access.js";
+import { kubeClientFromKubeConfig } from "../kube/client.js";
+import { discoverTLSBootstrapConfig, type TLSBootstrapDiscovery } from "../kube/discovery/index.js";
+import { DryRunClusterAccess } from "../kube/dry-run.js";
+import { getIfExists } from "../kube/idempotency.js";
+import type { ClusterAccess, KubeObject } from "../kube/types.js";
+import { proxyEnvVars } from "../manifests/static-pod.js";
+import { detectAdvertiseAddress } from "../node/address.js";
+import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
+import type { JoinData } from "../phases/join/data.js";
+import { joinPhases } from "../phases/join/index.js";
+import { KeyPool } from "../pki/keys.js";
+import { DryRunHost } from "../remote/dry-run.js";
+import type { Host } from "../remote/host.js";
+import type { Reporter } from "../workflow/reporter.js";
+import { Runner } from "../workflow/runner.js";
+
+// Everything between an edge (CLI flags) and the join workflow, in kubeadm's order (newJoinData):
+// file → flags → the advertise address (control planes) → defaults → validation. Discovery and
+// the cluster's configuration are lazy: the first phase that needs them fetches them, once.
+
+export interface JoinRequest {
+  config?: { text: string; source: string };
+  flags: JoinFlags;
+  host: Host;
+  dryRun: boolean;
+  dryRunDir?: string;
+  reporter: Reporter;
+  env: NodeJS.ProcessEnv;
+  stdout: (text: string) => void;
+  /** How to reach the API for writes; default: the node's kubeconfig files, or the recorder. */
+  cluster?: ClusterAccess;
+  now?: () => Date;
+}
+
+export interface PreparedJoin {
+  data: JoinData;
+  runner: Runner<JoinData>;
+  skipPhases: string[];
+  dryRunDir: string | undefined;
+}
+
+/** kubeadm's joinWorkerNodeDoneMsg. */
+export const JOIN_WORKER_DONE = `
+This node has joined the cluster:
+* Certificate signing request was sent to apiserver and a response was received.
+* The Kubelet was informed of the new secure connection details.
+
+Run 'kubectl get nodes' on the control-plane to see this node join the cluster.
+`;
+
+function once<T>(compute: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    value ??= compute().catch((e: unknown) => {
+      value = undefined;
+      throw e;
+    });
+    return value;
+  };
+}
+
+const configMapText = (cm: KubeObject | undefined, key: string) =>
+  (cm?.data as Record<string, string> | undefined)?.[key];
+
+export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
+  const { reporter, host } = request;
+  const startedAt = new Date();
+  const warn = (m: string) => reporter.warn(m);
+  const info = (m: string) => reporter.info(m);
+
+  const decoded: ConfigDocuments = request.config
+    ? decodeConfigDocuments(request.config.text, request.config.source)
+    : { ignoredKinds: [] };
+  for (const w of decoded.warnings ?? []) warn(w);
+  const docs = applyJoinFlags(decoded, request.flags, {
+    configFileGiven: request.config !== undefined,
+    warn,
+  });
+  const advertiseAddress = joinNeedsAdvertiseAddress(docs)
+    ? await detectAdvertiseAddress(host)
+    : undefined;
+  const cfg = defaultJoinConfig(docs, {
+    nodeName: await host.hostname(),
+    ...(advertiseAddress ? { advertiseAddress } : {}),
+    warn,
+  });
+  const discoveryFile = cfg.join.discovery.file?.kubeConfigPath;
+  const problems = validateJoinConfig(cfg, {
+    ...(discoveryFile && !/^https:\/\//.test(discoveryFile)
+      ? { discoveryFileExists: await host.exists(discoveryFile) }
+      : {}),
+  });
+  if (problems.length > 0) throw new ConfigError(problems);
+  const ignorePreflightErrors = validateIgnorePreflightErrors(
+    cfg.join.nodeRegistration.ignorePreflightErrors,
+  );
+  for (const token of [
+    cfg.join.discovery.bootstrapToken?.token,
+    cfg.join.discovery.tlsBootstrapToken,
+  ]) {
+    if (token) reporter.mask(token);
+  }
+  if (cfg.join.controlPlane?.certificateKey) reporter.mask(cfg.join.controlPlane.certificateKey);
+
+  const dryRun = request.dryRun || cfg.join.dryRun;
+  let dryRunDir: string | undefined;
+  let nodeHost = host;
+  if (dryRun) {
+    dryRunDir = resolve(
+      request.dryRunDir ?? (await mkdtemp(joinPath(tmpdir(), "kubeforge-dry-run-"))),
+    );
+    nodeHost = new DryRunHost(host, dryRunDir, (name, argv) =>
+      info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
+    );
+  }
+  const cluster =
+    request.cluster ??
+    (dryRun ? new DryRunClusterAccess(request.stdout, info) : new NodeClusterAccess(nodeHost));
+  const output = dryRun
+    ? (text: string) => {
+        for (const line of text.replace(/\n$/, "").split("\n")) info(line);
+      }
+    : request.stdout;
+
+  // Discovery is real even in a dry run (kubeadm: "dry-run performs discovery"): it only reads.
+  const tlsBootstrap = once<TLSBootstrapDiscovery>(() =>
+    discoverTLSBootstrapConfig(cfg.join.discovery, {
+      timeoutMs: parseGoDuration(cfg.join.timeouts.discovery),
+      log: info,
+      warn,
+      readFile: (path) => host.readFile(path),
+    }),
+  );
+
+  const clusterConfig = once(async (): Promise<{ cfg: InitConfig; release: Release }> => {
+    const discovered = await tlsBootstrap();
+    info("[preflight] Reading configuration from the cluster...");
+    info(
+      "[preflight] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'",
+    );
+    const client = await kubeClientFromKubeConfig(
+      renderKubeConfig(discovered.tlsBootstrap, { preferences: false }),
+      { description: "the TLS bootstrap kubeconfig" },
+    );
+    const opts = { timeoutMs: parseGoDuration(cfg.join.timeouts.kubernetesAPICall) };
+    const read = (name: string) =>
+      getIfExists(
+        client,
+        { apiVersion: "v1", kind: "ConfigMap", name, namespace: "kube-system" },
+        opts,
+      );
+    const [kubeadmConfig, kubeletConfig, kubeProxy] = await Promise.all([
+      read("kubeadm-config"),
+      read("kubelet-config"),
+      read("kube-proxy"),
+    ]);
+    const clusterText = configMapText(kubeadmConfig, "ClusterConfiguration");
+    if (!clusterText) {
+      throw new Error(
+        "unable to fetch the kubeadm-config ConfigMap: the ConfigMap kube-system/kubeadm-config has no ClusterConfiguration; is this a cluster kubeadm or kubeforge built?",
+      );
+    }
+    const cluster = decodeConfigDocuments(clusterText, "kube-system/kubeadm-config").cluster!;
+    const component = (text: string | undefined, source: string, pick: "kubelet" | "kubeProxy") =>
+      text ? decodeConfigDocuments(text, source)[pick] : undefined;
+    const kubelet = component(
+      configMapText(kubeletConfig, "kubelet"),
+      "kube-system/kubelet-config",
+      "kubelet",
+    );
+    const kubeProxyConfig = component(
+      configMapText(kubeProxy, "config.conf"),
+      "kube-system/kube-proxy",
+      "kubeProxy",
+    );
+    const version = cluster.kubernetesVersion ?? "";
+    const release = releaseFor(version);
+    const initCfg = joinInitConfig(
+      cfg,
+      {
+        cluster,
+        ...(kubelet ? { kubelet } : {}),
+        ...(kubeProxyConfig ? { kubeProxy: kubeProxyConfig } : {}),
+      },
+      {
+        resolved: { version, release, source: "the cluster's kubeadm-config" },
+        warn,
+        ...(advertiseAddress ? { advertiseAddress } : {}),
+      },
+    );
+    return { cfg: initCfg, release };
+  });
+
+  const data: JoinData = {
+    cfg,
+    host: nodeHost,
+    cluster,
+    dryRun,
+    patchesDir: cfg.join.patches?.directory,
+    ignorePreflightErrors,
+    certificateKey: cfg.join.controlPlane?.certificateKey,
+    proxyEnv: Object.fromEntries(proxyEnvVars(request.env).map((v) => [v.name, v.value ?? ""])),
+    keys: new KeyPool(),
+    output,
+    now: request.now ?? (() => startedAt),
+    tlsBootstrap,
+    clusterConfig,
+  };
+  return {
+    data,
+    runner: new Runner(joinPhases(), reporter),
+    skipPhases: cfg.join.skipPhases,
+    dryRunDir,
+  };
+}

@@ -1,0 +1,38 @@
+import type { Release } from "../../config/release.js";
+import type { InitConfig, JoinConfig } from "../../config/types.js";
+import type { TLSBootstrapDiscovery } from "../../kube/discovery/index.js";
+import type { ClusterAccess } from "../../kube/types.js";
+import type { KeySource } from "../../pki/key-source.js";
+import type { Host } from "../../remote/host.js";
+
+/**
+ * What `join` phases may read (kubeadm's cmd/phases/join JoinData). The cluster's own
+ * configuration is known only after discovery, so it is a lazy value, computed once per run:
+ * the first phase that needs it (preflight) performs discovery, also in a dry run.
+ */
+export interface JoinData {
+  readonly cfg: JoinConfig;
+  readonly host: Host;
+  /** API writes; in a dry run, the recorder printing them. Reads during discovery are real. */
+  readonly cluster: ClusterAccess;
+  readonly dryRun: boolean;
+  readonly patchesDir: string | undefined;
+  /** Lower-cased check names from --ignore-preflight-errors and nodeRegistration; may hold "all". */
+  readonly ignorePreflightErrors: ReadonlySet<string>;
+  /** Hex AES-256 key for download-certs (control-plane joins). */
+  readonly certificateKey: string | undefined;
+  /** Proxy variables of kubeforge's environment, copied into static pods as kubeadm does. */
+  readonly proxyEnv: Readonly<Record<string, string>>;
+  readonly keys: KeySource;
+  /** Results for the user (the closing message): stdout, or the log in a dry run. */
+  readonly output: (text: string) => void;
+  now(): Date;
+  /** Discovery and the TLS bootstrap kubeconfig (kubeadm: JoinData.TLSBootstrapCfg). */
+  tlsBootstrap(): Promise<TLSBootstrapDiscovery>;
+  /**
+   * The cluster's configuration as this node's InitConfig, read from kubeadm-config,
+   * kubelet-config and kube-proxy with the bootstrap token (kubeadm: JoinData.InitCfg), and
+   * the release of its Kubernetes version.
+   */
+  clusterConfig(): Promise<{ cfg: InitConfig; release: Release }>;
+}

@@ -1,0 +1,30 @@
+import { joinNodeChecks } from "../../node/preflight/join-checks.js";
+import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
+import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
+import type { Phase } from "../../workflow/phase.js";
+import type { JoinData } from "./data.js";
+
+// kubeadm's cmd/phases/join/preflight.go: the root check alone, the cluster's configuration read
+// with the bootstrap token (discovery happens here), then the join node checks.
+
+const unprefixed = (line: string) => line.replace(/^\[preflight\] /, "").replace(/^\t/, "");
+
+export const joinPreflightPhase: Phase<JoinData> = {
+  name: "preflight",
+  short: "Run join pre-flight checks",
+  run: async (data, ctx) => {
+    const out: PreflightOutput = {
+      info: (l) => ctx.log.info(unprefixed(l)),
+      warn: (l) => ctx.log.warn(unprefixed(l)),
+    };
+    ctx.log.info("Running pre-flight checks");
+    await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, out);
+    const { cfg, release } = await data.clusterConfig();
+    const checks = await joinNodeChecks(
+      data.cfg,
+      { cfg, release, host: data.host, proxyEnv: data.proxyEnv },
+      { warn: (l) => ctx.log.warn(unprefixed(l)) },
+    );
+    await runChecks(checks, data.ignorePreflightErrors, out);
+  },
+};

@@ -1,0 +1,224 @@
+import { execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { load } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { listFiles } from "../../../src/cli/files.js";
+import { bundledCli, type CliResult } from "../../support/cli.js";
+import { freePort } from "../../support/ports.js";
+import { SIM_TOKEN, simHost, type SimHost } from "../../support/sim-cluster.js";
+import { simulatedNode, type SimulatedNode } from "../../support/sim/kubelet/index.js";
+
+// `kubeforge join` of a worker: a control plane built by `kubeforge init` on a simulated host,
+// then a second host (its own rootfs and simulated kubelet) joining with token discovery and
+// TLS bootstrap. Results are checked with openssl and kubectl, not with kubeforge's code.
+
+let kubeforge: Awaited<ReturnType<typeof bundledCli>>["kubeforge"];
+let cp: SimHost;
+let caHash: string;
+const cleanups: (() => Promise<void>)[] = [];
+
+interface Worker {
+  rootfs: string;
+  node: SimulatedNode;
+  patches: string;
+  path(p: string): string;
+}
+
+async function newWorker(name: string): Promise<Worker> {
+  const base = await mkdtemp(join(tmpdir(), "kubeforge-worker-"));
+  const rootfs = join(base, "rootfs");
+  const patches = join(base, "patches");
+  await mkdir(rootfs);
+  await mkdir(patches);
+  // The kubelet configuration comes from the cluster; on this shared machine the worker's
+  // kubelet needs its own healthz port, given as kubeadm's users do: a kubeletconfiguration patch.
+  await writeFile(
+    join(patches, "kubeletconfiguration+merge.yaml"),
+    `healthzPort: ${await freePort()}\n`,
+  );
+  const node = await simulatedNode({ rootfs, nodeName: name });
+  cleanups.push(async () => {
+    await node.stop();
+    await rm(base, { recursive: true, force: true });
+  });
+  return { rootfs, node, patches, path: (p) => join(rootfs, p) };
+}
+
+function joinArgs(w: Worker, name: string, extra: string[] = []): string[] {
+  return [
+    "join",
+    `${cp.address}:${cp.apiPort}`,
+    "--token",
+    SIM_TOKEN,
+    "--node-name",
+    name,
+    "--rootfs",
+    w.rootfs,
+    "--ignore-preflight-errors",
+    "all",
+    "--patches",
+    w.patches,
+    ...extra,
+  ];
+}
+
+beforeAll(async () => {
+  ({ kubeforge } = await bundledCli());
+  cp = await simHost();
+  cleanups.push(() => cp.stop());
+  const init = await kubeforge(
+    ["init", "--config", cp.configFile, "--rootfs", cp.rootfs, "--ignore-preflight-errors", "all"],
+    { env: cp.node.env },
+  );
+  if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}`);
+  caHash = execFileSync("sh", [
+    "-c",
+    `openssl x509 -pubkey -noout -in ${cp.path("etc/kubernetes/pki/ca.crt")} | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex`,
+  ])
+    .toString()
+    .trim()
+    .split(" ")
+    .at(-1)!;
+}, 180_000);
+
+afterAll(async () => {
+  for (const c of cleanups.reverse()) await c();
+});
+
+describe("kubeforge join of a worker", () => {
+  let w: Worker;
+  let result: CliResult;
+
+  beforeAll(async () => {
+    w = await newWorker("w-1");
+    result = await kubeforge(
+      joinArgs(w, "w-1", ["--discovery-token-ca-cert-hash", `sha256:${caHash}`]),
+      { env: w.node.env },
+    );
+    if (result.code !== 0) console.log(result.stderr, await w.node.logs());
+  }, 180_000);
+
+  it("succeeds and says so on stdout", () => {
+    expect(result.stderr).not.toMatch(/error execution phase/);
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain("This node has joined the cluster:");
+  });
+
+  it("ends with a kubelet.conf whose client certificate the cluster CA signed for system:node:w-1", async () => {
+    const conf = load(await readFile(w.path("etc/kubernetes/kubelet.conf"), "utf8")) as {
+      users: { user: Record<string, string> }[];
+    };
+    const pem = conf.users[0]!.user["client-certificate"]!;
+    expect(pem).toBe("/var/lib/kubelet/pki/kubelet-client-current.pem");
+    const cert = w.path(pem);
+    const verify = execFileSync("openssl", [
+      "verify",
+      "-CAfile",
+      cp.path("etc/kubernetes/pki/ca.crt"),
+      cert,
+    ]).toString();
+    expect(verify).toContain(": OK");
+    const subject = execFileSync("openssl", ["x509", "-noout", "-subject", "-in", cert]).toString();
+    expect(subject).toMatch(/O\s*=\s*system:nodes/);
+    expect(subject).toMatch(/CN\s*=\s*system:node:w-1/);
+  });
+
+  it("removes the bootstrap token from the node and keeps the cluster CA", async () => {
+    expect(existsSync(w.path("etc/kubernetes/bootstrap-kubelet.conf"))).toBe(false);
+    expect(await readFile(w.path("etc/kubernetes/pki/ca.crt"))).toEqual(
+      await readFile(cp.path("etc/kubernetes/pki/ca.crt")),
+    );
+  });
+
+  it("writes the cluster's kubelet configuration with the user's patch", async () => {
+    const cluster = load(
+      (
+        await cp.kubectl<{ data: { kubelet: string } }>([
+          "get",
+          "cm",
+          "-n",
+          "kube-system",
+          "kubelet-config",
+        ])
+      ).data.kubelet,
+    ) as Record<string, unknown>;
+    const written = load(await readFile(w.path("var/lib/kubelet/config.yaml"), "utf8")) as Record<
+      string,
+      unknown
+    >;
+    const patch = load(
+      await readFile(join(w.patches, "kubeletconfiguration+merge.yaml"), "utf8"),
+    ) as Record<string, unknown>;
+    // NodeLocalCRISocket (v1.35): the node's CRI socket comes from instance-config.yaml.
+    const instance = load(
+      await readFile(w.path("var/lib/kubelet/instance-config.yaml"), "utf8"),
+    ) as Record<string, unknown>;
+    expect(instance).toEqual({
+      containerRuntimeEndpoint: "unix:///var/run/containerd/containerd.sock",
+    });
+    expect(written).toEqual({ ...cluster, ...patch, ...instance });
+  });
+
+  it("registers the Node in the cluster", async () => {
+    const node = await cp.kubectl<{ metadata: { name: string } }>(["get", "node", "w-1"]);
+    expect(node.metadata.name).toBe("w-1");
+  });
+});
+
+describe("kubeforge join refusals", () => {
+  it("a CA that matches no pin fails at once and writes nothing", async () => {
+    const w = await newWorker("w-2");
+    const started = Date.now();
+    const r = await kubeforge(
+      joinArgs(w, "w-2", ["--discovery-token-ca-cert-hash", `sha256:${"0".repeat(64)}`]),
+      { env: w.node.env },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error execution phase preflight: couldn't validate the identity of the API Server: .*sha256:0{64}/s,
+    );
+    expect(Date.now() - started).toBeLessThan(30_000);
+    expect(await listFiles(w.rootfs)).toEqual([]);
+  }, 60_000);
+
+  it("token discovery without a pin is refused unless the unsafe flag is given", async () => {
+    const w = await newWorker("w-3");
+    const r = await kubeforge(joinArgs(w, "w-3"), { env: w.node.env });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("--discovery-token-unsafe-skip-ca-verification");
+    expect(await listFiles(w.rootfs)).toEqual([]);
+  }, 60_000);
+
+  it("--dry-run discovers for real and writes only into the dry-run folder", async () => {
+    const w = await newWorker("w-4");
+    const out = await mkdtemp(join(tmpdir(), "kubeforge-join-dry-"));
+    cleanups.push(() => rm(out, { recursive: true, force: true }));
+    const r = await kubeforge(
+      joinArgs(w, "w-4", [
+        "--discovery-token-ca-cert-hash",
+        `sha256:${caHash}`,
+        "--dry-run",
+        "--dry-run-dir",
+        out,
+      ]),
+      { env: w.node.env },
+    );
+    expect(r.stderr).not.toMatch(/error execution phase/);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("[preflight] Reading configuration from the cluster...");
+    expect(await listFiles(w.rootfs)).toEqual([]);
+    // The folder holds the node's end state: the bootstrap kubeconfig is gone again, as the
+    // token leaves the node at the end of a join.
+    const written = (await listFiles(out)).map((f) => f.slice(out.length)).sort();
+    expect(written).toEqual([
+      "/etc/kubernetes/pki/ca.crt",
+      "/var/lib/kubelet/config.yaml",
+      "/var/lib/kubelet/instance-config.yaml",
+      "/var/lib/kubelet/kubeadm-flags.env",
+    ]);
+    expect(r.stderr).toContain("[dryrun] Would run on local: systemctl restart kubelet");
+  }, 60_000);
+});
