@@ -1,5 +1,5 @@
 import { type Command, Option } from "commander";
-import { JOIN_WORKER_DONE, prepareJoin } from "../cluster/join.js";
+import { JOIN_CONTROL_PLANE_DONE, JOIN_WORKER_DONE, prepareJoin } from "../cluster/join.js";
 import type { JoinFlags } from "../config/join-flags.js";
 import { joinPhases } from "../phases/join/index.js";
 import type { Phase } from "../workflow/phase.js";
@@ -91,7 +91,11 @@ async function runJoin(
     prepared.data.keys.discard();
     reporter.info(`[kubeforge] Phase timings: ${summarizeTimings(prepared.runner.timings)}`);
   }
-  if (!filterPhases && !prepared.data.cfg.join.controlPlane) prepared.data.output(JOIN_WORKER_DONE);
+  if (!filterPhases) {
+    prepared.data.output(
+      prepared.data.cfg.join.controlPlane ? JOIN_CONTROL_PLANE_DONE : JOIN_WORKER_DONE,
+    );
+  }
 }
 
 export function registerJoin(program: Command): void {

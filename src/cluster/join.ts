@@ -10,6 +10,7 @@ import {
 import { applyJoinFlags, type JoinFlags } from "../config/join-flags.js";
 import { validateJoinConfig } from "../config/join-validate.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
+import { dryRunStackedEtcd, realStackedEtcd } from "../etcd/access.js";
 import type { Release } from "../config/release.js";
 import type { ConfigDocuments, InitConfig } from "../config/types.js";
 import { releaseFor } from "../config/versions.js";
@@ -55,6 +56,25 @@ export interface PreparedJoin {
   skipPhases: string[];
   dryRunDir: string | undefined;
 }
+
+/** kubeadm's joinControlPlaneDoneTemp (cmd/join.go). */
+export const JOIN_CONTROL_PLANE_DONE = `
+This node has joined the cluster and a new control plane instance was created:
+
+* Certificate signing request was sent to apiserver and approval was received.
+* The Kubelet was informed of the new secure connection details.
+* Control plane label and taint were applied to the new node.
+* The Kubernetes control plane instances scaled up.
+* A new etcd member was added to the local/stacked etcd cluster.
+
+To start administering your cluster from this node, you need to run the following as a regular user:
+
+\tmkdir -p $HOME/.kube
+\tsudo cp -i /etc/kubernetes/admin.conf $HOME/.kube/config
+\tsudo chown $(id -u):$(id -g) $HOME/.kube/config
+
+Run 'kubectl get nodes' to see this node join the cluster.
+`;
 
 /** kubeadm's joinWorkerNodeDoneMsg. */
 export const JOIN_WORKER_DONE = `
@@ -212,6 +232,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
     cfg,
     host: nodeHost,
     cluster,
+    etcd: dryRun ? dryRunStackedEtcd(info) : realStackedEtcd,
     dryRun,
     patchesDir: cfg.join.patches?.directory,
     ignorePreflightErrors,

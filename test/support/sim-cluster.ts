@@ -39,6 +39,8 @@ export interface SimHost {
   /** The machine address the API server advertises. */
   address: string;
   apiPort: number;
+  /** The port of the etcd it runs, on 127.0.0.1. */
+  etcdClientPort: number;
   /** The kubeadm configuration file to pass to `kubeforge init --config`. */
   configFile: string;
   /** Absolute path of a node file. */
@@ -97,6 +99,7 @@ export async function simHost(o: SimHostOptions = {}): Promise<SimHost> {
     node,
     address,
     apiPort: api!,
+    etcdClientPort: etcdClient!,
     configFile,
     path,
     kubectl: async <T>(args: string[]) => {

@@ -64,6 +64,11 @@ export interface InitChecksInput {
 }
 
 export interface InitChecksOptions extends LookupOptions {
+  /**
+   * A control plane joining an existing cluster (kubeadm's isSecondaryControlPlane): the common
+   * and networking checks already ran as join checks.
+   */
+  secondaryControlPlane?: boolean;
   /** Defaults to NEWEST_SUPPORTED_MINOR. */
   newestSupportedMinor?: number;
   /** Receives the warning kubeadm logs when it cannot connect to the container runtime. */
@@ -155,15 +160,17 @@ export async function initNodeChecks(
     checks.push(httpProxyCIDRCheck(proxyEnv, cidr));
   }
 
-  checks.push(...(await commonChecks(input, kubernetesVersion, opts)));
-  const { v4, v6 } = families(cfg);
-  if (v4) {
-    checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IPTABLES));
-    checks.push(fileContentCheck(host, IPV4_FORWARD, "1"));
-  }
-  if (v6) {
-    checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IP6TABLES));
-    checks.push(fileContentCheck(host, IPV6_DEFAULT_FORWARDING, "1"));
+  if (!opts.secondaryControlPlane) {
+    checks.push(...(await commonChecks(input, kubernetesVersion, opts)));
+    const { v4, v6 } = families(cfg);
+    if (v4) {
+      checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IPTABLES));
+      checks.push(fileContentCheck(host, IPV4_FORWARD, "1"));
+    }
+    if (v6) {
+      checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IP6TABLES));
+      checks.push(fileContentCheck(host, IPV6_DEFAULT_FORWARDING, "1"));
+    }
   }
 
   const { local, external } = cfg.cluster.etcd;

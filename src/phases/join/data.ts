@@ -2,6 +2,7 @@ import type { Release } from "../../config/release.js";
 import type { InitConfig, JoinConfig } from "../../config/types.js";
 import type { TLSBootstrapDiscovery } from "../../kube/discovery/index.js";
 import type { ClusterAccess } from "../../kube/types.js";
+import type { StackedEtcdAccess } from "../../etcd/access.js";
 import type { KeySource } from "../../pki/key-source.js";
 import type { Host } from "../../remote/host.js";
 
@@ -15,6 +16,8 @@ export interface JoinData {
   readonly host: Host;
   /** API writes; in a dry run, the recorder printing them. Reads during discovery are real. */
   readonly cluster: ClusterAccess;
+  /** The stacked etcd cluster a control plane joins; in a dry run, a reporter. */
+  readonly etcd: StackedEtcdAccess;
   readonly dryRun: boolean;
   readonly patchesDir: string | undefined;
   /** Lower-cased check names from --ignore-preflight-errors and nodeRegistration; may hold "all". */

@@ -1,5 +1,3 @@
-import { posix } from "node:path";
-import { KUBERNETES_DIR } from "../../config/paths.js";
 import { localAPIEndpointURL } from "../../kubeconfig/endpoints.js";
 import { renderKubeConfig } from "../../kubeconfig/build.js";
 import { withServer } from "../../kubeconfig/bootstrap.js";
@@ -15,7 +13,6 @@ import {
   renderKubeletFlagsEnv,
 } from "../../manifests/kubelet.js";
 import { getInitSystem } from "../../node/init-system.js";
-import { BOOTSTRAP_KUBELET_KUBECONFIG } from "../../node/preflight/join-checks.js";
 import { CERT_FILE_MODE, KUBECONFIG_FILE_MODE } from "../../pki/paths.js";
 import type { Phase } from "../../workflow/phase.js";
 import {
@@ -29,14 +26,16 @@ import {
 } from "../kubelet.js";
 import { loadPatches } from "../init/control-plane.js";
 import type { JoinData } from "./data.js";
+import {
+  BOOTSTRAP_KUBECONFIG_PATH,
+  CONTROL_PLANE_KUBELET_LOCAL_MODE,
+  waitForKubeletBootstrap,
+} from "./kubelet-wait-bootstrap.js";
 
 // kubeadm's cmd/phases/join/kubelet.go runKubeletStartJoinPhase: bootstrap-kubelet.conf and the
 // cluster CA for the kubelet's TLS bootstrap, a refusal when a Ready Node of this name exists,
 // the kubelet's configuration downloaded from the cluster, its flags (a worker registers its
 // taints itself), and a kubelet restart.
-
-export const BOOTSTRAP_KUBECONFIG_PATH = posix.join(KUBERNETES_DIR, BOOTSTRAP_KUBELET_KUBECONFIG);
-export const CONTROL_PLANE_KUBELET_LOCAL_MODE = "ControlPlaneKubeletLocalMode";
 
 function isReady(node: KubeObject | undefined): boolean {
   const conditions = (node?.status as { conditions?: { type: string; status: string }[] })
@@ -127,5 +126,6 @@ export const joinKubeletStartPhase: Phase<JoinData> = {
     );
     ctx.log.info("Starting the kubelet");
     await tryStartKubelet(init, ctx.log);
+    if (!localMode) await waitForKubeletBootstrap(data, ctx);
   },
 };

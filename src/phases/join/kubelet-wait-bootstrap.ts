@@ -6,11 +6,11 @@ import { waitForKubelet } from "../../kube/health.js";
 import { patchNode } from "../../kube/idempotency.js";
 import { poll } from "../../kube/poll.js";
 import { featureGateEnabled, nodeLocalCRISocket } from "../../manifests/kubelet.js";
-import type { Phase } from "../../workflow/phase.js";
+import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import { CRI_SOCKET_ANNOTATION } from "../init/upload-config.js";
 import { kubeletHealthzURL } from "../init/wait-control-plane.js";
 import { CONFIG_PATH } from "../kubelet.js";
-import { BOOTSTRAP_KUBECONFIG_PATH, CONTROL_PLANE_KUBELET_LOCAL_MODE } from "./kubelet-start.js";
+import { BOOTSTRAP_KUBELET_KUBECONFIG } from "../../node/preflight/join-checks.js";
 import type { JoinData } from "./data.js";
 
 // kubeadm's runKubeletWaitBootstrapPhase (cmd/phases/join/kubelet.go): the kubelet's healthz,
@@ -18,56 +18,67 @@ import type { JoinData } from "./data.js";
 // removed so the token leaves the node. With ControlPlaneKubeletLocalMode (on in every release
 // kubeforge supports) this is its own phase; otherwise kubelet-start would run it.
 
+export const BOOTSTRAP_KUBECONFIG_PATH = posix.join(KUBERNETES_DIR, BOOTSTRAP_KUBELET_KUBECONFIG);
+export const CONTROL_PLANE_KUBELET_LOCAL_MODE = "ControlPlaneKubeletLocalMode";
 const KUBELET_CONFIG_PATH = posix.join(KUBERNETES_DIR, KUBELET_KUBECONFIG);
 /** kubeadm's TLSBootstrapRetryInterval. */
 const TLS_BOOTSTRAP_RETRY_INTERVAL_MS = 5_000;
+
+/** Whether the cluster runs with ControlPlaneKubeletLocalMode (then this phase does the wait). */
+export async function kubeletLocalMode(data: JoinData): Promise<boolean> {
+  const { cfg, release } = await data.clusterConfig();
+  return featureGateEnabled(cfg.cluster.featureGates, release, CONTROL_PLANE_KUBELET_LOCAL_MODE);
+}
+
+/** kubeadm's runKubeletWaitBootstrapPhase. */
+export async function waitForKubeletBootstrap(data: JoinData, ctx: PhaseContext): Promise<void> {
+  const { host } = data;
+  const join = data.cfg.join;
+  const { cfg, release } = await data.clusterConfig();
+  const log = (line: string) => ctx.log.info(line);
+  // The written config.yaml carries the user's kubeletconfiguration patches (healthz port...).
+  const written = parseYAMLDocuments(
+    (await host.readFile(CONFIG_PATH)).toString("utf8"),
+    CONFIG_PATH,
+  )[0] as Record<string, unknown>;
+  const url = kubeletHealthzURL(written);
+  if (url) {
+    await waitForKubelet(data.cluster, {
+      url,
+      timeoutMs: parseGoDuration(join.timeouts.kubeletHealthCheck),
+      log,
+    });
+  }
+  log("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap");
+  const client = await poll(() => data.cluster.clientFor(KUBELET_CONFIG_PATH), {
+    timeoutMs: parseGoDuration(join.timeouts.tlsBootstrap),
+    intervalMs: TLS_BOOTSTRAP_RETRY_INTERVAL_MS,
+    what: `the kubelet to write a usable ${KUBELET_CONFIG_PATH} (TLS bootstrap); check 'systemctl status kubelet' and 'journalctl -xeu kubelet'`,
+  });
+  await host.remove(BOOTSTRAP_KUBECONFIG_PATH);
+
+  if (!nodeLocalCRISocket(cfg, release)) {
+    const { name, criSocket } = join.nodeRegistration;
+    await patchNode(
+      client,
+      name,
+      (node) => {
+        node.metadata.annotations = {
+          ...node.metadata.annotations,
+          [CRI_SOCKET_ANNOTATION]: criSocket,
+        };
+      },
+      { timeoutMs: parseGoDuration(join.timeouts.kubernetesAPICall) },
+    );
+  }
+}
 
 export const kubeletWaitBootstrapPhase: Phase<JoinData> = {
   name: "kubelet-wait-bootstrap",
   short: "Wait for the kubelet to bootstrap itself",
   hidden: true,
+  // Without ControlPlaneKubeletLocalMode, kubelet-start waits itself.
   run: async (data, ctx) => {
-    const { host } = data;
-    const join = data.cfg.join;
-    const { cfg, release } = await data.clusterConfig();
-    if (!featureGateEnabled(cfg.cluster.featureGates, release, CONTROL_PLANE_KUBELET_LOCAL_MODE)) {
-      return;
-    }
-    const log = (line: string) => ctx.log.info(line);
-    // The written config.yaml carries the user's kubeletconfiguration patches (healthz port...).
-    const written = parseYAMLDocuments(
-      (await host.readFile(CONFIG_PATH)).toString("utf8"),
-      CONFIG_PATH,
-    )[0] as Record<string, unknown>;
-    const url = kubeletHealthzURL(written);
-    if (url) {
-      await waitForKubelet(data.cluster, {
-        url,
-        timeoutMs: parseGoDuration(join.timeouts.kubeletHealthCheck),
-        log,
-      });
-    }
-    log("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap");
-    const client = await poll(() => data.cluster.clientFor(KUBELET_CONFIG_PATH), {
-      timeoutMs: parseGoDuration(join.timeouts.tlsBootstrap),
-      intervalMs: TLS_BOOTSTRAP_RETRY_INTERVAL_MS,
-      what: `the kubelet to write a usable ${KUBELET_CONFIG_PATH} (TLS bootstrap); check 'systemctl status kubelet' and 'journalctl -xeu kubelet'`,
-    });
-    await host.remove(BOOTSTRAP_KUBECONFIG_PATH);
-
-    if (!nodeLocalCRISocket(cfg, release)) {
-      const { name, criSocket } = join.nodeRegistration;
-      await patchNode(
-        client,
-        name,
-        (node) => {
-          node.metadata.annotations = {
-            ...node.metadata.annotations,
-            [CRI_SOCKET_ANNOTATION]: criSocket,
-          };
-        },
-        { timeoutMs: parseGoDuration(join.timeouts.kubernetesAPICall) },
-      );
-    }
+    if (await kubeletLocalMode(data)) await waitForKubeletBootstrap(data, ctx);
   },
 };

@@ -1,3 +1,4 @@
+import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
@@ -26,5 +27,20 @@ export const joinPreflightPhase: Phase<JoinData> = {
       { warn: (l) => ctx.log.warn(unprefixed(l)) },
     );
     await runChecks(checks, data.ignorePreflightErrors, out);
+
+    if (data.cfg.join.controlPlane) {
+      // kubeadm's checkIfReadyForAdditionalControlPlane: several API servers need one address.
+      if (!cfg.cluster.controlPlaneEndpoint) {
+        throw new Error(
+          "unable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address. Please ensure that controlPlaneEndpoint is set in the kubeadm-config ConfigMap (kubeforge init --control-plane-endpoint)",
+        );
+      }
+      ctx.log.info("Running pre-flight checks before initializing the new control plane instance");
+      const cpChecks = await initNodeChecks(
+        { cfg, release, host: data.host, proxyEnv: data.proxyEnv },
+        { secondaryControlPlane: true, warn: (l) => ctx.log.warn(unprefixed(l)) },
+      );
+      await runChecks(cpChecks, data.ignorePreflightErrors, out);
+    }
   },
 };

@@ -70,7 +70,16 @@ beforeAll(async () => {
   cp = await simHost();
   cleanups.push(() => cp.stop());
   const init = await kubeforge(
-    ["init", "--config", cp.configFile, "--rootfs", cp.rootfs, "--ignore-preflight-errors", "all"],
+    [
+      "init",
+      "--config",
+      cp.configFile,
+      "--rootfs",
+      cp.rootfs,
+      "--ignore-preflight-errors",
+      "all",
+      "--upload-certs",
+    ],
     { env: cp.node.env },
   );
   if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}`);
@@ -169,6 +178,43 @@ describe("kubeforge join of a worker", () => {
 });
 
 describe("kubeforge join refusals", () => {
+  it("a control-plane join with a wrong certificate key adds no etcd member and writes nothing", async () => {
+    const w = await newWorker("cp-2");
+    const r = await kubeforge(
+      joinArgs(w, "cp-2", [
+        "--discovery-token-ca-cert-hash",
+        `sha256:${caHash}`,
+        "--control-plane",
+        "--apiserver-advertise-address",
+        cp.address,
+        "--certificate-key",
+        "ab".repeat(32),
+      ]),
+      { env: w.node.env },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error execution phase control-plane-prepare\/download-certs: error decoding the kubeadm-certs Secret with the certificate key/,
+    );
+    expect(await listFiles(w.rootfs)).toEqual([]);
+    const pki = cp.path("etc/kubernetes/pki/etcd");
+    const members = execFileSync(
+      "etcdctl",
+      [
+        `--endpoints=https://127.0.0.1:${cp.etcdClientPort}`,
+        `--cacert=${pki}/ca.crt`,
+        `--cert=${pki}/healthcheck-client.crt`,
+        `--key=${pki}/healthcheck-client.key`,
+        "member",
+        "list",
+        "-w",
+        "json",
+      ],
+      { env: { ...process.env, ETCDCTL_API: "3" } },
+    ).toString();
+    expect((JSON.parse(members) as { members: unknown[] }).members).toHaveLength(1);
+  }, 60_000);
+
   it("a CA that matches no pin fails at once and writes nothing", async () => {
     const w = await newWorker("w-2");
     const started = Date.now();
