@@ -1,0 +1,188 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { load } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  createTestbed,
+  type CliResult,
+  type TestHost,
+  type Testbed,
+} from "../../support/testbed.js";
+
+// Issue 4's proof: a three-member stacked etcd cluster formed for real. `kubeforge init` on one
+// namespace host, then `kubeforge join --control-plane --certificate-key` on two more, each host
+// running Debian's etcd from the etcd.yaml it generated (through the simulated kubelet), with
+// certificates it generated from the CAs it downloaded; then a worker joins through TLS
+// bootstrap. Checked from outside with etcdctl, openssl and kubectl.
+
+const TOKEN = "abcdef.0123456789abcdef";
+const CERTIFICATE_KEY = "5e".repeat(32);
+
+let bed: Testbed;
+let cps: TestHost[];
+let worker: TestHost;
+const results = new Map<string, CliResult>();
+
+async function etcdctl(host: TestHost, args: string[]): Promise<string> {
+  const pki = host.path("etc/kubernetes/pki/etcd");
+  const r = await host.exec(
+    [
+      "etcdctl",
+      "--endpoints=https://127.0.0.1:2379",
+      `--cacert=${pki}/ca.crt`,
+      `--cert=${pki}/healthcheck-client.crt`,
+      `--key=${pki}/healthcheck-client.key`,
+      ...args,
+    ],
+    { env: { ETCDCTL_API: "3" } },
+  );
+  if (r.code !== 0) throw new Error(`etcdctl ${args.join(" ")} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+beforeAll(async () => {
+  bed = await createTestbed(["cp-1", "cp-2", "cp-3", "w-1"]);
+  cps = bed.hosts.slice(0, 3);
+  worker = bed.hosts[3]!;
+  const [first] = cps as [TestHost];
+  const config = join(first.workDir, "kubeadm.yaml");
+  // v1.34 with ControlPlaneKubeletLocalMode off: a joining control plane's kubelet then talks to
+  // the control-plane endpoint, because each simulated API server keeps its own store (the real
+  // kube-apiservers would share etcd).
+  await writeFile(
+    config,
+    [
+      "apiVersion: kubeadm.k8s.io/v1beta4",
+      "kind: InitConfiguration",
+      "bootstrapTokens:",
+      `- token: ${TOKEN}`,
+      `certificateKey: ${CERTIFICATE_KEY}`,
+      `localAPIEndpoint: {advertiseAddress: ${first.address}}`,
+      `nodeRegistration: {name: ${first.name}}`,
+      "---",
+      "apiVersion: kubeadm.k8s.io/v1beta4",
+      "kind: ClusterConfiguration",
+      "kubernetesVersion: v1.34.1",
+      `controlPlaneEndpoint: "${first.address}:6443"`,
+      "featureGates: {ControlPlaneKubeletLocalMode: false}",
+      "",
+    ].join("\n"),
+  );
+  const init = await first.kubeforge([
+    "init",
+    "--config",
+    config,
+    "--rootfs",
+    first.rootfs,
+    "--ignore-preflight-errors",
+    "all",
+    "--upload-certs",
+  ]);
+  results.set(first.name, init);
+  if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}\n${await first.node.logs()}`);
+  const hash = await bed.caCertHash(first);
+  const joinArgs = (h: TestHost, extra: string[]) => [
+    "join",
+    `${first.address}:6443`,
+    "--token",
+    TOKEN,
+    "--discovery-token-ca-cert-hash",
+    `sha256:${hash}`,
+    "--node-name",
+    h.name,
+    "--rootfs",
+    h.rootfs,
+    "--ignore-preflight-errors",
+    "all",
+    ...extra,
+  ];
+  // Control planes one at a time, as kubeadm requires.
+  for (const h of cps.slice(1)) {
+    const r = await h.kubeforge(
+      joinArgs(h, [
+        "--control-plane",
+        "--certificate-key",
+        CERTIFICATE_KEY,
+        "--apiserver-advertise-address",
+        h.address,
+      ]),
+    );
+    results.set(h.name, r);
+    if (r.code !== 0)
+      throw new Error(`join of ${h.name} failed:\n${r.stderr}\n${await h.node.logs()}`);
+  }
+  const w = await worker.kubeforge(joinArgs(worker, []));
+  results.set(worker.name, w);
+  if (w.code !== 0) throw new Error(`join of ${worker.name} failed:\n${w.stderr}`);
+}, 600_000);
+
+afterAll(async () => {
+  await bed?.stop();
+});
+
+describe("a three-member stacked etcd cluster made by init and two control-plane joins", () => {
+  it("every command succeeded", () => {
+    for (const [name, r] of results)
+      expect([name, r.code, r.stderr.match(/error execution phase.*/)?.[0]]).toEqual([
+        name,
+        0,
+        undefined,
+      ]);
+    expect(results.get("cp-2")!.stdout).toContain("a new control plane instance was created");
+  });
+
+  it("etcdctl lists three started voting members, one per control plane", async () => {
+    const list = JSON.parse(await etcdctl(cps[0]!, ["member", "list", "-w", "json"])) as {
+      members: { name: string; peerURLs: string[]; isLearner?: boolean }[];
+    };
+    expect(list.members).toHaveLength(3);
+    expect(list.members.map((m) => m.name).sort()).toEqual(["cp-1", "cp-2", "cp-3"]);
+    for (const m of list.members) {
+      expect(m.isLearner ?? false).toBe(false);
+      const host = cps.find((h) => h.name === m.name)!;
+      expect(m.peerURLs).toEqual([`https://${host.address}:2380`]);
+    }
+  });
+
+  it("endpoint health --cluster is healthy", async () => {
+    const health = JSON.parse(
+      await etcdctl(cps[0]!, ["endpoint", "health", "--cluster", "-w", "json"]),
+    ) as { endpoint: string; health: boolean }[];
+    expect(health).toHaveLength(3);
+    for (const e of health) expect([e.endpoint, e.health]).toEqual([e.endpoint, true]);
+  });
+
+  it("each joined member runs from the etcd.yaml its node generated, joining the existing cluster", async () => {
+    for (const h of cps.slice(1)) {
+      const pod = load(await readFile(h.path("etc/kubernetes/manifests/etcd.yaml"), "utf8")) as {
+        spec: { containers: { command: string[] }[] };
+      };
+      const command = pod.spec.containers[0]!.command;
+      expect(command).toContain("--initial-cluster-state=existing");
+      const initial = command.find((a) => a.startsWith("--initial-cluster="))!;
+      expect(initial).toContain(`${h.name}=https://${h.address}:2380`);
+      expect(initial).toContain(`cp-1=https://${cps[0]!.address}:2380`);
+    }
+  });
+
+  it("the control planes carry the control-plane label; the worker is a Node with a CA-signed kubelet identity", async () => {
+    const nodes = await bed.kubectl<{
+      items: { metadata: { name: string; labels: Record<string, string> } }[];
+    }>(cps[0]!, ["get", "nodes"]);
+    const byName = new Map(nodes.items.map((n) => [n.metadata.name, n.metadata.labels]));
+    for (const h of cps)
+      expect(byName.get(h.name)?.["node-role.kubernetes.io/control-plane"]).toBe("");
+    expect(byName.has("w-1")).toBe(true);
+    const pem = worker.path("var/lib/kubelet/pki/kubelet-client-current.pem");
+    const verify = await worker.exec([
+      "openssl",
+      "verify",
+      "-CAfile",
+      cps[0]!.path("etc/kubernetes/pki/ca.crt"),
+      pem,
+    ]);
+    expect(verify.stdout).toContain(": OK");
+    const subject = await worker.exec(["openssl", "x509", "-noout", "-subject", "-in", pem]);
+    expect(subject.stdout).toMatch(/CN\s*=\s*system:node:w-1/);
+  });
+});
