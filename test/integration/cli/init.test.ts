@@ -475,3 +475,43 @@ describe("small commands", () => {
     expect(r.stdout).toMatch(/^kubeforge \d+\.\d+\.\d+ \(Kubernetes v1\.33 to v1\.37\)\n$/);
   });
 });
+
+describe("kubeforge join command line", () => {
+  it("lists kubeadm's join phases in help, in kubeadm's order", async () => {
+    const r = await kubeforge(["join", "--help"]);
+    expect(r.code).toBe(0);
+    const order = [
+      "preflight",
+      "control-plane-prepare",
+      "kubelet-start",
+      "etcd-join",
+      "control-plane-join",
+      "wait-control-plane",
+    ];
+    const positions = order.map((p) => r.stdout.indexOf(`  ${p} `));
+    expect(positions.every((p) => p > 0)).toBe(true);
+    expect([...positions].sort((a, b) => a - b)).toEqual(positions);
+  });
+
+  it("refuses an unknown phase, naming the valid ones", async () => {
+    const r = await kubeforge([
+      "join",
+      "phase",
+      "no-such-phase",
+      "10.0.0.1:6443",
+      "--token",
+      TOKEN,
+      "--discovery-token-unsafe-skip-ca-verification",
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/invalid phase name "no-such-phase".*preflight.*kubelet-start/s);
+  });
+
+  it("refuses token discovery without a CA pin before touching anything", async () => {
+    const rootfs = await temp("join");
+    const r = await kubeforge(["join", "10.0.0.1:6443", "--token", TOKEN, "--rootfs", rootfs]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("--discovery-token-unsafe-skip-ca-verification");
+    expect(await listFiles(rootfs)).toEqual([]);
+  });
+});
