@@ -5,9 +5,8 @@ import type { InitFlags } from "../config/flags.js";
 import { initPhases } from "../phases/init/index.js";
 import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter } from "../workflow/reporter.js";
-import { summarizeTimings } from "../workflow/runner.js";
 import { listFiles } from "./files.js";
-import { hostFor, list, phaseTreeHelp, port, readConfig } from "./options.js";
+import { hostFor, list, phaseTreeHelp, port, readConfig, runPrepared } from "./options.js";
 
 // `kubeforge init` and `kubeforge init phase <phase> [<sub>|all]`, with kubeadm's flag names.
 
@@ -103,21 +102,7 @@ async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined
   reporter.info(
     `[init] Using Kubernetes version: ${prepared.resolved.version} (${prepared.resolved.source})`,
   );
-  if (prepared.dryRunDir) {
-    reporter.info(
-      `[dryrun] Rendering node files into ${prepared.dryRunDir}; nothing on this machine changes`,
-    );
-  }
-  try {
-    await prepared.runner.run(prepared.data, {
-      skipPhases: prepared.skipPhases,
-      ...(filterPhases ? { filterPhases } : {}),
-      dryRun: prepared.data.dryRun,
-    });
-  } finally {
-    prepared.data.keys.discard();
-    reporter.info(`[kubeforge] Phase timings: ${summarizeTimings(prepared.runner.timings)}`);
-  }
+  await runPrepared(prepared, reporter, filterPhases);
   if (prepared.dryRunDir) {
     const files = await listFiles(prepared.dryRunDir);
     reporter.info(`[dryrun] ${files.length} files rendered under ${prepared.dryRunDir}:`);

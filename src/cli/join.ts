@@ -4,8 +4,7 @@ import type { JoinFlags } from "../config/join-flags.js";
 import { joinPhases } from "../phases/join/index.js";
 import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter } from "../workflow/reporter.js";
-import { summarizeTimings } from "../workflow/runner.js";
-import { hostFor, list, phaseTreeHelp, port, readConfig } from "./options.js";
+import { hostFor, list, phaseTreeHelp, port, readConfig, runPrepared } from "./options.js";
 
 // `kubeforge join [host:port]` and `kubeforge join phase <phase>`, with kubeadm's flag names.
 
@@ -76,21 +75,7 @@ async function runJoin(
     env: process.env,
     stdout: (text) => process.stdout.write(text),
   });
-  if (prepared.dryRunDir) {
-    reporter.info(
-      `[dryrun] Rendering node files into ${prepared.dryRunDir}; nothing on this machine changes`,
-    );
-  }
-  try {
-    await prepared.runner.run(prepared.data, {
-      skipPhases: prepared.skipPhases,
-      ...(filterPhases ? { filterPhases } : {}),
-      dryRun: prepared.data.dryRun,
-    });
-  } finally {
-    prepared.data.keys.discard();
-    reporter.info(`[kubeforge] Phase timings: ${summarizeTimings(prepared.runner.timings)}`);
-  }
+  await runPrepared(prepared, reporter, filterPhases);
   if (!filterPhases) {
     prepared.data.output(
       prepared.data.cfg.join.controlPlane ? JOIN_CONTROL_PLANE_DONE : JOIN_WORKER_DONE,

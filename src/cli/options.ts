@@ -1,6 +1,9 @@
 import { readFile, stat } from "node:fs/promises";
 import { resolve } from "node:path";
+import type { KeySource } from "../pki/key-source.js";
 import type { Phase } from "../workflow/phase.js";
+import type { Reporter } from "../workflow/reporter.js";
+import { summarizeTimings, type Runner } from "../workflow/runner.js";
 import { LocalHost } from "../remote/local.js";
 
 // Option parsing and inputs shared by the init and join commands.
@@ -49,4 +52,35 @@ export function phaseTreeHelp(phases: Phase<unknown>[], indent = "  "): string {
       return p.phases ? `${line}\n${phaseTreeHelp(p.phases, `${indent}  `)}` : line;
     })
     .join("\n");
+}
+
+/** What init and join prepare: a runner over their data, the phases to skip, the dry-run folder. */
+export interface PreparedWorkflow<D extends { dryRun: boolean; keys: KeySource }> {
+  data: D;
+  runner: Runner<D>;
+  skipPhases: string[];
+  dryRunDir: string | undefined;
+}
+
+/** Runs a prepared workflow (or the filtered phases of it), reporting the timings either way. */
+export async function runPrepared<D extends { dryRun: boolean; keys: KeySource }>(
+  prepared: PreparedWorkflow<D>,
+  reporter: Reporter,
+  filterPhases: string[] | undefined,
+): Promise<void> {
+  if (prepared.dryRunDir) {
+    reporter.info(
+      `[dryrun] Rendering node files into ${prepared.dryRunDir}; nothing on this machine changes`,
+    );
+  }
+  try {
+    await prepared.runner.run(prepared.data, {
+      skipPhases: prepared.skipPhases,
+      ...(filterPhases ? { filterPhases } : {}),
+      dryRun: prepared.data.dryRun,
+    });
+  } finally {
+    prepared.data.keys.discard();
+    reporter.info(`[kubeforge] Phase timings: ${summarizeTimings(prepared.runner.timings)}`);
+  }
 }

@@ -1,6 +1,3 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
 import { defaultInitConfig, isUnspecified } from "../config/defaults.js";
 import { applyInitFlags, type InitFlags } from "../config/flags.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
@@ -14,16 +11,14 @@ import { detectAdvertiseAddress } from "../node/address.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { InitData } from "../phases/init/data.js";
 import { initPhases } from "../phases/init/index.js";
-import { NodeClusterAccess } from "../kube/access.js";
-import { DryRunClusterAccess } from "../kube/dry-run.js";
 import type { ClusterAccess } from "../kube/types.js";
 import { generateCertificateKey } from "../pki/certificate-key.js";
 import { KeyPool } from "../pki/keys.js";
 import { generateBootstrapToken } from "../pki/token.js";
-import { DryRunHost } from "../remote/dry-run.js";
 import type { Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { Runner } from "../workflow/runner.js";
+import { runMode } from "./run-mode.js";
 
 // Everything between an edge (CLI flags, action inputs) and the init workflow: configuration
 // in kubeadm's order (file → flags → version → defaults → validation), then the host view and
@@ -113,26 +108,7 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
   );
 
   const dryRun = request.dryRun || cfg.init.dryRun === true;
-  let dryRunDir: string | undefined;
-  let nodeHost = host;
-  if (dryRun) {
-    dryRunDir = resolve(request.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-dry-run-"))));
-    nodeHost = new DryRunHost(host, dryRunDir, (name, argv) =>
-      reporter.info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
-    );
-  }
-
-  // A dry run's stdout carries only the API objects it would write; everything else is log.
-  const cluster =
-    request.cluster ??
-    (dryRun
-      ? new DryRunClusterAccess(request.stdout, (line) => reporter.info(line))
-      : new NodeClusterAccess(nodeHost));
-  const output = dryRun
-    ? (text: string) => {
-        for (const line of text.replace(/\n$/, "").split("\n")) reporter.info(line);
-      }
-    : request.stdout;
+  const { host: nodeHost, cluster, output, dryRunDir } = await runMode({ ...request, dryRun });
 
   const uploadCerts = request.flags.uploadCerts === true;
   const certificateKey =

@@ -1,6 +1,3 @@
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join as joinPath, resolve } from "node:path";
 import { parseGoDuration } from "../config/duration.js";
 import {
   joinInitConfig,
@@ -15,10 +12,8 @@ import type { Release } from "../config/release.js";
 import type { ConfigDocuments, InitConfig } from "../config/types.js";
 import { releaseFor } from "../config/versions.js";
 import { renderKubeConfig } from "../kubeconfig/build.js";
-import { NodeClusterAccess } from "../kube/access.js";
 import { kubeClientFromKubeConfig } from "../kube/client.js";
 import { discoverTLSBootstrapConfig, type TLSBootstrapDiscovery } from "../kube/discovery/index.js";
-import { DryRunClusterAccess } from "../kube/dry-run.js";
 import { getIfExists } from "../kube/idempotency.js";
 import type { ClusterAccess, KubeObject } from "../kube/types.js";
 import { proxyEnvVars } from "../manifests/static-pod.js";
@@ -27,10 +22,10 @@ import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { JoinData } from "../phases/join/data.js";
 import { joinPhases } from "../phases/join/index.js";
 import { KeyPool } from "../pki/keys.js";
-import { DryRunHost } from "../remote/dry-run.js";
 import type { Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { Runner } from "../workflow/runner.js";
+import { runMode } from "./run-mode.js";
 
 // Everything between an edge (CLI flags) and the join workflow, in kubeadm's order (newJoinData):
 // file → flags → the advertise address (control planes) → defaults → validation. Discovery and
@@ -140,24 +135,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   if (cfg.join.controlPlane?.certificateKey) reporter.mask(cfg.join.controlPlane.certificateKey);
 
   const dryRun = request.dryRun || cfg.join.dryRun;
-  let dryRunDir: string | undefined;
-  let nodeHost = host;
-  if (dryRun) {
-    dryRunDir = resolve(
-      request.dryRunDir ?? (await mkdtemp(joinPath(tmpdir(), "kubeforge-dry-run-"))),
-    );
-    nodeHost = new DryRunHost(host, dryRunDir, (name, argv) =>
-      info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
-    );
-  }
-  const cluster =
-    request.cluster ??
-    (dryRun ? new DryRunClusterAccess(request.stdout, info) : new NodeClusterAccess(nodeHost));
-  const output = dryRun
-    ? (text: string) => {
-        for (const line of text.replace(/\n$/, "").split("\n")) info(line);
-      }
-    : request.stdout;
+  const { host: nodeHost, cluster, output, dryRunDir } = await runMode({ ...request, dryRun });
 
   // Discovery is real even in a dry run (kubeadm: "dry-run performs discovery"): it only reads.
   const tlsBootstrap = once<TLSBootstrapDiscovery>(() =>

@@ -231,3 +231,33 @@ export function createOrUpdateService<T extends KubeObject>(
     },
   );
 }
+
+/** kubeadm's constants.AnnotationKubeadmCRISocket. */
+export const CRI_SOCKET_ANNOTATION = "kubeadm.alpha.kubernetes.io/cri-socket";
+
+/**
+ * kubeadm's phases/patchnode AnnotateCRISocket: without NodeLocalCRISocket the node's CRI socket
+ * lives in a Node annotation, read back by upgrade and reset.
+ */
+export function annotateCRISocket(
+  client: KubeClient,
+  nodeName: string,
+  criSocket: string,
+  opts: ApiCallOptions,
+  log: (line: string) => void,
+): Promise<KubeObject> {
+  log(
+    `[patchnode] Uploading the CRI socket information "${criSocket}" to the Node API object "${nodeName}" as an annotation`,
+  );
+  return patchNode(
+    client,
+    nodeName,
+    (node) => {
+      node.metadata.annotations = {
+        ...node.metadata.annotations,
+        [CRI_SOCKET_ANNOTATION]: criSocket,
+      };
+    },
+    opts,
+  );
+}

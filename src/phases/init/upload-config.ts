@@ -1,4 +1,4 @@
-import { createOrMutate, createOrUpdate, patchNode } from "../../kube/idempotency.js";
+import { annotateCRISocket, createOrMutate, createOrUpdate } from "../../kube/idempotency.js";
 import { nodeLocalCRISocket } from "../../manifests/kubelet.js";
 import { kubeadmConfigRBAC, kubeletConfigRBAC } from "../../manifests/rbac.js";
 import {
@@ -15,9 +15,6 @@ import type { InitData } from "./data.js";
 // kubeadm's cmd/phases/init/uploadconfig.go over phases/uploadconfig (kubeadm-config) and
 // phases/kubelet/config.go (kubelet-config), each with the Role and RoleBinding that let joining
 // nodes read it.
-
-/** kubeadm's constants.AnnotationKubeadmCRISocket. */
-export const CRI_SOCKET_ANNOTATION = "kubeadm.alpha.kubernetes.io/cri-socket";
 
 async function uploadKubeadmConfig(data: InitData, ctx: PhaseContext): Promise<void> {
   const client = await adminClient(data);
@@ -50,20 +47,7 @@ async function uploadKubeletConfig(data: InitData, ctx: PhaseContext): Promise<v
   if (!nodeLocalCRISocket(cfg, release)) {
     const { name, criSocket } = cfg.init.nodeRegistration;
     ctx.log.info(`[upload-config] Preserving the CRISocket information for the control-plane node`);
-    ctx.log.info(
-      `[patchnode] Uploading the CRI socket information "${criSocket}" to the Node API object "${name}" as an annotation`,
-    );
-    await patchNode(
-      client,
-      name,
-      (node) => {
-        node.metadata.annotations = {
-          ...node.metadata.annotations,
-          [CRI_SOCKET_ANNOTATION]: criSocket,
-        };
-      },
-      opts,
-    );
+    await annotateCRISocket(client, name, criSocket, opts, (l) => ctx.log.info(l));
   }
 }
 

@@ -3,11 +3,10 @@ import { parseGoDuration } from "../../config/duration.js";
 import { KUBELET_KUBECONFIG, KUBERNETES_DIR } from "../../config/paths.js";
 import { parseYAMLDocuments } from "../../config/yaml.js";
 import { waitForKubelet } from "../../kube/health.js";
-import { patchNode } from "../../kube/idempotency.js";
+import { annotateCRISocket } from "../../kube/idempotency.js";
 import { poll } from "../../kube/poll.js";
 import { featureGateEnabled, nodeLocalCRISocket } from "../../manifests/kubelet.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
-import { CRI_SOCKET_ANNOTATION } from "../init/upload-config.js";
 import { kubeletHealthzURL } from "../init/wait-control-plane.js";
 import { CONFIG_PATH } from "../kubelet.js";
 import { BOOTSTRAP_KUBELET_KUBECONFIG } from "../../node/preflight/join-checks.js";
@@ -59,16 +58,12 @@ export async function waitForKubeletBootstrap(data: JoinData, ctx: PhaseContext)
 
   if (!nodeLocalCRISocket(cfg, release)) {
     const { name, criSocket } = join.nodeRegistration;
-    await patchNode(
+    await annotateCRISocket(
       client,
       name,
-      (node) => {
-        node.metadata.annotations = {
-          ...node.metadata.annotations,
-          [CRI_SOCKET_ANNOTATION]: criSocket,
-        };
-      },
+      criSocket,
       { timeoutMs: parseGoDuration(join.timeouts.kubernetesAPICall) },
+      log,
     );
   }
 }

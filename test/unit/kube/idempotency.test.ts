@@ -6,6 +6,7 @@ import {
   createOrRetain,
   createOrUpdate,
   getIfExists,
+  annotateCRISocket,
   createOrUpdateService,
   patchNode,
 } from "../../../src/kube/idempotency.js";
@@ -396,5 +397,36 @@ describe("createOrUpdateService", () => {
       "creating Service kube-system/kube-dns: 403 Forbidden: no",
     );
     expect(calls()).toHaveLength(1);
+  });
+});
+
+describe("annotateCRISocket (kubeadm phases/patchnode)", () => {
+  it("adds kubeadm's CRI socket annotation with a strategic merge patch, keeping the others", async () => {
+    const path = "/api/v1/nodes/w-1";
+    server.seed(path, {
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: {
+        name: "w-1",
+        labels: { "kubernetes.io/hostname": "w-1" },
+        annotations: { "node.alpha.kubernetes.io/ttl": "0" },
+      },
+    });
+    const lines: string[] = [];
+    await annotateCRISocket(client, "w-1", "unix:///run/containerd/containerd.sock", fast, (l) =>
+      lines.push(l),
+    );
+    const patch = server.requests.find((r) => r.method === "PATCH")!;
+    expect(patch.contentType).toContain("application/strategic-merge-patch+json");
+    expect(JSON.parse(patch.body)).toEqual({
+      metadata: {
+        annotations: {
+          "kubeadm.alpha.kubernetes.io/cri-socket": "unix:///run/containerd/containerd.sock",
+        },
+      },
+    });
+    expect(lines).toEqual([
+      '[patchnode] Uploading the CRI socket information "unix:///run/containerd/containerd.sock" to the Node API object "w-1" as an annotation',
+    ]);
   });
 });
