@@ -82,7 +82,7 @@ const downloadCertsPhase: Phase<JoinData> = {
 };
 
 /** kubeadm's SharedCertificateExists: without download-certs the user copied them. */
-async function requireSharedCertificates(data: JoinData): Promise<void> {
+export async function requireSharedCertificates(data: JoinData): Promise<void> {
   const { cfg } = await data.clusterConfig();
   const dir = cfg.cluster.certificatesDir;
   const needed = [
@@ -112,10 +112,7 @@ export const controlPlanePreparePhase: Phase<JoinData> = {
     {
       name: "certs",
       short: "Generate the certificates for the new control plane components",
-      run: async (data, ctx) => {
-        await requireSharedCertificates(data);
-        await runInitPhase(certsPhase, await initView(data), ctx);
-      },
+      run: async (data, ctx) => runInitPhase(certsPhase, await initView(data), ctx),
     },
     {
       name: "kubeconfig",

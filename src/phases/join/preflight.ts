@@ -3,6 +3,7 @@ import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase } from "../../workflow/phase.js";
+import { requireSharedCertificates } from "./control-plane.js";
 import type { JoinData } from "./data.js";
 
 // kubeadm's cmd/phases/join/preflight.go: the root check alone, the cluster's configuration read
@@ -35,6 +36,8 @@ export const joinPreflightPhase: Phase<JoinData> = {
           "unable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address. Please ensure that controlPlaneEndpoint is set in the kubeadm-config ConfigMap (kubeforge init --control-plane-endpoint)",
         );
       }
+      // Without --certificate-key the shared CAs and keys must already be on the node.
+      if (data.certificateKey === undefined) await requireSharedCertificates(data);
       ctx.log.info("Running pre-flight checks before initializing the new control plane instance");
       const cpChecks = await initNodeChecks(
         { cfg, release, host: data.host, proxyEnv: data.proxyEnv },

@@ -178,6 +178,25 @@ describe("kubeforge join of a worker", () => {
 });
 
 describe("kubeforge join refusals", () => {
+  it("a control-plane join without --certificate-key needs the shared certificates on the node", async () => {
+    const w = await newWorker("cp-3");
+    const r = await kubeforge(
+      joinArgs(w, "cp-3", [
+        "--discovery-token-ca-cert-hash",
+        `sha256:${caHash}`,
+        "--control-plane",
+        "--apiserver-advertise-address",
+        cp.address,
+      ]),
+      { env: w.node.env },
+    );
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(
+      /error execution phase preflight: unable to add a new control plane instance: the shared certificates are missing \(\/etc\/kubernetes\/pki\/ca\.crt, /,
+    );
+    expect(await listFiles(w.rootfs)).toEqual([]);
+  }, 60_000);
+
   it("a control-plane join with a wrong certificate key adds no etcd member and writes nothing", async () => {
     const w = await newWorker("cp-2");
     const r = await kubeforge(
