@@ -147,15 +147,18 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
     }),
   );
 
+  const bootstrapClient = once(async () =>
+    kubeClientFromKubeConfig(
+      renderKubeConfig((await tlsBootstrap()).tlsBootstrap, { preferences: false }),
+      { description: "the TLS bootstrap kubeconfig" },
+    ),
+  );
+
   const clusterConfig = once(async (): Promise<{ cfg: InitConfig; release: Release }> => {
-    const discovered = await tlsBootstrap();
+    const client = await bootstrapClient();
     info("[preflight] Reading configuration from the cluster...");
     info(
       "[preflight] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'",
-    );
-    const client = await kubeClientFromKubeConfig(
-      renderKubeConfig(discovered.tlsBootstrap, { preferences: false }),
-      { description: "the TLS bootstrap kubeconfig" },
     );
     const opts = { timeoutMs: parseGoDuration(cfg.join.timeouts.kubernetesAPICall) };
     const read = (name: string) =>
@@ -220,6 +223,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
     output,
     now: request.now ?? (() => startedAt),
     tlsBootstrap,
+    bootstrapClient,
     clusterConfig,
   };
   return {

@@ -1,7 +1,5 @@
 import { posix } from "node:path";
 import { DEFAULT_ETCD_DATA_DIR, MANIFESTS_DIR } from "../../config/paths.js";
-import { renderKubeConfig } from "../../kubeconfig/build.js";
-import { kubeClientFromKubeConfig } from "../../kube/client.js";
 import { isNotFound } from "../../kube/errors.js";
 import { etcdPeerURL, etcdPod } from "../../manifests/etcd.js";
 import {
@@ -39,11 +37,7 @@ const downloadCertsPhase: Phase<JoinData> = {
   runIf: (data) => data.certificateKey !== undefined,
   run: async (data, ctx) => {
     const { cfg } = await data.clusterConfig();
-    const discovered = await data.tlsBootstrap();
-    const client = await kubeClientFromKubeConfig(
-      renderKubeConfig(discovered.tlsBootstrap, { preferences: false }),
-      { description: "the TLS bootstrap kubeconfig" },
-    );
+    const client = await data.bootstrapClient();
     ctx.log.info(
       `[download-certs] Downloading the certificates in Secret "${KUBEADM_CERTS_SECRET}" in the "kube-system" Namespace`,
     );

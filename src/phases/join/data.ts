@@ -1,7 +1,7 @@
 import type { Release } from "../../config/release.js";
 import type { InitConfig, JoinConfig } from "../../config/types.js";
 import type { TLSBootstrapDiscovery } from "../../kube/discovery/index.js";
-import type { ClusterAccess } from "../../kube/types.js";
+import type { ClusterAccess, KubeClient } from "../../kube/types.js";
 import type { StackedEtcdAccess } from "../../etcd/access.js";
 import type { KeySource } from "../../pki/key-source.js";
 import type { Host } from "../../remote/host.js";
@@ -32,6 +32,8 @@ export interface JoinData {
   now(): Date;
   /** Discovery and the TLS bootstrap kubeconfig (kubeadm: JoinData.TLSBootstrapCfg). */
   tlsBootstrap(): Promise<TLSBootstrapDiscovery>;
+  /** A client authenticated by the bootstrap token (reads only: config, certs, the Node). */
+  bootstrapClient(): Promise<KubeClient>;
   /**
    * The cluster's configuration as this node's InitConfig, read from kubeadm-config,
    * kubelet-config and kube-proxy with the bootstrap token (kubeadm: JoinData.InitCfg), and

@@ -1,11 +1,9 @@
 import { localAPIEndpointURL } from "../../kubeconfig/endpoints.js";
 import { renderKubeConfig } from "../../kubeconfig/build.js";
 import { withServer } from "../../kubeconfig/bootstrap.js";
-import { kubeClientFromKubeConfig } from "../../kube/client.js";
 import { getIfExists } from "../../kube/idempotency.js";
 import type { KubeObject } from "../../kube/types.js";
 import {
-  featureGateEnabled,
   kubeletHostname,
   nodeLocalCRISocket,
   pauseImage,
@@ -28,7 +26,7 @@ import { loadPatches } from "../init/control-plane.js";
 import type { JoinData } from "./data.js";
 import {
   BOOTSTRAP_KUBECONFIG_PATH,
-  CONTROL_PLANE_KUBELET_LOCAL_MODE,
+  kubeletLocalMode,
   waitForKubeletBootstrap,
 } from "./kubelet-wait-bootstrap.js";
 
@@ -52,11 +50,7 @@ export const joinKubeletStartPhase: Phase<JoinData> = {
     const { cfg, release } = await data.clusterConfig();
     const discovered = await data.tlsBootstrap();
     // ControlPlaneKubeletLocalMode: a joining control plane's kubelet talks to its own API server.
-    const localMode = featureGateEnabled(
-      cfg.cluster.featureGates,
-      release,
-      CONTROL_PLANE_KUBELET_LOCAL_MODE,
-    );
+    const localMode = await kubeletLocalMode(data);
     const tlsBootstrap =
       localMode && join.controlPlane
         ? withServer(
@@ -75,10 +69,7 @@ export const joinKubeletStartPhase: Phase<JoinData> = {
 
     // A new Node under the name of a Ready one (a control plane, say) would break it.
     const nodeName = join.nodeRegistration.name;
-    const bootstrapClient = await kubeClientFromKubeConfig(
-      renderKubeConfig(discovered.tlsBootstrap, { preferences: false }),
-      { description: "the TLS bootstrap kubeconfig" },
-    );
+    const bootstrapClient = await data.bootstrapClient();
     const node = await getIfExists(
       bootstrapClient,
       { apiVersion: "v1", kind: "Node", name: nodeName },
