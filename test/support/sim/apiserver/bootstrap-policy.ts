@@ -3,7 +3,7 @@
 // k8s: plugin/pkg/auth/authorizer/rbac/bootstrappolicy/policy.go (ClusterRoles, NodeRules,
 // ClusterRoleBindings), pkg/registry/rbac/rest/storage_rbac.go (created when missing, labelled
 // kubernetes.io/bootstrapping=rbac-defaults, annotated autoupdate=true).
-import type { Json, ObjectStore } from "./store.js";
+import { createUnlessExists, type Json, type ObjectStore } from "./store.js";
 
 interface Rule {
   verbs: string[];
@@ -239,12 +239,15 @@ function subjectJson(s: Subject): Json {
     : { kind: s.kind, apiGroup: "rbac.authorization.k8s.io", name: s.name };
 }
 
-/** Creates the bootstrap ClusterRoles and ClusterRoleBindings that are missing. */
+/**
+ * Creates the bootstrap ClusterRoles and ClusterRoleBindings that are missing (API servers
+ * sharing one etcd may race to create them: the first one wins).
+ */
 export function ensureBootstrapPolicy(store: ObjectStore): void {
   const api = "rbac.authorization.k8s.io/v1";
   for (const [name, rules] of Object.entries(CLUSTER_ROLES)) {
     if (store.get({ apiVersion: api, kind: "ClusterRole", name })) continue;
-    store.create({
+    createUnlessExists(store, {
       apiVersion: api,
       kind: "ClusterRole",
       metadata: { name, ...structuredClone(BOOTSTRAP_META) },
@@ -260,6 +263,6 @@ export function ensureBootstrapPolicy(store: ObjectStore): void {
       roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name },
     };
     if (subjects.length > 0) binding.subjects = subjects.map(subjectJson);
-    store.create(binding);
+    createUnlessExists(store, binding);
   }
 }

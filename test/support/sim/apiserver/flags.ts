@@ -5,6 +5,8 @@
 // staging/src/k8s.io/apiserver/pkg/server/options/serving.go (--bind-address 0.0.0.0,
 // --secure-port 6443), staging/src/k8s.io/apiserver/pkg/server/options/authentication.go
 // (--anonymous-auth true), pkg/kubeapiserver/options/authorization.go (--authorization-mode),
+// staging/src/k8s.io/apiserver/pkg/server/options/etcd.go (--etcd-servers, --etcd-cafile,
+// --etcd-certfile, --etcd-keyfile, --etcd-prefix default "/registry"),
 // cmd/kube-controller-manager/app/options (--controllers, --cluster-signing-duration 8760h).
 import type { FakeControllersOptions } from "./controllers/index.js";
 import type { FakeApiServerOptions } from "./server.js";
@@ -100,6 +102,29 @@ export function apiServerOptionsFromCommand(
   if (adv) opts.advertiseAddress = adv;
   const svc = f.get("service-cluster-ip-range");
   if (svc) opts.serviceClusterIPRange = svc;
+  const servers = (f.get("etcd-servers") ?? "")
+    .split(",")
+    .map((u) => u.trim())
+    .filter(Boolean);
+  if (servers.length > 0) {
+    for (const u of servers) {
+      if (!/^https?:\/\/[^/]+\/?$/.test(u))
+        throw new Error(`--etcd-servers lists "${u}", which is not an etcd client URL`);
+    }
+    const path = (name: string) => {
+      const v = f.get(name);
+      return v ? mapPath(v) : undefined;
+    };
+    const [caFile, certFile, keyFile] = ["etcd-cafile", "etcd-certfile", "etcd-keyfile"].map(path);
+    const prefix = f.get("etcd-prefix");
+    opts.etcd = {
+      servers,
+      ...(caFile ? { caFile } : {}),
+      ...(certFile ? { certFile } : {}),
+      ...(keyFile ? { keyFile } : {}),
+      ...(prefix ? { prefix } : {}),
+    };
+  }
   return opts;
 }
 

@@ -17,11 +17,28 @@
 // subscribe(listener) / waitFor(check, timeoutMs). Objects are plain JSON with apiVersion and
 // kind; writes are schema-checked (strict) and validated as the API server does.
 //
+// Storage: with `etcd` (FakeApiServerOptions; from kube-apiserver.yaml's --etcd-servers,
+// --etcd-cafile, --etcd-certfile, --etcd-keyfile through apiServerOptionsFromCommand) the objects
+// live in that real etcd cluster, in kube-apiserver's key layout with resourceVersion = etcd's
+// mod_revision, and every fake API server on the same etcd serves the same cluster: reads with no
+// resourceVersion are consistent across servers, writes are compare-and-swap transactions, and a
+// watch keeps each server's cache (what RBAC, token authentication and the controllers read) up
+// to date. Start waits until etcd answers. Without `etcd` the store is in memory. Design, and
+// the Kubernetes sources it follows: store.ts; the etcd client: etcd-backend.ts, etcd-worker.ts.
+//   const api = await startFakeApiServer({ ..., etcd: { servers: ["https://127.0.0.1:2379"],
+//     caFile, certFile, keyFile } });
+//
 // Deliberate differences: fieldValidation defaults to Strict (kube-apiserver: Warn) so typos in
 // kubeforge's objects fail loudly; only JSON and YAML bodies (no protobuf: kubectl's typed
 // commands such as `create configmap` get 415); no OpenAPI documents. Garbage collection, like
 // in a real cluster, is a controller (startFakeControllers), not part of the store. A store used
 // without a server has no RBAC bootstrap policy until ensureBootstrapPolicy(store) is called.
+// SIMULATION LIMITS of the etcd mode: a synchronous store call blocks its process's event loop
+// while etcd answers (bounded by requestTimeoutMs, 15 s by default; an etcd without quorum holds
+// requests about 7 s); the propagation policy of a deletion reaches only the garbage collector
+// of the server that deleted (others see a plain deletion: Background); controllers run on every
+// node that runs them (no leader election), relying on conflicts to settle races; values are
+// JSON, so the simulation cannot read a real kube-apiserver's protobuf data, nor it ours.
 export { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions } from "./server.js";
 export {
   startFakeControllers,
@@ -33,9 +50,13 @@ export {
   controllersOptionsFromCommand,
   parseGoDuration,
 } from "./flags.js";
+export type { EtcdOptions } from "./etcd-backend.js";
+export { storageKey, DEFAULT_STORAGE_PREFIX } from "./storage-keys.js";
 export {
   ObjectStore,
   SYSTEM_NAMESPACES,
+  createUnlessExists,
+  type EtcdStoreOptions,
   type DeleteOptions,
   type EventType,
   type FieldValidation,

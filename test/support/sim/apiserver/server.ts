@@ -49,7 +49,9 @@ import {
   unsupportedMediaType,
   type Status,
 } from "./status.js";
+import type { EtcdOptions } from "./etcd-backend.js";
 import {
+  createUnlessExists,
   ObjectStore,
   type DeleteOptions,
   type FieldValidation,
@@ -73,8 +75,13 @@ export interface FakeApiServerOptions {
   enableBootstrapTokenAuth: boolean;
   /** Default true, as kube-apiserver. */
   anonymousAuth?: boolean;
-  /** Share one store between servers; default a new in-memory store. */
+  /** Share one store between servers; default a new store (in etcd with `etcd`, else in memory). */
   store?: ObjectStore;
+  /**
+   * --etcd-servers and its TLS files: the objects live in that etcd cluster, shared with every
+   * API server on it (ignored when `store` is given). Start waits until etcd answers.
+   */
+  etcd?: EtcdOptions;
   log?: (line: string) => void;
   /** --authorization-mode; default ["Node", "RBAC"] as kubeadm sets it. */
   authorizationModes?: string[];
@@ -208,8 +215,25 @@ function firstServiceIP(cidr: string): string {
 }
 
 export async function startFakeApiServer(opts: FakeApiServerOptions): Promise<FakeApiServer> {
-  const store = opts.store ?? new ObjectStore();
   const log = opts.log ?? (() => {});
+  const ownsStore = !opts.store;
+  const store =
+    opts.store ??
+    (opts.etcd ? await ObjectStore.open({ etcd: opts.etcd, log }) : new ObjectStore());
+  try {
+    return await serve(store, opts, log, ownsStore);
+  } catch (e) {
+    if (ownsStore) store.close();
+    throw e;
+  }
+}
+
+async function serve(
+  store: ObjectStore,
+  opts: FakeApiServerOptions,
+  log: (line: string) => void,
+  ownsStore: boolean,
+): Promise<FakeApiServer> {
   const faults = new FaultInjector();
   const bindAddress = opts.bindAddress ?? "127.0.0.1";
   const authorize: Authorizer = buildAuthorizer(store, opts.authorizationModes ?? ["Node", "RBAC"]);
@@ -337,8 +361,8 @@ export async function startFakeApiServer(opts: FakeApiServerOptions): Promise<Fa
   ): void {
     const checks = name === "readyz" ? READYZ_CHECKS : LIVEZ_CHECKS;
     const failing = new Set<string>();
-    if (!faults.livez) failing.add("etcd");
-    if (name === "readyz" && !faults.readyz) failing.add("etcd-readiness");
+    if (!faults.livez || !store.healthy) failing.add("etcd");
+    if (name === "readyz" && (!faults.readyz || !store.healthy)) failing.add("etcd-readiness");
     if (sub !== "") {
       if (!checks.includes(sub)) return sendText(res, 404, "404 page not found\n");
       return failing.has(sub)
@@ -468,6 +492,15 @@ export async function startFakeApiServer(opts: FakeApiServerOptions): Promise<Fa
     }
     const warnings: string[] = [];
     if (rinfo.virtual) return review(res, rinfo, user, raw, req);
+
+    // A request with no resourceVersion reads what etcd has now, not what this server's cache
+    // has seen of other servers' writes (in memory: nothing to do).
+    const fresh = !q.get("resourceVersion");
+    if (["get", "update", "patch", "delete"].includes(ri.verb) || ri.subresource) {
+      if (ri.verb !== "get" || fresh) store.syncObject(rinfo, ns, ri.name);
+    } else if (ri.verb === "list" || ri.verb === "deletecollection") {
+      if (fresh) store.syncResource(rinfo, ns);
+    }
 
     switch (ri.verb) {
       case "get": {
@@ -745,16 +778,21 @@ export async function startFakeApiServer(opts: FakeApiServerOptions): Promise<Fa
       matchesFields(fields, o);
     const same = (r: ResourceInfo) => r.group === info.group && r.resource === info.resource;
     const rvParam = q.get("resourceVersion");
-    const backlog =
-      rvParam === null || rvParam === "" || rvParam === "0"
-        ? store
-            .listIn(info, { namespace: ns })
-            .filter(matches)
-            .map((o) => ({ type: "ADDED", object: o }))
-        : store
-            .eventsSince(Number(rvParam))
-            .filter((e) => same(e.resource) && matches(e.object))
-            .map((e) => ({ type: e.type, object: e.object }));
+    const fromNow = rvParam === null || rvParam === "" || rvParam === "0";
+    const history = fromNow ? [] : store.eventsSince(Number(rvParam));
+    // Changes up to `after` are in what the client gets first; live events repeat none of them
+    // (a list read from etcd may also be ahead of this server's cache).
+    const after = fromNow
+      ? Number(store.resourceVersion)
+      : Math.max(Number(rvParam) || 0, ...history.map((e) => e.resourceVersion));
+    const backlog = fromNow
+      ? store
+          .listIn(info, { namespace: ns })
+          .filter(matches)
+          .map((o) => ({ type: "ADDED", object: o }))
+      : history
+          .filter((e) => same(e.resource) && matches(e.object))
+          .map((e) => ({ type: e.type, object: e.object }));
     // kubectl get -w asks for tables: each event then carries a one-row Table.
     const table = wantsTable(req);
     const encode = (type: string, o: StoredObject) =>
@@ -766,6 +804,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions): Promise<Fa
     });
     for (const ev of backlog) res.write(encode(ev.type, ev.object));
     const unsubscribe = store.subscribe((ev) => {
+      if (ev.resourceVersion <= after) return;
       if (same(ev.resource) && matches(ev.object)) res.write(encode(ev.type, ev.object));
     });
     const close = () => {
@@ -811,6 +850,7 @@ export async function startFakeApiServer(opts: FakeApiServerOptions): Promise<Fa
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
       });
+      if (ownsStore) store.close();
     },
   };
 }
@@ -825,7 +865,7 @@ function ensureKubernetesService(
   const ip = firstServiceIP(cidr);
   const family = ip.includes(":") ? "IPv6" : "IPv4";
   if (!store.get({ apiVersion: "v1", kind: "Service", namespace: "default", name: "kubernetes" })) {
-    store.create({
+    createUnlessExists(store, {
       apiVersion: "v1",
       kind: "Service",
       metadata: {
@@ -846,6 +886,18 @@ function ensureKubernetesService(
       status: { loadBalancer: {} },
     });
   }
+  // k8s: pkg/controlplane/reconcilers/lease.go — the endpoints list every API server sharing the
+  // storage (here: those that ever started on it), sorted.
+  const existing = store.get({
+    apiVersion: "v1",
+    kind: "Endpoints",
+    namespace: "default",
+    name: "kubernetes",
+  });
+  const subset = ((existing?.subsets ?? []) as Json[])[0];
+  const samePort = ((subset?.ports ?? []) as Json[]).some((p) => p.port === port);
+  const others = samePort ? ((subset?.addresses ?? []) as { ip: string }[]).map((a) => a.ip) : [];
+  const ips = [...new Set([...others, address])].sort();
   store.update({
     apiVersion: "v1",
     kind: "Endpoints",
@@ -854,6 +906,11 @@ function ensureKubernetesService(
       namespace: "default",
       labels: { "endpointslice.kubernetes.io/skip-mirror": "true" },
     },
-    subsets: [{ addresses: [{ ip: address }], ports: [{ name: "https", port, protocol: "TCP" }] }],
+    subsets: [
+      {
+        addresses: ips.map((ip) => ({ ip })),
+        ports: [{ name: "https", port, protocol: "TCP" }],
+      },
+    ],
   });
 }

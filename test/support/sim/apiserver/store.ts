@@ -8,6 +8,32 @@
 // storage/etcd3/store.go (GuaranteedUpdate: a write that changes nothing keeps the
 // resourceVersion), plugin/pkg/admission/namespace/lifecycle/admission.go (namespace must
 // exist; default, kube-system and kube-public may not be deleted).
+//
+// Two storage modes, one API:
+// - In memory (new ObjectStore()): the map is the truth; the revision is a counter.
+// - In etcd (await ObjectStore.open({ etcd })), what kube-apiserver does with --etcd-servers:
+//   the objects live in a real etcd cluster, shared by every API server on it, and the map is a
+//   cache fed by one etcd watch, like kube-apiserver's watch cache
+//   (k8s: staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go, etcd3/watcher.go).
+//   * Keys: kube-apiserver's layout, <--etcd-prefix "/registry">/<resource>/<namespace>/<name>
+//     (cluster-scoped: no namespace; services/specs, services/endpoints and minions for
+//     services, endpoints and nodes) — storage-keys.ts. Values: the object as JSON (kube-apiserver
+//     writes protobuf for built-in kinds), without metadata.resourceVersion.
+//   * resourceVersion: the key's mod_revision; a list's is the revision the cache has reached;
+//     a deleted object carries the deletion's revision (k8s: etcd3/store.go, APIObjectVersioner).
+//   * Writes go to etcd first, as transactions guarded on the mod_revision the new state was
+//     computed from: create "mod_revision == 0 → put", update "== rv → put", delete "== rv →
+//     delete" (k8s: etcd3/store.go Create, GuaranteedUpdate, conditionalDelete). Then the call
+//     waits until the watch has brought its own change into the cache ("through revision N"),
+//     so listeners see it before the call returns, in revision order with everybody else's.
+//   * A failed comparison means the cache was behind: it is brought up to what etcd has and the
+//     whole operation runs again from the fresh state (GuaranteedUpdate's retry); a request's own
+//     resourceVersion precondition then fails with 409 Conflict as it should.
+//   * Synchronous API kept: etcd is called from a worker thread (etcd-worker.ts) through the
+//     JSON gateway, this thread waiting with Atomics.wait (etcd-backend.ts). get/list read the
+//     cache (an informer's view, updated asynchronously by the watch); the server makes reads
+//     with no resourceVersion consistent first (syncObject/syncResource: a keys-only range,
+//     then waiting for the watch), as kube-apiserver reads them from etcd.
 import { str } from "./json.js";
 import { randomInt, randomUUID } from "node:crypto";
 import { applyObjectPatch, deepEqual, type PatchType } from "./patch.js";
@@ -33,10 +59,19 @@ import {
   failure,
   forbidden,
   gone,
+  internalError,
   notFound,
   StatusError,
 } from "./status.js";
 import { validateObject, validateUpdate } from "./validation.js";
+import {
+  EtcdBackend,
+  type BackendMessage,
+  type EtcdOptions,
+  type KV,
+  type TxnOp,
+} from "./etcd-backend.js";
+import { parseStorageKey, storageKey, storageRange } from "./storage-keys.js";
 
 export type Json = Record<string, unknown>;
 
@@ -124,6 +159,24 @@ export interface ObjectStoreOptions {
   historyLimit?: number;
 }
 
+export interface EtcdStoreOptions extends ObjectStoreOptions {
+  /** The etcd cluster that holds the objects (kube-apiserver's --etcd-* flags). */
+  etcd: EtcdOptions;
+  log?: (line: string) => void;
+  /** Gives up waiting for etcd (the API server is stopped before etcd answered). */
+  signal?: AbortSignal;
+}
+
+/**
+ * The cache was behind etcd (a write's mod_revision comparison failed); it has been brought up
+ * to date and the operation is tried again from the start (GuaranteedUpdate's retry).
+ */
+class StaleCache extends Error {}
+
+// k8s: etcd3/store.go GuaranteedUpdate retries as long as the comparison fails; a bound keeps
+// a bug from spinning forever.
+const MAX_ATTEMPTS = 20;
+
 // k8s: pkg/controlplane/controller/systemnamespaces/system_namespaces_controller.go
 export const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube-node-lease"];
 // k8s: plugin/pkg/admission/namespace/lifecycle/admission.go immortalNamespaces
@@ -200,11 +253,20 @@ export class ObjectStore {
   private readonly objects = new Map<string, StoredObject>();
   private readonly listeners = new Set<StoreListener>();
   private readonly history: StoreEvent[] = [];
+  /** Watches may resume from this revision on; older ones get 410 Gone. */
+  private historyFloor = 0;
   private readonly queue: StoreEvent[] = [];
   private dispatching = false;
   private revision = 1;
   readonly now: () => Date;
   private readonly historyLimit: number;
+  /** Set when the objects live in etcd (ObjectStore.open); the map is then a watch-fed cache. */
+  private backend: EtcdBackend | undefined;
+  private log: (line: string) => void = () => {};
+  /** Propagation policies of this store's own deletions in flight, by etcd key. */
+  private readonly deletePolicies = new Map<string, StoreEvent["propagationPolicy"]>();
+  /** Nesting of write operations: only the outermost one retries after a stale read. */
+  private depth = 0;
 
   constructor(opts: ObjectStoreOptions = {}) {
     this.now = opts.now ?? (() => new Date());
@@ -214,6 +276,65 @@ export class ObjectStore {
         this.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
       }
     }
+  }
+
+  /**
+   * A store whose objects live in etcd, shared with every other store (API server) on the same
+   * etcd cluster. Waits, retrying, until etcd answers, then lists the storage prefix and
+   * watches it from that revision on. The system namespaces are created when missing.
+   */
+  static async open(opts: EtcdStoreOptions): Promise<ObjectStore> {
+    const store = new ObjectStore({ ...opts, systemNamespaces: false });
+    store.log = opts.log ?? (() => {});
+    const { backend, snapshot } = await EtcdBackend.open(opts.etcd, store.log, opts.signal);
+    store.backend = backend;
+    for (const kv of snapshot.kvs) {
+      const loc = parseStorageKey(backend.prefix, kv.key);
+      const obj = loc && store.decodeStored(loc.info, kv);
+      if (loc && obj) store.objects.set(keyOf(loc.info, loc.namespace, loc.name), obj);
+    }
+    store.revision = snapshot.revision;
+    store.historyFloor = snapshot.revision;
+    backend.start((m, live) => {
+      store.applyBackendMessage(m);
+      if (live) store.flush();
+    });
+    if (opts.systemNamespaces ?? true) {
+      // k8s: pkg/controlplane/controller/systemnamespaces — create what is missing; another
+      // API server may create the same namespaces at the same time.
+      for (const ns of SYSTEM_NAMESPACES) {
+        if (store.get({ apiVersion: "v1", kind: "Namespace", name: ns })) continue;
+        try {
+          store.create({ apiVersion: "v1", kind: "Namespace", metadata: { name: ns } });
+        } catch (e) {
+          if (!(e instanceof StatusError && e.reason === "AlreadyExists")) {
+            backend.close();
+            throw e;
+          }
+        }
+      }
+    }
+    return store;
+  }
+
+  /** Whether the objects live in etcd. */
+  get etcdBacked(): boolean {
+    return this.backend !== undefined;
+  }
+
+  /** The etcd client options of an etcd-backed store. */
+  get etcdOptions(): EtcdOptions | undefined {
+    return this.backend?.options;
+  }
+
+  /** False while an etcd-backed store's watch is down (the "etcd" health check). */
+  get healthy(): boolean {
+    return this.backend ? this.backend.healthy : true;
+  }
+
+  /** Stops the etcd client of an etcd-backed store (no-op in memory). */
+  close(): void {
+    this.backend?.close();
   }
 
   /** The current revision (a list's metadata.resourceVersion). */
@@ -306,9 +427,8 @@ export class ObjectStore {
 
   /** Events after `resourceVersion` (for watches that resume), or a 410 Gone when too old. */
   eventsSince(resourceVersion: number): StoreEvent[] {
-    const oldest = this.history[0]?.resourceVersion;
-    if (oldest !== undefined && resourceVersion < oldest - 1) {
-      throw gone(`too old resource version: ${resourceVersion} (${oldest - 1})`);
+    if (resourceVersion < this.historyFloor) {
+      throw gone(`too old resource version: ${resourceVersion} (${this.historyFloor})`);
     }
     return this.history
       .filter((e) => e.resourceVersion > resourceVersion)
@@ -328,9 +448,53 @@ export class ObjectStore {
   }
 
   getIn(info: ResourceInfo, namespace: string | undefined, name: string): StoredObject {
-    const o = this.objects.get(keyOf(info, namespace, name));
+    const o = this.lookup(info, namespace, name);
     if (!o) throw notFound(info.group, info.resource, name);
     return clone(o);
+  }
+
+  /**
+   * etcd-backed stores: brings one cached object up to etcd's current state, as a read with no
+   * resourceVersion sees it (kube-apiserver serves those from etcd). A no-op in memory.
+   * k8s: staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (Get with resourceVersion ""
+   * delegates to etcd).
+   */
+  syncObject(info: ResourceInfo, namespace: string | undefined, name: string): void {
+    const backend = this.backend;
+    if (!backend) return;
+    const ek = storageKey(backend.prefix, info, namespace, name);
+    const cached = this.objects.get(keyOf(info, namespace, name));
+    const cachedRV = cached ? Number(cached.metadata.resourceVersion) : 0;
+    const { revision, kvs } = backend.range(ek, { keysOnly: true });
+    const kv = kvs[0];
+    if (kv && kv.modRevision > cachedRV) backend.through(kv.modRevision);
+    else if (!kv && cached && cachedRV <= revision) backend.keyPast(ek, cachedRV);
+    this.flush();
+  }
+
+  /**
+   * etcd-backed stores: brings the cached objects of a resource (in one namespace) up to etcd's
+   * current state, for a consistent list. A no-op in memory.
+   * k8s: staging/src/k8s.io/apiserver/pkg/storage/cacher/cacher.go (ConsistentListFromCache:
+   * the cache waits until it has etcd's current revision).
+   */
+  syncResource(info: ResourceInfo, namespace?: string): void {
+    const backend = this.backend;
+    if (!backend) return;
+    const prefix = storageRange(backend.prefix, info, namespace);
+    const { revision, kvs } = backend.range(prefix, {
+      rangeEnd: rangeEndOf(prefix),
+      keysOnly: true,
+    });
+    const inEtcd = new Set(kvs.map((kv) => kv.key));
+    const newest = Math.max(0, ...kvs.map((kv) => kv.modRevision));
+    if (newest > this.revision) backend.through(newest);
+    for (const o of this.listIn(info, namespace ? { namespace } : {})) {
+      const ek = storageKey(backend.prefix, info, o.metadata.namespace, o.metadata.name);
+      const rv = Number(o.metadata.resourceVersion);
+      if (!inEtcd.has(ek) && rv <= revision) backend.keyPast(ek, rv);
+    }
+    this.flush();
   }
 
   listIn(info: ResourceInfo, opts: ListOptions = {}): StoredObject[] {
@@ -357,6 +521,15 @@ export class ObjectStore {
     namespace: string | undefined,
     body: Json,
     opts: WriteOptions = {},
+  ): StoredObject {
+    return this.guarded(() => this.createOnce(info, namespace, body, opts));
+  }
+
+  private createOnce(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    body: Json,
+    opts: WriteOptions,
   ): StoredObject {
     const obj = this.decode(info, body, opts);
     const meta = metaOf(obj);
@@ -399,7 +572,11 @@ export class ObjectStore {
     delete meta.managedFields;
     validateObject(info, obj);
     const key = keyOf(info, meta.namespace as string | undefined, str(meta.name));
-    if (this.objects.has(key)) throw alreadyExists(info.group, info.resource, str(meta.name));
+    if (this.objects.has(key)) {
+      // The cache may still hold an object deleted through another API server.
+      this.syncObject(info, meta.namespace as string | undefined, str(meta.name));
+      if (this.objects.has(key)) throw alreadyExists(info.group, info.resource, str(meta.name));
+    }
     const stored = normalize(info, obj);
     if (opts.dryRun) return stored;
     return this.persist(info, key, stored, "ADDED");
@@ -412,8 +589,9 @@ export class ObjectStore {
     body: Json,
     opts: WriteOptions = {},
   ): StoredObject {
-    const obj = this.decode(info, body, opts);
-    return this.updateDecoded(info, namespace, name, obj, opts);
+    return this.guarded(() =>
+      this.updateDecoded(info, namespace, name, this.decode(info, body, opts), opts),
+    );
   }
 
   patchIn(
@@ -424,11 +602,15 @@ export class ObjectStore {
     type: PatchType,
     opts: WriteOptions = {},
   ): StoredObject {
-    const current = this.getIn(info, namespace, name);
-    const patched = applyObjectPatch(current, patch, type, info.model);
-    // The patched object is decoded and validated like an update body.
-    const obj = this.decode(info, patched, opts);
-    return this.updateDecoded(info, namespace, name, obj, opts);
+    // k8s: endpoints/handlers/patch.go — the patch is applied again to the object read anew
+    // when the write meets a newer version.
+    return this.guarded(() => {
+      const current = this.getIn(info, namespace, name);
+      const patched = applyObjectPatch(current, patch, type, info.model);
+      // The patched object is decoded and validated like an update body.
+      const obj = this.decode(info, patched, opts);
+      return this.updateDecoded(info, namespace, name, obj, opts);
+    });
   }
 
   deleteIn(
@@ -437,12 +619,23 @@ export class ObjectStore {
     name: string,
     opts: DeleteOptions = {},
   ): StoredObject {
+    return this.guarded(() => this.deleteOnce(info, namespace, name, opts));
+  }
+
+  private deleteOnce(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    opts: DeleteOptions,
+  ): StoredObject {
     const key = keyOf(info, namespace, name);
-    const existing = this.objects.get(key);
+    const existing = this.lookup(info, namespace, name);
     if (!existing) throw notFound(info.group, info.resource, name);
     const pre = opts.preconditions ?? {};
+    const stale = () => this.staleRead(info, namespace, name, existing);
     // k8s: staging/src/k8s.io/apiserver/pkg/storage/interfaces.go Preconditions.Check
     if (pre.uid && pre.uid !== existing.metadata.uid) {
+      stale();
       throw conflict(
         info.group,
         info.resource,
@@ -451,6 +644,7 @@ export class ObjectStore {
       );
     }
     if (pre.resourceVersion && pre.resourceVersion !== existing.metadata.resourceVersion) {
+      stale();
       throw conflict(
         info.group,
         info.resource,
@@ -527,7 +721,9 @@ export class ObjectStore {
 
   private requireNamespace(ns: string): void {
     const nsInfo = resourceFor("", "v1", "namespaces")!;
-    const found = this.objects.get(keyOf(nsInfo, undefined, ns));
+    // k8s: plugin/pkg/admission/namespace/lifecycle/admission.go — a namespace missing from the
+    // informer's cache is looked up live before the request is refused.
+    const found = this.lookup(nsInfo, undefined, ns);
     if (!found) throw notFound("", "namespaces", ns);
     if (found.metadata.deletionTimestamp) {
       throw forbidden(
@@ -702,7 +898,7 @@ export class ObjectStore {
       meta.namespace = namespace ?? meta.namespace;
     } else delete meta.namespace;
     const key = keyOf(info, meta.namespace as string | undefined, name);
-    const prev = this.objects.get(key);
+    const prev = this.lookup(info, meta.namespace as string | undefined, name);
     if (!prev) {
       // k8s: registry/generic/registry/store.go Update — creating through PUT needs no
       // resourceVersion; one that names a version of a missing object is NotFound.
@@ -720,6 +916,8 @@ export class ObjectStore {
     // unconditional update.
     const rv = meta.resourceVersion;
     if (!unsetVersion(rv) && rv !== prev.metadata.resourceVersion) {
+      // The caller may know a newer version than this API server's cache does.
+      this.staleRead(info, meta.namespace as string | undefined, name, prev);
       throw conflict(info.group, info.resource, name);
     }
     applyDefaults(info, obj);
@@ -746,6 +944,7 @@ export class ObjectStore {
     obj: StoredObject,
     type: EventType,
   ): StoredObject {
+    if (this.backend) return this.persistInEtcd(this.backend, info, key, obj, type);
     this.revision++;
     obj.metadata.resourceVersion = String(this.revision);
     this.objects.set(key, obj);
@@ -758,6 +957,7 @@ export class ObjectStore {
     key: string,
     propagationPolicy?: "Background" | "Foreground" | "Orphan",
   ): StoredObject {
+    if (this.backend) return this.removeInEtcd(this.backend, info, key, propagationPolicy);
     const existing = this.objects.get(key)!;
     this.objects.delete(key);
     this.revision++;
@@ -774,10 +974,253 @@ export class ObjectStore {
     return gone;
   }
 
+  // ---- etcd ---------------------------------------------------------------------------------
+  // k8s: staging/src/k8s.io/apiserver/pkg/storage/etcd3/store.go — Create is a transaction
+  // "mod_revision(key) == 0 → put"; GuaranteedUpdate and conditional Delete compare the
+  // mod_revision the update was computed from and, when it moved, retry from the current state
+  // (here: the cache, brought up to date by the watch first). The object is stored without its
+  // resourceVersion (APIObjectVersioner.PrepareObjectForStorage); the resourceVersion read back
+  // is the key's mod_revision, and a list's is the revision the cache has reached.
+
+  /** Runs a write operation, again from the start while it met a stale cache. */
+  private guarded<T>(op: () => T): T {
+    if (!this.backend || this.depth > 0) return op();
+    this.depth++;
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return op();
+        } catch (e) {
+          if (!(e instanceof StaleCache)) throw e;
+          if (attempt >= MAX_ATTEMPTS)
+            throw internalError(`the object kept changing in etcd over ${attempt} attempts`);
+        }
+      }
+    } finally {
+      this.depth--;
+    }
+  }
+
+  /** The cached object; an etcd-backed store that lacks it asks etcd first. */
+  private lookup(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+  ): StoredObject | undefined {
+    const key = keyOf(info, namespace, name);
+    if (!this.objects.has(key) && this.backend) this.syncObject(info, namespace, name);
+    return this.objects.get(key);
+  }
+
+  /** Before a precondition failure: retries instead when the cache was behind etcd. */
+  private staleRead(
+    info: ResourceInfo,
+    namespace: string | undefined,
+    name: string,
+    seen: StoredObject,
+  ): void {
+    if (!this.backend) return;
+    this.syncObject(info, namespace, name);
+    const now = this.objects.get(keyOf(info, namespace, name));
+    if (now?.metadata.resourceVersion !== seen.metadata.resourceVersion) throw new StaleCache();
+  }
+
+  private persistInEtcd(
+    backend: EtcdBackend,
+    info: ResourceInfo,
+    key: string,
+    obj: StoredObject,
+    type: EventType,
+  ): StoredObject {
+    const ek = storageKey(backend.prefix, info, obj.metadata.namespace, obj.metadata.name);
+    // The version the new state was computed from (GuaranteedUpdate's origState).
+    const from = obj.metadata.resourceVersion ?? this.objects.get(key)?.metadata.resourceVersion;
+    const expected = type === "ADDED" ? 0 : Number(from ?? 0);
+    const { resourceVersion: _rv, ...meta } = obj.metadata;
+    const value = JSON.stringify({ ...obj, metadata: meta });
+    const r = backend.txn(
+      [{ key: ek, modRevision: expected }],
+      [{ put: { key: ek, value } }],
+      [{ range: { key: ek } }],
+    );
+    if (!r.succeeded) this.catchUp(backend, ek, expected, r.kvs[0]);
+    backend.through(r.revision);
+    this.flush();
+    const cached = this.objects.get(key);
+    if (cached?.metadata.resourceVersion === String(r.revision)) return clone(cached);
+    return normalize(info, {
+      ...clone(obj),
+      metadata: { ...meta, resourceVersion: String(r.revision) },
+    });
+  }
+
+  private removeInEtcd(
+    backend: EtcdBackend,
+    info: ResourceInfo,
+    key: string,
+    propagationPolicy?: "Background" | "Foreground" | "Orphan",
+  ): StoredObject {
+    const existing = this.objects.get(key);
+    if (!existing) throw new StaleCache(); // deleted meanwhile: the operation starts over
+    const ek = storageKey(
+      backend.prefix,
+      info,
+      existing.metadata.namespace,
+      existing.metadata.name,
+    );
+    const expected = Number(existing.metadata.resourceVersion);
+    // Set before the transaction: the watch may hand its event over while the call is drained.
+    if (propagationPolicy) this.deletePolicies.set(ek, propagationPolicy);
+    const ops: TxnOp[] = [{ delete: { key: ek } }];
+    let r;
+    try {
+      r = backend.txn([{ key: ek, modRevision: expected }], ops, [{ range: { key: ek } }]);
+    } catch (e) {
+      this.deletePolicies.delete(ek);
+      throw e;
+    }
+    if (!r.succeeded) {
+      this.deletePolicies.delete(ek);
+      this.catchUp(backend, ek, expected, r.kvs[0]);
+    }
+    backend.through(r.revision);
+    this.flush();
+    const gone = clone(existing);
+    gone.metadata.resourceVersion = String(r.revision);
+    return gone;
+  }
+
+  /** After a failed comparison: waits until the cache has what etcd has, then retries. */
+  private catchUp(backend: EtcdBackend, ek: string, expected: number, current?: KV): never {
+    if (current) backend.through(current.modRevision);
+    else backend.keyPast(ek, expected);
+    this.flush();
+    throw new StaleCache();
+  }
+
+  /** An object as stored in etcd, with its mod_revision as resourceVersion. */
+  private decodeStored(
+    info: ResourceInfo,
+    kv: { key: string; value?: string; modRevision: number },
+  ): StoredObject | undefined {
+    try {
+      const obj = JSON.parse(kv.value ?? "") as Json;
+      if (!isMap(obj) || !isMap(obj.metadata)) throw new Error("no metadata");
+      obj.metadata.resourceVersion = String(kv.modRevision);
+      return normalize(info, obj);
+    } catch (e) {
+      // kube-apiserver's own values are protobuf ("k8s\0..."): not readable here.
+      this.log(
+        `etcd key ${kv.key}: not a JSON object the simulation stored (${(e as Error).message})`,
+      );
+      return undefined;
+    }
+  }
+
+  /** Applies watch events to the cache and queues them for listeners (flush delivers them). */
+  private applyBackendMessage(m: BackendMessage): void {
+    const backend = this.backend!;
+    const floor = this.revision;
+    if (m.type === "reset") {
+      this.resetTo(backend, m.revision, m.kvs);
+      return;
+    }
+    for (const ev of m.events) {
+      if (ev.modRevision <= floor) continue; // already applied (a list at a later revision)
+      const loc = parseStorageKey(backend.prefix, ev.key);
+      if (!loc) continue;
+      const key = keyOf(loc.info, loc.namespace, loc.name);
+      if (ev.type === "PUT") {
+        const obj = this.decodeStored(loc.info, ev);
+        if (!obj) continue;
+        this.objects.set(key, obj);
+        // k8s: etcd3/event.go — a creation is a PUT whose create_revision is its mod_revision.
+        const type = ev.createRevision === ev.modRevision ? "ADDED" : "MODIFIED";
+        this.enqueue({
+          type,
+          object: clone(obj),
+          resource: loc.info,
+          resourceVersion: ev.modRevision,
+        });
+        continue;
+      }
+      const last =
+        this.objects.get(key) ??
+        (ev.prevValue !== undefined
+          ? this.decodeStored(loc.info, {
+              key: ev.key,
+              value: ev.prevValue,
+              modRevision: ev.modRevision,
+            })
+          : undefined);
+      this.objects.delete(key);
+      const policy = this.deletePolicies.get(ev.key);
+      this.deletePolicies.delete(ev.key);
+      if (!last) continue;
+      // k8s: etcd3/watcher.go — a deleted object carries the deletion's revision.
+      const gone = clone(last);
+      gone.metadata.resourceVersion = String(ev.modRevision);
+      const sev: StoreEvent = {
+        type: "DELETED",
+        object: gone,
+        resource: loc.info,
+        resourceVersion: ev.modRevision,
+      };
+      if (policy) sev.propagationPolicy = policy;
+      this.enqueue(sev);
+    }
+    this.revision = Math.max(this.revision, m.revision);
+  }
+
+  /** After a compaction: the cache becomes the new list; the differences become events. */
+  private resetTo(backend: EtcdBackend, revision: number, kvs: KV[]): void {
+    const seen = new Set<string>();
+    for (const kv of kvs) {
+      const loc = parseStorageKey(backend.prefix, kv.key);
+      const obj = loc && this.decodeStored(loc.info, kv);
+      if (!loc || !obj) continue;
+      const key = keyOf(loc.info, loc.namespace, loc.name);
+      seen.add(key);
+      const old = this.objects.get(key);
+      if (old?.metadata.resourceVersion === obj.metadata.resourceVersion) continue;
+      this.objects.set(key, obj);
+      this.enqueue({
+        type: old ? "MODIFIED" : "ADDED",
+        object: clone(obj),
+        resource: loc.info,
+        resourceVersion: kv.modRevision,
+      });
+    }
+    for (const [key, old] of [...this.objects]) {
+      if (seen.has(key)) continue;
+      this.objects.delete(key);
+      const info = this.infoForKind(old.apiVersion, old.kind);
+      const gone = clone(old);
+      gone.metadata.resourceVersion = String(revision);
+      this.enqueue({ type: "DELETED", object: gone, resource: info, resourceVersion: revision });
+    }
+    this.revision = revision;
+    this.history.length = 0;
+    this.historyFloor = revision;
+  }
+
+  // ---- events -------------------------------------------------------------------------------
+
   private emit(ev: StoreEvent): void {
+    this.enqueue(ev);
+    this.flush();
+  }
+
+  private enqueue(ev: StoreEvent): void {
     this.history.push(ev);
-    if (this.history.length > this.historyLimit) this.history.shift();
+    if (this.history.length > this.historyLimit) {
+      this.historyFloor = this.history.shift()!.resourceVersion;
+    }
     this.queue.push(ev);
+  }
+
+  /** Delivers queued events to listeners, in order; nested calls leave it to the outer one. */
+  private flush(): void {
     if (this.dispatching) return; // delivered in order by the outer loop
     this.dispatching = true;
     try {
@@ -795,6 +1238,11 @@ export class ObjectStore {
       this.dispatching = false;
     }
   }
+}
+
+/** The end of the etcd range of keys that start with `prefix` (all ASCII here). */
+function rangeEndOf(prefix: string): string {
+  return prefix.slice(0, -1) + String.fromCharCode(prefix.charCodeAt(prefix.length - 1) + 1);
 }
 
 /** JSON null decodes to Go's zero value, which is then omitted (maps, pointers, slices). */
@@ -841,6 +1289,15 @@ function qosClass(spec: Json): string {
 }
 
 export { StatusError, failure, pathOf };
+
+/** Creates `obj`; another API server on the same etcd may have created it meanwhile. */
+export function createUnlessExists(store: ObjectStore, obj: Json): void {
+  try {
+    store.create(obj);
+  } catch (e) {
+    if (!(e instanceof StatusError && e.reason === "AlreadyExists")) throw e;
+  }
+}
 
 /** A resourceVersion that parses to 0 (etcd3 APIObjectVersioner): none was given. */
 function unsetVersion(rv: unknown): boolean {

@@ -2,7 +2,7 @@ import { execFile, spawn, type ChildProcess } from "node:child_process";
 import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
-import type { FakeApiServer } from "../apiserver/index.js";
+import type { EtcdOptions, FakeApiServer } from "../apiserver/index.js";
 import type { HostFiles } from "./host-files.js";
 import { startComponentHealth, type ListeningServer } from "./health-servers.js";
 import type { PodContainer, PodManifest } from "./static-pods.js";
@@ -159,7 +159,8 @@ export interface ContainerContext {
   container: PodContainer;
   files: HostFiles;
   log: ContainerLog;
-  /** The store of the API server this runtime runs, shared across restarts (etcd's role). */
+  /** The store of the API server this runtime runs, kept across its restarts: the etcd client
+   * and cache with --etcd-servers, else the in-memory objects (standing in for etcd). */
   apiStore(): FakeApiServer["store"] | undefined;
   setApiStore(store: FakeApiServer["store"]): void;
   runtimeLog: (line: string) => void;
@@ -239,6 +240,15 @@ function inProcess(stop: () => Promise<void>): RunningContainer {
   };
 }
 
+/**
+ * The kube-apiserver container. With --etcd-servers (kubeadm always sets them) its objects live
+ * in that etcd — on a control plane, the etcd static pod the same kubelet starts next to it — so
+ * the container runs at once but serves only when etcd answers, retrying meanwhile as
+ * kube-apiserver does; every API server on the same etcd cluster shares the same objects. The
+ * node keeps one store (etcd client and cache) across restarts while the flags stay the same;
+ * the controller-manager of the node uses it. Without etcd flags the store is in memory and
+ * likewise kept across restarts (etcd's role).
+ */
 async function startApiServer(
   ctx: ContainerContext,
   argv: string[],
@@ -246,15 +256,55 @@ async function startApiServer(
 ): Promise<RunningContainer> {
   const sim = await import("../apiserver/index.js");
   const opts = sim.apiServerOptionsFromCommand(argv, mapPath);
-  const store = ctx.apiStore();
-  const server = await sim.startFakeApiServer({
-    ...opts,
-    ...(store ? { store } : {}),
-    log: (line: string) => ctx.log.line(line),
+  const log = (line: string) => ctx.log.line(line);
+  const etcd = opts.etcd;
+  if (!etcd) {
+    const store = ctx.apiStore();
+    const inMemory = await sim.startFakeApiServer({ ...opts, ...(store ? { store } : {}), log });
+    ctx.setApiStore(inMemory.store);
+    log(`simulated kube-apiserver serving on ${inMemory.url}`);
+    return inProcess(() => inMemory.stop());
+  }
+  const abort = new AbortController();
+  let server: FakeApiServer | undefined;
+  let resolveExit!: (v: { code: number | null; reason: string }) => void;
+  const exited = new Promise<{ code: number | null; reason: string }>((r) => (resolveExit = r));
+  const starting = (async () => {
+    let store = ctx.apiStore();
+    if (!store || !sameEtcd(store.etcdOptions, etcd)) {
+      log(`simulated kube-apiserver: waiting for etcd at ${etcd.servers.join(",")}`);
+      store = await sim.ObjectStore.open({ etcd, log, signal: abort.signal });
+      ctx.setApiStore(store);
+    }
+    if (abort.signal.aborted) return;
+    server = await sim.startFakeApiServer({ ...opts, store, log });
+    ctx.setApiStore(server.store);
+    log(`simulated kube-apiserver serving on ${server.url}`);
+  })().catch((e: unknown) => {
+    if (abort.signal.aborted) return;
+    log(`simulated kube-apiserver: ${(e as Error).message}`);
+    resolveExit({ code: 1, reason: "Error" });
   });
-  ctx.setApiStore(server.store);
-  ctx.log.line(`simulated kube-apiserver serving on ${server.url}`);
-  return inProcess(() => server.stop());
+  return {
+    exited,
+    stop: async () => {
+      abort.abort();
+      await starting;
+      await server?.stop();
+      resolveExit({ code: 0, reason: "Completed" });
+    },
+  };
+}
+
+function sameEtcd(a: EtcdOptions | undefined, b: EtcdOptions): boolean {
+  return (
+    !!a &&
+    a.servers.join(",") === b.servers.join(",") &&
+    a.caFile === b.caFile &&
+    a.certFile === b.certFile &&
+    a.keyFile === b.keyFile &&
+    (a.prefix ?? "/registry") === (b.prefix ?? "/registry")
+  );
 }
 
 /** --bind-address / --secure-port of a component's secure serving, with their defaults. */

@@ -58,14 +58,27 @@ export function kubeletTiming(timeScale = 1): KubeletTiming {
   };
 }
 
+/** setTimeout's longest delay: a longer one fires at once (Node: TimeoutOverflowWarning). */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+/** Resolves after `ms` (any length: a certificate rotation waits months) or on abort. */
 export const sleep = (ms: number, signal?: AbortSignal): Promise<void> =>
   new Promise((resolve) => {
     if (signal?.aborted) return resolve();
-    const timer = setTimeout(done, ms);
+    const end = Date.now() + ms;
+    let timer: NodeJS.Timeout | undefined;
+    const arm = () => {
+      timer = setTimeout(tick, Math.min(MAX_TIMER_MS, Math.max(0, end - Date.now())));
+    };
+    function tick() {
+      if (Date.now() >= end) done();
+      else arm();
+    }
     function done() {
       clearTimeout(timer);
       signal?.removeEventListener("abort", done);
       resolve();
     }
     signal?.addEventListener("abort", done, { once: true });
+    arm();
   });
