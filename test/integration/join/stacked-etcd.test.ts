@@ -46,9 +46,10 @@ beforeAll(async () => {
   worker = bed.hosts[3]!;
   const [first] = cps as [TestHost];
   const config = join(first.workDir, "kubeadm.yaml");
-  // v1.34 with ControlPlaneKubeletLocalMode off: a joining control plane's kubelet then talks to
-  // the control-plane endpoint, because each simulated API server keeps its own store (the real
-  // kube-apiservers would share etcd).
+  // kubeadm's defaults, ControlPlaneKubeletLocalMode included: a joining control plane's kubelet
+  // TLS-bootstraps against its own local API server, which sees the bootstrap token Secret and
+  // the RBAC created through the first one because the simulated API servers, like
+  // kube-apiservers, keep their objects in the one etcd cluster.
   await writeFile(
     config,
     [
@@ -62,9 +63,8 @@ beforeAll(async () => {
       "---",
       "apiVersion: kubeadm.k8s.io/v1beta4",
       "kind: ClusterConfiguration",
-      "kubernetesVersion: v1.34.1",
+      "kubernetesVersion: v1.35.0",
       `controlPlaneEndpoint: "${first.address}:6443"`,
-      "featureGates: {ControlPlaneKubeletLocalMode: false}",
       "",
     ].join("\n"),
   );
@@ -163,6 +163,35 @@ describe("a three-member stacked etcd cluster made by init and two control-plane
       expect(initial).toContain(`${h.name}=https://${h.address}:2380`);
       expect(initial).toContain(`cp-1=https://${cps[0]!.address}:2380`);
     }
+  });
+
+  it("the joined control planes' kubelets use their local API servers, all of which serve one cluster", async () => {
+    for (const h of cps.slice(1)) {
+      const kubeconfig = load(await readFile(h.path("etc/kubernetes/kubelet.conf"), "utf8")) as {
+        clusters: { cluster: { server: string } }[];
+      };
+      expect([h.name, kubeconfig.clusters[0]!.cluster.server]).toEqual([
+        h.name,
+        `https://${h.address}:6443`,
+      ]);
+    }
+    for (const h of cps) {
+      const nodes = await bed.kubectl<{ items: { metadata: { name: string } }[] }>(cps[0]!, [
+        "--server",
+        `https://${h.address}:6443`,
+        "get",
+        "nodes",
+      ]);
+      expect([h.name, nodes.items.map((n) => n.metadata.name).sort()]).toEqual([
+        h.name,
+        ["cp-1", "cp-2", "cp-3", "w-1"],
+      ]);
+    }
+    // kube-apiserver's own layout in etcd: /registry/minions/<node>.
+    const keys = await etcdctl(cps[2]!, ["get", "/registry/minions/", "--prefix", "--keys-only"]);
+    expect(keys.split("\n").filter(Boolean).sort()).toEqual(
+      ["cp-1", "cp-2", "cp-3", "w-1"].map((n) => `/registry/minions/${n}`),
+    );
   });
 
   it("the control planes carry the control-plane label; the worker is a Node with a CA-signed kubelet identity", async () => {
