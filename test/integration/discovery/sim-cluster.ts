@@ -4,24 +4,10 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { parseKubeConfig } from "../../../src/kubeconfig/parse.js";
-import type { InitData } from "../../../src/phases/init/data.js";
-import { initPhases } from "../../../src/phases/init/index.js";
 import { caCertHash } from "../../../src/pki/pin.js";
-import type { Phase } from "../../../src/workflow/phase.js";
-import {
-  baseInitConfig,
-  runPhase,
-  tempRootHost,
-  testInitData,
-  testRelease,
-} from "../../support/init-fixtures.js";
-import { freePort } from "../../support/ports.js";
-import {
-  startFakeApiServer,
-  startFakeControllers,
-  type FakeApiServer,
-  type StoredObject,
-} from "../../support/sim/apiserver/index.js";
+import { runPhase } from "../../support/init-fixtures.js";
+import type { FakeApiServer, StoredObject } from "../../support/sim/apiserver/index.js";
+import { initPhase, startInProcessControlPlane } from "../../support/sim-control-plane.js";
 
 /** Signing and authentication: the BootstrapSigner signs cluster-info with it. */
 export const TOKEN = "abcdef.0123456789abcdef";
@@ -56,11 +42,7 @@ export interface DiscoveryCluster {
 }
 
 export async function startDiscoveryCluster(): Promise<DiscoveryCluster> {
-  const { host, root, cleanup } = await tempRootHost();
-  const port = await freePort();
-  const cfg = baseInitConfig({ nodeName: "cp-1", advertiseAddress: "127.0.0.1" }, (c) => {
-    c.init.localAPIEndpoint.bindPort = port;
-    c.init.timeouts.kubernetesAPICall = "3s";
+  const cp = await startInProcessControlPlane((c) => {
     const base = c.init.bootstrapTokens[0]!;
     c.init.bootstrapTokens = [
       { ...base, token: TOKEN },
@@ -68,25 +50,8 @@ export async function startDiscoveryCluster(): Promise<DiscoveryCluster> {
       { ...base, token: EXPIRED_TOKEN, expires: "2020-01-01T00:00:00Z" },
     ];
   });
-  const data = testInitData(host, cfg, testRelease());
-  const phases = initPhases();
-  const phase = (name: string) => phases.find((p) => p.name === name) as Phase<InitData>;
-  await runPhase(phase("certs"), data);
-  await runPhase(phase("kubeconfig"), data);
-  const pki = join(root, "etc/kubernetes/pki");
-  const api = await startFakeApiServer({
-    bindAddress: "127.0.0.1",
-    securePort: port,
-    tlsCertFile: join(pki, "apiserver.crt"),
-    tlsPrivateKeyFile: join(pki, "apiserver.key"),
-    clientCAFile: join(pki, "ca.crt"),
-    enableBootstrapTokenAuth: true,
-  });
-  let controllers: { stop(): void } | undefined = startFakeControllers(api.store, {
-    clusterSigningCertFile: join(pki, "ca.crt"),
-    clusterSigningKeyFile: join(pki, "ca.key"),
-  });
-  await runPhase(phase("bootstrap-token"), data);
+  const { root, api, data, pki, port, stopControllers } = cp;
+  await runPhase(initPhase("bootstrap-token"), data);
 
   const clusterInfo = () => {
     const cm = api.store.get(CLUSTER_INFO);
@@ -104,10 +69,6 @@ export async function startDiscoveryCluster(): Promise<DiscoveryCluster> {
   await signed(TOKEN.split(".")[0]!);
   const info = parseKubeConfig(dataOf(clusterInfo()).kubeconfig!, "cluster-info");
   const caPEM = await readFile(join(pki, "ca.crt"), "utf8");
-  const stopControllers = () => {
-    controllers?.stop();
-    controllers = undefined;
-  };
   return {
     root,
     api,
@@ -121,10 +82,6 @@ export async function startDiscoveryCluster(): Promise<DiscoveryCluster> {
     },
     signed,
     stopControllers,
-    stop: async () => {
-      stopControllers();
-      await api.stop();
-      await cleanup();
-    },
+    stop: cp.stop,
   };
 }

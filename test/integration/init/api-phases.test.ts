@@ -7,8 +7,6 @@ import { NodeClusterAccess } from "../../../src/kube/access.js";
 import { kubeClientFromKubeConfig } from "../../../src/kube/client.js";
 import type { KubeClient, KubeObject } from "../../../src/kube/types.js";
 import type { InitData } from "../../../src/phases/init/data.js";
-import { initPhases } from "../../../src/phases/init/index.js";
-import type { Phase } from "../../../src/workflow/phase.js";
 import {
   baseInitConfig,
   runPhase,
@@ -16,12 +14,8 @@ import {
   testInitData,
   testRelease,
 } from "../../support/init-fixtures.js";
-import { freePort } from "../../support/ports.js";
-import {
-  startFakeApiServer,
-  startFakeControllers,
-  type FakeApiServer,
-} from "../../support/sim/apiserver/index.js";
+import type { FakeApiServer } from "../../support/sim/apiserver/index.js";
+import { initPhase, startInProcessControlPlane } from "../../support/sim-control-plane.js";
 
 // The init phases that talk to the API, run one by one against a cluster. By default the
 // cluster is the simulated control plane (test/support/sim), started in this process so that
@@ -32,8 +26,7 @@ import {
 
 const E2E_KUBECONFIG = process.env.KUBEFORGE_E2E_KUBECONFIG;
 const CERTIFICATE_KEY = "1f".repeat(32);
-const phases = initPhases();
-const phase = (name: string) => phases.find((p) => p.name === name) as Phase<InitData>;
+const phase = initPhase;
 
 interface Target {
   root: string;
@@ -45,53 +38,21 @@ interface Target {
 
 /** A fresh simulated control plane whose certificates init's own phases generated. */
 async function simulatedTarget(edit?: (cfg: InitConfig) => void): Promise<Target> {
-  const { host, root, cleanup } = await tempRootHost();
-  const port = await freePort();
-  const cfg = baseInitConfig({ nodeName: "cp-1", advertiseAddress: "127.0.0.1" }, (c) => {
-    c.init.localAPIEndpoint.bindPort = port;
-    c.init.timeouts.kubernetesAPICall = "3s";
-    edit?.(c);
-  });
-  const data = testInitData(host, cfg, testRelease(), {
+  const cp = await startInProcessControlPlane(edit, {
     uploadCerts: true,
     certificateKey: CERTIFICATE_KEY,
   });
-  await runPhase(phase("certs"), data);
-  await runPhase(phase("kubeconfig"), data);
-  const pki = join(root, "etc/kubernetes/pki");
-  const api = await startFakeApiServer({
-    bindAddress: "127.0.0.1",
-    securePort: port,
-    tlsCertFile: join(pki, "apiserver.crt"),
-    tlsPrivateKeyFile: join(pki, "apiserver.key"),
-    clientCAFile: join(pki, "ca.crt"),
-    enableBootstrapTokenAuth: true,
-  });
-  const controllers = startFakeControllers(api.store, {
-    clusterSigningCertFile: join(pki, "ca.crt"),
-    clusterSigningKeyFile: join(pki, "ca.key"),
-  });
   // What the kubelet does at start: register its Node (pkg/kubelet/kubelet_node_status.go).
-  api.store.create({
+  cp.api.store.create({
     apiVersion: "v1",
     kind: "Node",
     metadata: { name: "cp-1", labels: { "kubernetes.io/hostname": "cp-1" } },
   });
   const client = await kubeClientFromKubeConfig(
-    await readFile(join(root, "etc/kubernetes/super-admin.conf"), "utf8"),
+    await readFile(join(cp.root, "etc/kubernetes/super-admin.conf"), "utf8"),
     { description: "super-admin.conf" },
   );
-  return {
-    root,
-    data,
-    client,
-    api,
-    stop: async () => {
-      controllers.stop();
-      await api.stop();
-      await cleanup();
-    },
-  };
+  return { root: cp.root, data: cp.data, client, api: cp.api, stop: cp.stop };
 }
 
 /**
