@@ -11,38 +11,19 @@ import { detectAdvertiseAddress } from "../node/address.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { InitData } from "../phases/init/data.js";
 import { initPhases } from "../phases/init/index.js";
-import type { ClusterAccess } from "../kube/types.js";
 import { generateCertificateKey } from "../pki/certificate-key.js";
 import { KeyPool } from "../pki/keys.js";
 import { generateBootstrapToken } from "../pki/token.js";
-import type { Host } from "../remote/host.js";
-import type { Reporter } from "../workflow/reporter.js";
 import { Runner } from "../workflow/runner.js";
-import { runMode } from "./run-mode.js";
+import { runMode, type WorkflowRequest } from "./run-mode.js";
 
 // Everything between an edge (CLI flags, action inputs) and the init workflow: configuration
 // in kubeadm's order (file → flags → version → defaults → validation), then the host view and
 // the phase data. Nothing on the host is written before validation has passed.
 
-export interface InitRequest {
-  /** Contents and name of the `--config` file, when one is given. */
-  config?: { text: string; source: string };
+export interface InitRequest extends WorkflowRequest {
   /** Flags the user set (never a CLI library's defaults). */
   flags: InitFlags;
-  /** The machine to initialise (its `rootfs`, if any, is already applied). */
-  host: Host;
-  /** Render into a folder instead of changing the machine. */
-  dryRun: boolean;
-  /** Where a dry run writes; a new temporary folder when absent. */
-  dryRunDir?: string;
-  reporter: Reporter;
-  /** The environment kubeforge runs in: proxy variables, KUBEFORGE_RELEASE_BASE_URL. */
-  env: NodeJS.ProcessEnv;
-  /** The command's standard output: dry-run API objects, or the join commands. */
-  stdout: (text: string) => void;
-  /** How to reach the API; default: the node's own kubeconfig files, or the dry-run recorder. */
-  cluster?: ClusterAccess;
-  now?: () => Date;
 }
 
 export interface PreparedInit {

@@ -15,34 +15,23 @@ import { renderKubeConfig } from "../kubeconfig/build.js";
 import { kubeClientFromKubeConfig } from "../kube/client.js";
 import { discoverTLSBootstrapConfig, type TLSBootstrapDiscovery } from "../kube/discovery/index.js";
 import { getIfExists } from "../kube/idempotency.js";
-import type { ClusterAccess, KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../kube/types.js";
 import { proxyEnvVars } from "../manifests/static-pod.js";
 import { detectAdvertiseAddress } from "../node/address.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { JoinData } from "../phases/join/data.js";
 import { joinPhases } from "../phases/join/index.js";
 import { KeyPool } from "../pki/keys.js";
-import type { Host } from "../remote/host.js";
-import type { Reporter } from "../workflow/reporter.js";
 import { Runner } from "../workflow/runner.js";
-import { runMode } from "./run-mode.js";
+import { runMode, type WorkflowRequest } from "./run-mode.js";
 
 // Everything between an edge (CLI flags) and the join workflow, in kubeadm's order (newJoinData):
 // file → flags → the advertise address (control planes) → defaults → validation. Discovery and
 // the cluster's configuration are lazy: the first phase that needs them fetches them, once.
 
-export interface JoinRequest {
-  config?: { text: string; source: string };
+export interface JoinRequest extends WorkflowRequest {
+  /** Flags the user set, with the positional API server endpoint. */
   flags: JoinFlags;
-  host: Host;
-  dryRun: boolean;
-  dryRunDir?: string;
-  reporter: Reporter;
-  env: NodeJS.ProcessEnv;
-  stdout: (text: string) => void;
-  /** How to reach the API for writes; default: the node's kubeconfig files, or the recorder. */
-  cluster?: ClusterAccess;
-  now?: () => Date;
 }
 
 export interface PreparedJoin {

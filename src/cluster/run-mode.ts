@@ -12,14 +12,30 @@ import type { Reporter } from "../workflow/reporter.js";
 // to a folder, commands that would change the machine are reported, API writes go to stdout,
 // and results meant for stdout go to the log instead, so stdout carries only the objects.
 
-export interface RunModeRequest {
+/** What an edge (CLI, action) hands to init or join besides the configuration and flags. */
+export interface WorkflowRequest {
+  /** Contents and name of the `--config` file, when one is given. */
+  config?: { text: string; source: string };
+  /** The machine to work on (its `rootfs`, if any, is already applied). */
   host: Host;
+  /** Render into a folder instead of changing the machine. */
   dryRun: boolean;
+  /** Where a dry run writes; a new temporary folder when absent. */
   dryRunDir?: string;
   reporter: Reporter;
+  /** The environment kubeforge runs in: proxy variables, KUBEFORGE_RELEASE_BASE_URL. */
+  env: NodeJS.ProcessEnv;
+  /** The command's standard output: dry-run API objects, or the closing message. */
   stdout: (text: string) => void;
+  /** How to reach the API; default: the node's own kubeconfig files, or the dry-run recorder. */
   cluster?: ClusterAccess;
+  now?: () => Date;
 }
+
+export type RunModeRequest = Pick<
+  WorkflowRequest,
+  "host" | "dryRun" | "dryRunDir" | "reporter" | "stdout" | "cluster"
+>;
 
 export interface RunMode {
   /** The host phases write through: the machine, or its dry-run view. */
