@@ -8,7 +8,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listFiles } from "../../../src/cli/files.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { freePort } from "../../support/ports.js";
-import { SIM_TOKEN, simHost, type SimHost } from "../../support/sim-cluster.js";
+import {
+  SIM_CERTIFICATE_KEY,
+  SIM_TOKEN,
+  simHost,
+  type SimHost,
+} from "../../support/sim-cluster.js";
 import { simulatedNode, type SimulatedNode } from "../../support/sim/kubelet/index.js";
 
 // `kubeforge join` of a worker: a control plane built by `kubeforge init` on a simulated host,
@@ -255,6 +260,61 @@ describe("kubeforge join refusals", () => {
     expect(r.code).toBe(1);
     expect(r.stderr).toContain("--discovery-token-unsafe-skip-ca-verification");
     expect(await listFiles(w.rootfs)).toEqual([]);
+  }, 60_000);
+
+  it("--dry-run of a control-plane join downloads and renders, but adds no etcd member", async () => {
+    const w = await newWorker("cp-4");
+    const out = await mkdtemp(join(tmpdir(), "kubeforge-join-dry-"));
+    cleanups.push(() => rm(out, { recursive: true, force: true }));
+    const r = await kubeforge(
+      joinArgs(w, "cp-4", [
+        "--discovery-token-ca-cert-hash",
+        `sha256:${caHash}`,
+        "--control-plane",
+        "--apiserver-advertise-address",
+        cp.address,
+        "--certificate-key",
+        SIM_CERTIFICATE_KEY,
+        "--dry-run",
+        "--dry-run-dir",
+        out,
+      ]),
+      { env: w.node.env },
+    );
+    expect(r.stderr).not.toMatch(/error execution phase/);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain("[dryrun] Would add etcd member cp-4");
+    expect(await listFiles(w.rootfs)).toEqual([]);
+    const written = (await listFiles(out)).map((f) => f.slice(out.length));
+    expect(written).toEqual(
+      expect.arrayContaining([
+        "/etc/kubernetes/pki/ca.key",
+        "/etc/kubernetes/pki/apiserver.crt",
+        "/etc/kubernetes/admin.conf",
+        "/etc/kubernetes/manifests/etcd.yaml",
+        "/etc/kubernetes/manifests/kube-apiserver.yaml",
+      ]),
+    );
+    // The downloaded CA key is the cluster's, byte for byte.
+    expect(await readFile(join(out, "etc/kubernetes/pki/ca.key"))).toEqual(
+      await readFile(cp.path("etc/kubernetes/pki/ca.key")),
+    );
+    const pki = cp.path("etc/kubernetes/pki/etcd");
+    const members = execFileSync(
+      "etcdctl",
+      [
+        `--endpoints=https://127.0.0.1:${cp.etcdClientPort}`,
+        `--cacert=${pki}/ca.crt`,
+        `--cert=${pki}/healthcheck-client.crt`,
+        `--key=${pki}/healthcheck-client.key`,
+        "member",
+        "list",
+        "-w",
+        "json",
+      ],
+      { env: { ...process.env, ETCDCTL_API: "3" } },
+    ).toString();
+    expect((JSON.parse(members) as { members: unknown[] }).members).toHaveLength(1);
   }, 60_000);
 
   it("--dry-run discovers for real and writes only into the dry-run folder", async () => {
