@@ -145,14 +145,15 @@ describe("waitForKubelet", () => {
   it("times out saying the kubelet is unhealthy, the last error, and what to look at", async () => {
     const kubelet = await healthz([500]);
     const logs: string[] = [];
+    // Long enough for a probe to be answered on a loaded machine: the last error must be the 500.
     const error = (await waitForKubelet(access, {
       url: kubelet.url,
-      timeoutMs: 80,
-      intervalMs: 10,
+      timeoutMs: 2000,
+      intervalMs: 50,
       log: (l) => logs.push(l),
     }).catch((e: unknown) => e)) as Error;
     expect(error.message).toBe(
-      `the kubelet is not healthy after 80ms: The HTTP call equal to 'curl -sSL ${kubelet.url}' returned status code: 500\n\n` +
+      `the kubelet is not healthy after 2s: The HTTP call equal to 'curl -sSL ${kubelet.url}' returned status code: 500\n\n` +
         "Unfortunately, an error has occurred, likely caused by:\n" +
         "\t- The kubelet is not running\n" +
         "\t- The kubelet is unhealthy due to a misconfiguration of the node in some way (required cgroups disabled)\n\n" +
@@ -167,7 +168,7 @@ describe("waitForKubelet", () => {
     const kubelet = await healthz([200]);
     await new Promise((resolve) => servers.pop()!.close(resolve));
     await expect(
-      waitForKubelet(access, { url: kubelet.url, timeoutMs: 50, intervalMs: 10, log: () => {} }),
+      waitForKubelet(access, { url: kubelet.url, timeoutMs: 1000, intervalMs: 100, log: () => {} }),
     ).rejects.toThrow(`returned error: connect ECONNREFUSED ${new URL(kubelet.url).host}`);
   });
 });

@@ -113,13 +113,14 @@ describe("createOrUpdate", () => {
         'configmaps is forbidden: User "x" cannot create resource "configmaps"',
       ),
     );
+    // Long enough for several HTTPS round trips on a loaded machine.
     const error = (await createOrUpdate(client, configMap({}), {
-      timeoutMs: 100,
-      intervalMs: 20,
+      timeoutMs: 2000,
+      intervalMs: 200,
     }).catch((e: unknown) => e)) as Error;
     expect(error).toBeInstanceOf(PollTimeoutError);
     expect(error.message).toBe(
-      'timed out after 100ms waiting for ConfigMap kube-system/kubeadm-config to be created or updated: creating ConfigMap kube-system/kubeadm-config: 403 Forbidden: configmaps is forbidden: User "x" cannot create resource "configmaps"',
+      'timed out after 2s waiting for ConfigMap kube-system/kubeadm-config to be created or updated: creating ConfigMap kube-system/kubeadm-config: 403 Forbidden: configmaps is forbidden: User "x" cannot create resource "configmaps"',
     );
     expect(isForbidden(error)).toBe(true);
     expect(server.requests.length).toBeGreaterThan(2);
@@ -354,9 +355,9 @@ describe("patchNode", () => {
   it("says why it gave up when the label never appears", async () => {
     server.seed(NODE_PATH, registered({}));
     await expect(
-      patchNode(client, "cp-1", markControlPlane, { timeoutMs: 60, intervalMs: 10 }),
+      patchNode(client, "cp-1", markControlPlane, { timeoutMs: 2000, intervalMs: 200 }),
     ).rejects.toThrow(
-      "timed out after 60ms waiting for the Node cp-1 to be patched: the Node cp-1 has no kubernetes.io/hostname label yet",
+      "timed out after 2s waiting for the Node cp-1 to be patched: the Node cp-1 has no kubernetes.io/hostname label yet",
     );
   });
 });
