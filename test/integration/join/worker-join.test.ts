@@ -52,6 +52,26 @@ async function newWorker(name: string): Promise<Worker> {
   return { rootfs, node, patches, path: (p) => join(rootfs, p) };
 }
 
+/** The control plane's etcd members, as etcdctl lists them over TLS. */
+function etcdMembers(): unknown[] {
+  const pki = cp.path("etc/kubernetes/pki/etcd");
+  const members = execFileSync(
+    "etcdctl",
+    [
+      `--endpoints=https://127.0.0.1:${cp.etcdClientPort}`,
+      `--cacert=${pki}/ca.crt`,
+      `--cert=${pki}/healthcheck-client.crt`,
+      `--key=${pki}/healthcheck-client.key`,
+      "member",
+      "list",
+      "-w",
+      "json",
+    ],
+    { env: { ...process.env, ETCDCTL_API: "3" } },
+  ).toString();
+  return (JSON.parse(members) as { members: unknown[] }).members;
+}
+
 function joinArgs(w: Worker, name: string, extra: string[] = []): string[] {
   return [
     "join",
@@ -221,22 +241,7 @@ describe("kubeforge join refusals", () => {
       /error execution phase control-plane-prepare\/download-certs: error decoding the kubeadm-certs Secret with the certificate key/,
     );
     expect(await listFiles(w.rootfs)).toEqual([]);
-    const pki = cp.path("etc/kubernetes/pki/etcd");
-    const members = execFileSync(
-      "etcdctl",
-      [
-        `--endpoints=https://127.0.0.1:${cp.etcdClientPort}`,
-        `--cacert=${pki}/ca.crt`,
-        `--cert=${pki}/healthcheck-client.crt`,
-        `--key=${pki}/healthcheck-client.key`,
-        "member",
-        "list",
-        "-w",
-        "json",
-      ],
-      { env: { ...process.env, ETCDCTL_API: "3" } },
-    ).toString();
-    expect((JSON.parse(members) as { members: unknown[] }).members).toHaveLength(1);
+    expect(etcdMembers()).toHaveLength(1);
   }, 60_000);
 
   it("a CA that matches no pin fails at once and writes nothing", async () => {
@@ -299,22 +304,7 @@ describe("kubeforge join refusals", () => {
     expect(await readFile(join(out, "etc/kubernetes/pki/ca.key"))).toEqual(
       await readFile(cp.path("etc/kubernetes/pki/ca.key")),
     );
-    const pki = cp.path("etc/kubernetes/pki/etcd");
-    const members = execFileSync(
-      "etcdctl",
-      [
-        `--endpoints=https://127.0.0.1:${cp.etcdClientPort}`,
-        `--cacert=${pki}/ca.crt`,
-        `--cert=${pki}/healthcheck-client.crt`,
-        `--key=${pki}/healthcheck-client.key`,
-        "member",
-        "list",
-        "-w",
-        "json",
-      ],
-      { env: { ...process.env, ETCDCTL_API: "3" } },
-    ).toString();
-    expect((JSON.parse(members) as { members: unknown[] }).members).toHaveLength(1);
+    expect(etcdMembers()).toHaveLength(1);
   }, 60_000);
 
   it("--dry-run discovers for real and writes only into the dry-run folder", async () => {
