@@ -1,6 +1,7 @@
 import { hostname as osHostname } from "node:os";
 import { load } from "js-yaml";
 import type { HostFiles } from "./host-files.js";
+import { DEFAULT_LABEL_KEYS } from "./node-status.js";
 
 // SIMULATION (test double). What the kubelet reads at start, from the files the kubeadm deb's
 // systemd drop-in names (10-kubeadm.conf): --config=/var/lib/kubelet/config.yaml,
@@ -183,20 +184,9 @@ export function parseLabels(spec: string): Record<string, string> {
 }
 
 // staging/src/k8s.io/kubelet/pkg/apis/well_known_labels.go: the labels a kubelet may set on
-// its own Node, and the namespaces it may use freely.
-const KUBELET_LABELS = new Set([
-  "kubernetes.io/hostname",
-  "topology.kubernetes.io/zone",
-  "topology.kubernetes.io/region",
-  "failure-domain.beta.kubernetes.io/zone",
-  "failure-domain.beta.kubernetes.io/region",
-  "node.kubernetes.io/instance-type",
-  "beta.kubernetes.io/instance-type",
-  "kubernetes.io/os",
-  "kubernetes.io/arch",
-  "beta.kubernetes.io/os",
-  "beta.kubernetes.io/arch",
-]);
+// its own Node (the same well-known labels updateDefaultLabels restores), and the namespaces
+// it may use freely.
+const KUBELET_LABELS = new Set(DEFAULT_LABEL_KEYS);
 const KUBELET_LABEL_NAMESPACES = ["kubelet.kubernetes.io", "node.kubernetes.io"];
 
 const labelNamespace = (key: string) => (key.includes("/") ? key.split("/", 1)[0]! : "");
