@@ -54,6 +54,21 @@ export interface Host {
   remove(path: string, opts?: { recursive?: boolean }): Promise<void>;
   hostname(): Promise<string>;
   facts(): Promise<HostFacts>;
+  /** Ends the host's connections (SshHost); LocalHost: no-op. Idempotent. */
+  close?(): Promise<void>;
+  /**
+   * A TCP port on this machine (127.0.0.1) that reaches `targetHost:targetPort` as seen FROM the
+   * host (SSH direct-tcpip). Used to reach node-local endpoints (127.0.0.1:10248 kubelet healthz,
+   * 127.0.0.1:10257/10259) and API/etcd addresses the runner cannot reach directly.
+   * Absent on LocalHost (the machine itself: no forwarding needed).
+   */
+  forward?(targetHost: string, targetPort: number): Promise<Forward>;
+}
+
+/** A local port forward opened by `Host.forward`. */
+export interface Forward {
+  readonly port: number;
+  close(): Promise<void>;
 }
 
 /** Thrown by `exec`-based helpers when a command that must succeed does not. */
@@ -81,4 +96,17 @@ export async function run(host: Host, argv: string[], opts?: ExecOptions): Promi
 /** Reads a file, or undefined when it does not exist. */
 export async function readFileIfExists(host: Host, path: string): Promise<Buffer | undefined> {
   return (await host.exists(path)) ? host.readFile(path) : undefined;
+}
+
+/** Closes every host's connections; a failure to close one never hides the run's own result. */
+export async function closeHosts(hosts: Iterable<Host>): Promise<void> {
+  await Promise.all(
+    [...hosts].map(async (h) => {
+      try {
+        await h.close?.();
+      } catch {
+        /* the connection is gone either way */
+      }
+    }),
+  );
 }

@@ -5,6 +5,7 @@ import { arch, cpus, hostname, release, totalmem } from "node:os";
 import { dirname } from "node:path";
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
 import { mapPath } from "./paths.js";
+import { ShellFiles, type RawResult } from "./ssh/shell-files.js";
 
 export interface LocalHostOptions {
   /** Every absolute host path is placed under this folder (`--rootfs`). */
@@ -14,23 +15,55 @@ export interface LocalHostOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-/** The machine kubeforge runs on: child processes and the local file system. */
+function isPermissionError(e: unknown): boolean {
+  const code = (e as NodeJS.ErrnoException).code;
+  return code === "EACCES" || code === "EPERM";
+}
+
+/**
+ * The machine kubeforge runs on: child processes and the local file system.
+ * Not root (a hosted runner's user with password-less sudo) and no rootfs: a file operation
+ * the user may not do (root-owned /etc/kubernetes, /var/lib/etcd...) is redone through
+ * `sudo -n` shell commands, with contents on stdin (never in argv).
+ */
 export class LocalHost implements Host {
   readonly name: string;
   readonly rootfs: string | undefined;
   private readonly env: NodeJS.ProcessEnv | undefined;
+  private readonly asRoot: ShellFiles | undefined;
 
   constructor(opts: LocalHostOptions = {}) {
     this.rootfs = opts.rootfs;
     this.name = opts.name ?? "local";
     this.env = opts.env;
+    this.asRoot =
+      this.rootfs === undefined && process.getuid?.() !== 0
+        ? new ShellFiles(this.name, (argv, stdin) =>
+            this.spawnRaw(argv, { sudo: true, ...(stdin ? { stdin } : {}) }),
+          )
+        : undefined;
   }
 
   private path(p: string): string {
     return mapPath(this.rootfs, p);
   }
 
-  exec(argv: string[], opts: ExecOptions = {}): Promise<ExecResult> {
+  /** Runs `direct`; when the user lacks permission and sudo is the way, `viaSudo`. */
+  private async withSudo<T>(direct: () => Promise<T>, viaSudo: (f: ShellFiles) => Promise<T>) {
+    try {
+      return await direct();
+    } catch (e) {
+      if (this.asRoot && isPermissionError(e)) return viaSudo(this.asRoot);
+      throw e;
+    }
+  }
+
+  async exec(argv: string[], opts: ExecOptions = {}): Promise<ExecResult> {
+    const r = await this.spawnRaw(argv, opts);
+    return { code: r.code, stdout: r.stdout.toString(), stderr: r.stderr };
+  }
+
+  private spawnRaw(argv: string[], opts: ExecOptions): Promise<RawResult> {
     const [cmd, ...args] =
       opts.sudo && process.getuid?.() !== 0 ? ["sudo", "-n", "--", ...argv] : argv;
     if (!cmd) return Promise.reject(new Error("exec needs a command"));
@@ -59,8 +92,9 @@ export class LocalHost implements Host {
             }, opts.timeoutMs);
       child.on("error", (e: NodeJS.ErrnoException) => {
         clearTimeout(timer);
-        if (e.code === "ENOENT") resolve({ code: 127, stdout: "", stderr: `${cmd}: not found` });
-        else
+        if (e.code === "ENOENT") {
+          resolve({ code: 127, stdout: Buffer.alloc(0), stderr: `${cmd}: not found` });
+        } else
           reject(
             new Error(`${this.name}: cannot run "${argv.join(" ")}": ${e.message}`, { cause: e }),
           );
@@ -70,7 +104,7 @@ export class LocalHost implements Host {
         const stderr = Buffer.concat(err).toString();
         resolve({
           code: code ?? 128 + (signal === "SIGKILL" ? 9 : 15),
-          stdout: Buffer.concat(out).toString(),
+          stdout: Buffer.concat(out),
           stderr: timedOut ? `${stderr}timed out after ${opts.timeoutMs} ms` : stderr,
         });
       });
@@ -82,10 +116,20 @@ export class LocalHost implements Host {
   }
 
   readFile(path: string): Promise<Buffer> {
-    return readFile(this.path(path));
+    return this.withSudo(
+      () => readFile(this.path(path)),
+      (f) => f.readFile(path),
+    );
   }
 
-  async writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
+  writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
+    return this.withSudo(
+      () => this.writeDirect(path, data, mode),
+      (f) => f.writeFile(path, data, mode),
+    );
+  }
+
+  private async writeDirect(path: string, data: string | Buffer, mode: number): Promise<void> {
     const target = this.path(path);
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
     const tmp = `${target}.kubeforge-${randomBytes(6).toString("hex")}`;
@@ -100,14 +144,26 @@ export class LocalHost implements Host {
   }
 
   async mkdirp(path: string, mode = 0o755): Promise<void> {
-    await mkdir(this.path(path), { recursive: true, mode });
+    await this.withSudo(
+      async () => {
+        await mkdir(this.path(path), { recursive: true, mode });
+      },
+      (f) => f.mkdirp(path, mode),
+    );
   }
 
   async exists(path: string): Promise<boolean> {
     return (await this.stat(path)) !== undefined;
   }
 
-  async stat(path: string): Promise<FileStat | undefined> {
+  stat(path: string): Promise<FileStat | undefined> {
+    return this.withSudo(
+      () => this.statDirect(path),
+      (f) => f.stat(path),
+    );
+  }
+
+  private async statDirect(path: string): Promise<FileStat | undefined> {
     try {
       const s = await stat(this.path(path));
       return {
@@ -122,21 +178,34 @@ export class LocalHost implements Host {
     }
   }
 
-  async readDir(path: string): Promise<string[]> {
-    try {
-      return (await readdir(this.path(path))).sort();
-    } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
-      throw e;
-    }
+  readDir(path: string): Promise<string[]> {
+    return this.withSudo(
+      async () => {
+        try {
+          return (await readdir(this.path(path))).sort();
+        } catch (e) {
+          if ((e as NodeJS.ErrnoException).code === "ENOENT") return [];
+          throw e;
+        }
+      },
+      (f) => f.readDir(path),
+    );
   }
 
   async remove(path: string, opts: { recursive?: boolean } = {}): Promise<void> {
-    await rm(this.path(path), { force: true, recursive: opts.recursive ?? false });
+    await this.withSudo(
+      () => rm(this.path(path), { force: true, recursive: opts.recursive ?? false }),
+      (f) => f.remove(path, opts),
+    );
   }
 
   hostname(): Promise<string> {
     return Promise.resolve(hostname());
+  }
+
+  /** Nothing to end: the machine itself has no connection. */
+  close(): Promise<void> {
+    return Promise.resolve();
   }
 
   facts(): Promise<HostFacts> {

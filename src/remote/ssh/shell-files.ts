@@ -1,0 +1,141 @@
+import { isAbsolute } from "node:path";
+import type { FileStat } from "../host.js";
+
+// The Host file operations as small POSIX shell scripts run through exec: the only way to
+// reach root-owned paths (/etc/kubernetes, /var/lib/etcd) as a non-root user, since they go
+// through sudo like any command (SFTP runs as the login user). Paths travel as positional
+// arguments (never spliced into script text); file contents travel on stdin, never in argv.
+
+export interface RawResult {
+  code: number;
+  stdout: Buffer;
+  stderr: string;
+}
+
+/** Runs argv as root (through sudo when needed) with `stdin`, returning raw stdout. */
+export type RootExec = (argv: string[], stdin?: Buffer) => Promise<RawResult>;
+
+// Exit codes the scripts use to report a state rather than a failure.
+const MISSING = 44;
+const NOT_A_DIRECTORY = 45;
+
+const WRITE = [
+  "set -e",
+  'target=$1 mode=$2 dir=$(dirname -- "$1")',
+  // umask 022: parents are created 0755 whatever the login's umask is.
+  "umask 022",
+  'mkdir -p -- "$dir"',
+  'tmp=$(mktemp -- "$target.kubeforge-XXXXXX")',
+  "trap 'rm -f -- \"$tmp\"' EXIT",
+  'cat > "$tmp"',
+  'chmod "$mode" "$tmp"',
+  // -T: a directory at the target is an error, not a place to move the file into.
+  'mv -f -T -- "$tmp" "$target"',
+  "trap - EXIT",
+].join("\n");
+
+const READ = `[ -e "$1" ] || exit ${MISSING}\nexec cat -- "$1"`;
+const STAT = `[ -e "$1" ] || exit ${MISSING}\nexec stat -L -c '%f %s' -- "$1"`;
+const READ_DIR = [
+  `if [ -d "$1" ]; then cd -- "$1" && exec find . -mindepth 1 -maxdepth 1 -printf '%f\\0'`,
+  `elif [ -e "$1" ]; then exit ${NOT_A_DIRECTORY}; fi`,
+].join("\n");
+// Every directory created gets the mode, as Go's os.MkdirAll and LocalHost give it: the umask
+// (the mode's complement) for the parents, -m for the last one.
+const MKDIR = 'umask "$3"\nexec mkdir -p -m "$2" -- "$1"';
+const REMOVE = 'exec rm -f -- "$1"';
+const REMOVE_ALL = 'exec rm -rf -- "$1"';
+
+function script(body: string, ...args: string[]): string[] {
+  return ["sh", "-c", body, "sh", ...args];
+}
+
+function octal(mode: number): string {
+  return `0${(mode & 0o7777).toString(8)}`;
+}
+
+function fileError(host: string, what: string, path: string, r: RawResult, code?: string): Error {
+  const detail = r.stderr.trim().split("\n").slice(-2).join(" | ");
+  const e = new Error(
+    `${host}: cannot ${what} ${path}${detail ? `: ${detail}` : ` (exit code ${r.code})`}`,
+  );
+  if (code) (e as NodeJS.ErrnoException).code = code;
+  return e;
+}
+
+function absolute(path: string): string {
+  if (!isAbsolute(path)) throw new Error(`host paths must be absolute, got "${path}"`);
+  return path;
+}
+
+/** The Host file operations through a command runner. */
+export class ShellFiles {
+  constructor(
+    private readonly host: string,
+    private readonly exec: RootExec,
+  ) {}
+
+  async readFile(path: string): Promise<Buffer> {
+    const r = await this.exec(script(READ, absolute(path)));
+    if (r.code === MISSING) {
+      throw fileError(
+        this.host,
+        "read",
+        path,
+        { ...r, stderr: "no such file or directory" },
+        "ENOENT",
+      );
+    }
+    if (r.code !== 0) throw fileError(this.host, "read", path, r);
+    return r.stdout;
+  }
+
+  async writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
+    const bytes = typeof data === "string" ? Buffer.from(data) : data;
+    const r = await this.exec(script(WRITE, absolute(path), octal(mode)), bytes);
+    if (r.code !== 0) throw fileError(this.host, "write", path, r);
+  }
+
+  async mkdirp(path: string, mode = 0o755): Promise<void> {
+    const umask = (~mode & 0o777).toString(8).padStart(3, "0");
+    const r = await this.exec(script(MKDIR, absolute(path), octal(mode), umask));
+    if (r.code !== 0) throw fileError(this.host, "create directory", path, r);
+  }
+
+  async exists(path: string): Promise<boolean> {
+    return (await this.stat(path)) !== undefined;
+  }
+
+  async stat(path: string): Promise<FileStat | undefined> {
+    const r = await this.exec(script(STAT, absolute(path)));
+    if (r.code === MISSING) return undefined;
+    const m = /^([0-9a-f]+) (\d+)\s*$/.exec(r.stdout.toString());
+    if (r.code !== 0 || !m) throw fileError(this.host, "stat", path, r);
+    const raw = parseInt(m[1]!, 16);
+    const type = raw & 0o170000;
+    return {
+      isFile: type === 0o100000,
+      isDirectory: type === 0o040000,
+      mode: raw & 0o7777,
+      size: Number(m[2]),
+    };
+  }
+
+  async readDir(path: string): Promise<string[]> {
+    const r = await this.exec(script(READ_DIR, absolute(path)));
+    if (r.code === NOT_A_DIRECTORY) {
+      throw fileError(this.host, "list", path, { ...r, stderr: "not a directory" }, "ENOTDIR");
+    }
+    if (r.code !== 0) throw fileError(this.host, "list", path, r);
+    return r.stdout
+      .toString()
+      .split("\0")
+      .filter((n) => n !== "")
+      .sort();
+  }
+
+  async remove(path: string, opts: { recursive?: boolean } = {}): Promise<void> {
+    const r = await this.exec(script(opts.recursive ? REMOVE_ALL : REMOVE, absolute(path)));
+    if (r.code !== 0) throw fileError(this.host, "remove", path, r);
+  }
+}

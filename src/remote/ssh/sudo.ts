@@ -1,0 +1,80 @@
+import { shellJoin } from "./quote.js";
+
+// How a command becomes root on the remote side. No PTY ever: a PTY mixes "\r\n" into output
+// and echoes input (KubeKey#3007). With a password, `sudo -S` reads it from stdin once; `-k`
+// makes sudo ask every time, so the password line is always consumed and never reaches the
+// command; `-p ''` keeps the prompt out of stderr.
+
+export type SudoMode =
+  | { kind: "root" }
+  | { kind: "nopasswd" }
+  | { kind: "password" }
+  | { kind: "unavailable"; reason: string };
+
+/** Seconds the remote `timeout` gets after the command's own limit before it sends SIGKILL. */
+export const KILL_AFTER_SECONDS = 5;
+
+/** The argv prefix that runs a command as root in this mode ([] when already root). */
+export function sudoPrefix(mode: SudoMode): string[] {
+  switch (mode.kind) {
+    case "root":
+      return [];
+    case "nopasswd":
+      return ["sudo", "-n", "--"];
+    case "password":
+      return ["sudo", "-S", "-k", "-p", "", "--"];
+    case "unavailable":
+      throw new Error(`sudo is unavailable: ${mode.reason}`);
+  }
+}
+
+/**
+ * The command line sent to sshd. A time limit runs the command under coreutils `timeout`
+ * inside sudo, so the timer runs as root and can end a root process tree (it signals its
+ * whole process group), even after the channel is gone.
+ */
+export function remoteCommand(
+  argv: readonly string[],
+  opts: { sudo?: SudoMode; timeoutMs?: number } = {},
+): string {
+  const limit =
+    opts.timeoutMs === undefined
+      ? []
+      : [
+          "timeout",
+          "-k",
+          String(KILL_AFTER_SECONDS),
+          String(Math.max(1, Math.ceil(opts.timeoutMs / 1000))),
+        ];
+  return shellJoin([...(opts.sudo ? sudoPrefix(opts.sudo) : []), ...limit, ...argv]);
+}
+
+/** Run at connect: the uid, and for a non-root user whether `sudo -n` works. */
+export const SUDO_PROBE_SCRIPT = [
+  "uid=$(id -u) || exit 1",
+  'echo "uid=$uid"',
+  'if [ "$uid" != 0 ]; then',
+  '  if out=$(sudo -n true 2>&1); then echo "sudo=ok"; else echo "sudo=no"; printf "%s\\n" "$out" | head -n 3; fi',
+  "fi",
+].join("\n");
+
+export interface SudoProbe {
+  uid: number;
+  /** undefined for root */
+  passwordless?: boolean;
+  /** What sudo said when it refused (first lines). */
+  detail: string;
+}
+
+export function parseSudoProbe(stdout: string): SudoProbe {
+  const lines = stdout.split("\n");
+  const uid = Number(/^uid=(\d+)$/m.exec(stdout)?.[1] ?? NaN);
+  if (!Number.isInteger(uid))
+    throw new Error(`unexpected output of the sudo probe: ${JSON.stringify(stdout.slice(0, 200))}`);
+  const status = lines.find((l) => l.startsWith("sudo="));
+  const detail = lines
+    .slice(lines.indexOf(status ?? "") + 1)
+    .join(" ")
+    .trim();
+  return uid === 0 ? { uid, detail: "" } : { uid, passwordless: status === "sudo=ok", detail };
+}

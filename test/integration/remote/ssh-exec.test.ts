@@ -1,0 +1,216 @@
+import { readFileSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { readFile, stat } from "node:fs/promises";
+import { cpus, release, totalmem } from "node:os";
+import { join } from "node:path";
+import ssh2 from "ssh2";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { SshHost, TIMED_OUT_CODE, nodeArch } from "../../../src/remote/ssh/host.js";
+import { startSshd, type Sshd } from "../../support/sshd.js";
+
+// Commands over a real sshd configured with MaxSessions 3 and a umask of 077.
+
+let sshd: Sshd;
+let host: SshHost;
+
+/** Whether a process runs (a zombie waiting for its reaper does not). */
+function alive(pid: number): boolean {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return !/^\S+ \(.*\) Z/.test(stat);
+  } catch {
+    return false;
+  }
+}
+
+async function eventually(check: () => boolean, ms: number): Promise<boolean> {
+  const deadline = Date.now() + ms;
+  while (Date.now() < deadline) {
+    if (check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return check();
+}
+
+beforeAll(async () => {
+  sshd = await startSshd({ maxSessions: 3, umask: "077" });
+  host = await SshHost.connect({
+    name: "w1",
+    endpoint: { host: sshd.address, port: 22, user: "root" },
+    credentials: { privateKey: sshd.keys.plain.privateKey },
+    hostKeys: { fingerprints: [sshd.hostKey.fingerprint] },
+    maxSessions: 3,
+  });
+});
+
+afterAll(async () => {
+  await host?.close();
+  await sshd?.close();
+});
+
+describe("SshHost.exec", () => {
+  it("runs argv exactly: no shell expansion of arguments", async () => {
+    const args = ["two words", "it's", "$HOME `id` $(id)", "", "*", "new\nline", "; exit 3"];
+    const r = await host.exec(["printf", "%s\\0", ...args]);
+    expect(r.code).toBe(0);
+    expect(r.stdout.split("\0").slice(0, -1)).toEqual(args);
+  });
+
+  it("passes stdin, and returns exit code and stderr as a result", async () => {
+    const r = await host.exec(["sh", "-c", "tr a-z A-Z; echo oops >&2; exit 7"], {
+      stdin: "hello\n",
+    });
+    expect(r).toEqual({ code: 7, stdout: "HELLO\n", stderr: "oops\n" });
+    const missing = await host.exec(["no-such-command-kubeforge"]);
+    expect(missing.code).toBe(127);
+  });
+
+  it("reports a command killed by a signal as 128 + signal", async () => {
+    const r = await host.exec(["sh", "-c", "kill -TERM $$"]);
+    expect(r.code).toBe(128 + 15);
+  });
+
+  it("ends a command at its time limit, remote process included", async () => {
+    const pidFile = join(sshd.dir, "sleeper.pid");
+    const started = Date.now();
+    const r = await host.exec(["sh", "-c", 'echo $$ > "$1"; exec sleep 30', "sh", pidFile], {
+      timeoutMs: 2000,
+    });
+    expect(Date.now() - started).toBeLessThan(6000);
+    expect(r.code).toBe(TIMED_OUT_CODE);
+    expect(r.stderr).toContain("timed out after 2000 ms");
+    const pid = Number(await readFile(pidFile, "utf8"));
+    expect(pid).toBeGreaterThan(1);
+    // The namespace shares the machine's pid namespace: the test sees the remote process.
+    expect(await eventually(() => !alive(pid), 4000)).toBe(true);
+  });
+
+  it("kills a command that ignores SIGTERM (timeout -k)", async () => {
+    const pidFile = join(sshd.dir, "stubborn.pid");
+    const r = await host.exec(
+      ["sh", "-c", `trap '' TERM; echo $$ > "$1"; exec sleep 60`, "sh", pidFile],
+      { timeoutMs: 2000 },
+    );
+    expect(r.code).toBe(TIMED_OUT_CODE);
+    const pid = Number(await readFile(pidFile, "utf8"));
+    // TERM at 2 s is ignored; KILL follows 5 s later.
+    expect(await eventually(() => !alive(pid), 2500)).toBe(false);
+    expect(await eventually(() => !alive(pid), 8000)).toBe(true);
+  }, 20_000);
+
+  it("runs 20 commands at once over a server allowing 3 sessions", async () => {
+    // Control: without a limit, the same server refuses channels past its MaxSessions.
+    const raw = new ssh2.Client();
+    await new Promise<void>((resolve, reject) => {
+      raw.once("ready", resolve).once("error", reject);
+      raw.connect({
+        host: sshd.address,
+        username: "root",
+        privateKey: sshd.keys.plain.privateKey,
+        hostVerifier: () => true,
+      });
+    });
+    const rawResults = await Promise.all(
+      Array.from(
+        { length: 6 },
+        () =>
+          new Promise<string>((resolve) =>
+            raw.exec("sleep 1", (err, ch) => {
+              if (err) return resolve(err.message);
+              ch.on("close", () => resolve("ok")).resume();
+            }),
+          ),
+      ),
+    );
+    raw.end();
+    expect(rawResults.filter((r) => r !== "ok").length).toBeGreaterThan(0);
+
+    const started = Date.now();
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => host.exec(["sh", "-c", `sleep 0.3; echo ${i}`])),
+    );
+    expect(results.map((r) => r.stdout.trim())).toEqual(
+      Array.from({ length: 20 }, (_, i) => String(i)),
+    );
+    expect(results.every((r) => r.code === 0)).toBe(true);
+    // ceil(20 / 3) rounds of 0.3 s at least: never more than 3 at once.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(7 * 300);
+  }, 40_000);
+});
+
+describe("SshHost files (root, sshd umask 077)", () => {
+  it("round-trips a large binary file with the exact mode and 0755 parents", async () => {
+    const data = randomBytes(2 * 1024 * 1024 + 3);
+    const file = join(sshd.dir, "files/a/b/blob.bin");
+    await host.writeFile(file, data, 0o644);
+    expect((await readFile(file)).equals(data)).toBe(true);
+    expect((await host.readFile(file)).equals(data)).toBe(true);
+    expect((await stat(file)).mode & 0o7777).toBe(0o644);
+    expect((await stat(join(sshd.dir, "files/a"))).mode & 0o7777).toBe(0o755);
+    expect(await host.stat(file)).toEqual({
+      isFile: true,
+      isDirectory: false,
+      mode: 0o644,
+      size: data.length,
+    });
+  });
+
+  it("replaces a file atomically: a reader sees the old or the new content, never a mix", async () => {
+    const file = join(sshd.dir, "files/atomic.conf");
+    const a = Buffer.alloc(1024 * 1024, "a");
+    const b = Buffer.alloc(1024 * 1024, "b");
+    await host.writeFile(file, a, 0o600);
+    let done = false;
+    const seen = new Set<string>();
+    const reader = (async () => {
+      while (!done) {
+        const content = await readFile(file);
+        seen.add(content.equals(a) ? "a" : content.equals(b) ? "b" : "mixed");
+      }
+    })();
+    await host.writeFile(file, b, 0o600);
+    done = true;
+    await reader;
+    expect(seen.has("mixed")).toBe(false);
+    expect((await readFile(file)).equals(b)).toBe(true);
+  });
+
+  it("says which file is missing", async () => {
+    const missing = join(sshd.dir, "files/nope");
+    const e = (await host.readFile(missing).catch((x: unknown) => x)) as NodeJS.ErrnoException;
+    expect(e.code).toBe("ENOENT");
+    expect(e.message).toBe(
+      `w1 (ssh://root@${sshd.address}:22): cannot read ${missing}: no such file or directory`,
+    );
+  });
+});
+
+describe("SshHost facts", () => {
+  it("reads hostname, arch, kernel, cpus, memory and uid in one go", async () => {
+    // The namespace shares this machine's kernel and hardware.
+    const facts = await host.facts();
+    const uname = await sshd.run(["uname", "-n"]);
+    expect(facts).toEqual({
+      hostname: uname.stdout.trim(),
+      arch: process.arch,
+      kernelRelease: release(),
+      cpuCount: cpus().length,
+      memoryBytes: totalmem(),
+      uid: 0,
+    });
+    expect(await host.hostname()).toBe(facts.hostname);
+  });
+
+  it.each([
+    ["x86_64", "x64"],
+    ["aarch64", "arm64"],
+    ["armv7l", "arm"],
+    ["i686", "ia32"],
+    ["ppc64le", "ppc64"],
+    ["s390x", "s390x"],
+    ["riscv64", "riscv64"],
+    ["sparc64", "sparc64"],
+  ])("maps uname -m %s to %s", (machine, arch) => {
+    expect(nodeArch(machine)).toBe(arch);
+  });
+});

@@ -1,0 +1,154 @@
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { LocalHost } from "../../../src/remote/local.js";
+import { ShellFiles, type RawResult } from "../../../src/remote/ssh/shell-files.js";
+
+// The shell-script file operations SshHost (and a non-root LocalHost) use, run here by the local
+// sh with a hostile umask (077), and compared with LocalHost's direct file operations.
+
+const argvSeen: string[][] = [];
+
+function hostileExec(argv: string[], stdin?: Buffer): Promise<RawResult> {
+  argvSeen.push(argv);
+  return new Promise((resolve, reject) => {
+    const child = spawn("sh", ["-c", 'umask 077; exec "$@"', "sh", ...argv]);
+    const out: Buffer[] = [];
+    let err = "";
+    child.stdout.on("data", (b: Buffer) => out.push(b));
+    child.stderr.on("data", (b: Buffer) => (err += b.toString()));
+    child.on("error", reject);
+    child.on("close", (code) =>
+      resolve({ code: code ?? 1, stdout: Buffer.concat(out), stderr: err }),
+    );
+    child.stdin.on("error", () => {
+      /* the script may exit without reading its input */
+    });
+    child.stdin.end(stdin ?? Buffer.alloc(0));
+  });
+}
+
+let dir: string;
+const files = new ShellFiles("h1", hostileExec);
+const local = new LocalHost();
+
+beforeAll(async () => {
+  dir = await mkdtemp(join(tmpdir(), "kubeforge-shellfiles-"));
+});
+afterAll(() => rm(dir, { recursive: true, force: true }));
+
+describe("ShellFiles", () => {
+  it("writes atomically with the exact mode and 0755 parents, whatever the umask", async () => {
+    for (const mode of [0o600, 0o644, 0o640, 0o755, 0o400]) {
+      const p = join(dir, `m${mode.toString(8)}`, "sub", "file");
+      await files.writeFile(p, `mode ${mode}`, mode);
+      expect((await stat(p)).mode & 0o7777).toBe(mode);
+      expect((await stat(join(dir, `m${mode.toString(8)}`))).mode & 0o7777).toBe(0o755);
+      expect((await stat(join(dir, `m${mode.toString(8)}`, "sub"))).mode & 0o7777).toBe(0o755);
+    }
+  });
+
+  it("replaces a file by rename (a new inode), leaving no temporary file", async () => {
+    const p = join(dir, "replace", "f.conf");
+    await files.writeFile(p, "one", 0o644);
+    const before = await stat(p);
+    await files.writeFile(p, "two", 0o600);
+    const after = await stat(p);
+    expect(after.ino).not.toBe(before.ino);
+    expect((await files.readFile(p)).toString()).toBe("two");
+    expect(await readdir(join(dir, "replace"))).toEqual(["f.conf"]);
+  });
+
+  it("keeps the old file and removes its temporary file when the write fails", async () => {
+    const p = join(dir, "keep", "f");
+    await files.writeFile(p, "old", 0o644);
+    // A directory where the file should go makes the final rename fail.
+    const blocked = join(dir, "keep", "blocked");
+    await files.mkdirp(join(blocked, "inside"));
+    await expect(files.writeFile(blocked, "x", 0o644)).rejects.toThrow(
+      `h1: cannot write ${blocked}`,
+    );
+    expect((await readdir(join(dir, "keep"))).sort()).toEqual(["blocked", "f"]);
+  });
+
+  it("round-trips every byte value and a large binary file", async () => {
+    const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const big = randomBytes(3 * 1024 * 1024 + 7);
+    for (const data of [all, big, Buffer.alloc(0), Buffer.from("no newline at end")]) {
+      const p = join(dir, "bin", `f${data.length}`);
+      await files.writeFile(p, data, 0o600);
+      expect((await files.readFile(p)).equals(data)).toBe(true);
+    }
+  });
+
+  it("never puts file contents in argv", async () => {
+    argvSeen.length = 0;
+    const secret = `-----BEGIN PRIVATE KEY-----\n${randomBytes(32).toString("base64")}\n`;
+    await files.writeFile(join(dir, "secret", "key"), secret, 0o600);
+    expect(argvSeen.length).toBe(1);
+    expect(argvSeen.flat().join("\n")).not.toContain(secret.split("\n")[1]);
+  });
+
+  it("takes paths as data: names with spaces, quotes and $ are not interpreted", async () => {
+    const p = join(dir, "odd names", `it's $HOME; "x"`, "f `id`");
+    await files.writeFile(p, "ok", 0o644);
+    expect(await files.readDir(join(dir, "odd names"))).toEqual([`it's $HOME; "x"`]);
+    expect((await files.readFile(p)).toString()).toBe("ok");
+  });
+
+  it("rejects relative paths", async () => {
+    await expect(files.readFile("etc/passwd")).rejects.toThrow(
+      'host paths must be absolute, got "etc/passwd"',
+    );
+  });
+
+  it("behaves like LocalHost's direct file operations", async () => {
+    const base = join(dir, "parity");
+    await writeFile(join(dir, "parity-probe"), "x");
+    const ops = async (
+      h: Pick<
+        LocalHost,
+        "mkdirp" | "writeFile" | "stat" | "exists" | "readDir" | "remove" | "readFile"
+      >,
+      root: string,
+    ) => {
+      const errorOf = (p: Promise<unknown>) =>
+        p.then(
+          () => "no error",
+          (e: NodeJS.ErrnoException) => e.code ?? "error",
+        );
+      await h.mkdirp(join(root, "d", "e"), 0o700);
+      await h.writeFile(join(root, "d", "b.txt"), "bee", 0o640);
+      await h.writeFile(join(root, "d", "a.txt"), "a", 0o644);
+      return {
+        dirMode: (await h.stat(join(root, "d", "e")))?.mode,
+        file: await h.stat(join(root, "d", "b.txt")),
+        dir: await h.stat(join(root, "d")),
+        missing: await h.stat(join(root, "nope")),
+        exists: [await h.exists(join(root, "d", "a.txt")), await h.exists(join(root, "zz"))],
+        list: await h.readDir(join(root, "d")),
+        listMissing: await h.readDir(join(root, "nope")),
+        listFile: await errorOf(h.readDir(join(root, "d", "a.txt"))),
+        readMissing: await errorOf(h.readFile(join(root, "nope"))),
+        removeDirPlain: await errorOf(h.remove(join(root, "d", "e"))),
+        removeMissing: await errorOf(h.remove(join(root, "nope"))),
+        removeAll: await errorOf(h.remove(join(root, "d"), { recursive: true })),
+        gone: await h.exists(join(root, "d")),
+      };
+    };
+    const viaShell = await ops(files, join(base, "shell"));
+    const direct = await ops(local, join(base, "local"));
+    // LocalHost's rm says ERR_FS_EISDIR for a directory without `recursive`; the shell says "error".
+    expect({ ...viaShell, removeDirPlain: "failed" }).toEqual({
+      ...direct,
+      removeDirPlain: "failed",
+    });
+    expect(direct.removeDirPlain).not.toBe("no error");
+    expect(viaShell.removeDirPlain).not.toBe("no error");
+    expect(viaShell.readMissing).toBe("ENOENT");
+    expect(viaShell.listFile).toBe("ENOTDIR");
+  });
+});

@@ -1,0 +1,53 @@
+import { describe, expect, it } from "vitest";
+import { SshHost } from "../../../src/remote/ssh/host.js";
+import type { SshHostOptions } from "../../../src/remote/ssh/types.js";
+
+// Options refused before any connection is attempted (203.0.113.0/24 is TEST-NET-3: nothing
+// would answer there anyway).
+
+const base: SshHostOptions = {
+  name: "cp-1",
+  endpoint: { host: "203.0.113.10", port: 22, user: "ubuntu" },
+  credentials: { password: "x" },
+  hostKeys: { acceptNew: true },
+  retries: 0,
+  connectTimeoutMs: 200,
+};
+
+describe("SshHost options", () => {
+  it.each([
+    [
+      { endpoint: { host: "203.0.113.10", port: 0, user: "u" } },
+      "endpoint.port must be a port number (1-65535), got 0",
+    ],
+    [{ endpoint: { host: "", port: 22, user: "u" } }, 'endpoint.host must not be empty, got ""'],
+    [
+      {
+        jump: { endpoint: { host: "bastion", port: 22, user: "" }, credentials: {}, hostKeys: {} },
+      },
+      'jump.endpoint.user must not be empty, got ""',
+    ],
+    [{ maxSessions: 0 }, "maxSessions must be a whole number ≥ 1, got 0"],
+    [{ retries: 1.5 }, "retries must be a whole number ≥ 0, got 1.5"],
+  ] as [Partial<SshHostOptions>, string][])("refuses %j", async (extra, message) => {
+    await expect(SshHost.connect({ ...base, ...extra })).rejects.toThrow(
+      `cp-1: SSH option ${message}`,
+    );
+  });
+
+  it("refuses a private key that is really a public key, naming the host", async () => {
+    const pub =
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHbM6kBqm9eF1Gd2ucEUY5SyrJ8zG3T3M7fbf3h2bO7s x";
+    await expect(SshHost.connect({ ...base, credentials: { privateKey: pub } })).rejects.toThrow(
+      "cp-1 (ssh://ubuntu@203.0.113.10:22): the private key given is a public key",
+    );
+  });
+
+  it("refuses a malformed fingerprint pin, naming it", async () => {
+    await expect(
+      SshHost.connect({ ...base, hostKeys: { fingerprints: ["MD5:12:34"] } }),
+    ).rejects.toThrow(
+      'cp-1 (ssh://ubuntu@203.0.113.10:22): host key fingerprint "MD5:12:34" is not of the form',
+    );
+  });
+});
