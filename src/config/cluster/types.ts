@@ -1,0 +1,141 @@
+import type { Taint } from "../types.js";
+
+// The kubeforge Cluster document (kubeforge.dev/v1alpha1, kind Cluster): the topology `kubeforge
+// up` builds. These are the defaulted, validated shapes `loadClusterSpec` returns; the written
+// form is the same with every field optional (see print.ts for a commented example).
+
+export const CLUSTER_API_VERSION = "kubeforge.dev/v1alpha1";
+export const CLUSTER_API_GROUP = "kubeforge.dev";
+export const CLUSTER_KIND = "Cluster";
+
+export type NodeRole = "control-plane" | "worker";
+
+export interface ClusterNodeSpec {
+  /** The Kubernetes node name (a lower-case RFC 1123 subdomain), unique in the cluster. */
+  name: string;
+  /** The first control-plane node in `nodes` is the one `init` runs on. */
+  role: NodeRole;
+  /** "local" (the machine kubeforge runs on) or "ssh://[user@]host[:port]" (IPv6 bracketed). */
+  host: string;
+  /** Advertise / node IP override (canonical text); absent = detected on the node. */
+  address?: string;
+  labels?: Record<string, string>;
+  /**
+   * kubeadm's nodeRegistration.taints: absent = kubeadm's default for the role (the
+   * control-plane taint on control planes); [] = no taints. In a cluster without workers the
+   * defaulted form has [] on every control plane that did not set taints, so workloads run.
+   */
+  taints?: Taint[];
+  /**
+   * For ssh:// nodes in the defaulted form: the cluster's `ssh` settings with this node's
+   * overrides merged over them (user and port resolved from the host URL). Absent for "local".
+   */
+  ssh?: Partial<ClusterSshSpec>;
+  /** Added: a kubelet binary (a path on the runner, resolved, or an https URL) for this node. */
+  kubeletBinary?: string;
+}
+
+export interface ClusterSshSpec {
+  user?: string;
+  port?: number;
+  /** A path on the runner, `~` expanded and resolved against the Cluster file's folder. */
+  privateKeyFile?: string;
+  /** The key itself (PEM or OpenSSH). Secret: never printed. */
+  privateKey?: string;
+  passphrase?: string;
+  password?: string;
+  /** Use the SSH agent at SSH_AUTH_SOCK. */
+  agent?: boolean;
+  /** Host-key pins "SHA256:<43 base64 characters>", as `ssh-keygen -l` prints them. */
+  hostKeyFingerprints?: string[];
+  /** known_hosts lines, one entry per item in the defaulted form. */
+  knownHosts?: string[];
+  /** Accept any host key on first use, for this run only (never written to known_hosts). */
+  acceptNewHostKeys?: boolean;
+  /** ssh://[user@]host[:port]; its user defaults to the node's, its host key is checked too. */
+  jumpHost?: string;
+  sudoPassword?: string;
+}
+
+export type CniType = "bridge" | "none" | "manifest";
+
+export interface ClusterSpec {
+  apiVersion: typeof CLUSTER_API_VERSION;
+  kind: typeof CLUSTER_KIND;
+  /** A DNS label that keeps this cluster's files on the runner apart from another's. */
+  name: string;
+  /**
+   * An exact version "v1.35.2" (a "1.35.2" written is given its "v"), or a release label still
+   * to resolve with config/versions resolveKubernetesVersion ("stable-1", "stable-1.35", ...).
+   * "1.35" / "v1.35" are written here as "stable-1.35" (the newest 1.35 patch).
+   */
+  kubernetesVersion: string;
+  /** The user's load balancer, VIP or DNS name, always "host:port" here (port 6443 by default). */
+  controlPlaneEndpoint?: string;
+  /** podSubnet "" = no pod range (allowed only when the CNI is not the built-in bridge). */
+  networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
+  /** manifest: a resolved path on the runner or an https URL. */
+  cni: { type: CniType; manifest?: string };
+  kubeadm: {
+    /** Every extra kubeadm document (the file's own, inline, configFile's), joined by `---`. */
+    documents?: string;
+    /** kubeadm patches folder on the runner (resolved). */
+    patchesDir?: string;
+    /** Added: the file `documents` was read from, resolved (its content is in `documents`). */
+    configFile?: string;
+  };
+  /** Cluster-wide SSH settings (port defaulted to 22; paths resolved). */
+  ssh: ClusterSshSpec;
+  nodes: ClusterNodeSpec[];
+  /** Readiness timeout, a Go duration ("5m"). */
+  wait: string;
+  /** Workers joined in parallel, 1 to 64. */
+  concurrency: number;
+  /** Added: a kubelet binary for every node (a path on the runner, resolved, or an https URL). */
+  kubeletBinary?: string;
+  /** Added: init/join phases to skip (kubeadm phase names, e.g. "addon/kube-proxy"). */
+  skipPhases?: string[];
+}
+
+/** A node's `host`, parsed. */
+export type HostURL =
+  { type: "local" } | { type: "ssh"; host: string; port?: number; user?: string };
+
+/** What the edge needs to open an SSH connection to a node (reading files is the edge's job). */
+export interface NodeSshTarget {
+  endpoint: { host: string; port: number; user: string };
+  auth: {
+    privateKeyFile?: string;
+    privateKey?: string;
+    passphrase?: string;
+    password?: string;
+    agent: boolean;
+  };
+  hostKeys: { fingerprints?: string[]; knownHosts?: string[]; acceptNew?: boolean };
+  /** Same credentials and host-key policy as the node. */
+  jump?: { host: string; port: number; user: string };
+  sudoPassword?: string;
+}
+
+/**
+ * Values from outside the file (the action's inputs, command-line flags) that win over the
+ * file's, applied before validation; `from` names where each came from in problems.
+ */
+export interface ClusterOverrides {
+  name?: string;
+  kubernetesVersion?: string;
+  podSubnet?: string;
+  serviceSubnet?: string;
+  /** String form: "bridge", "none", a manifest path or an https URL. */
+  cni?: string;
+  wait?: string;
+  kubeletBinary?: string;
+  skipPhases?: string[];
+  /** Replaces the file's privateKey and privateKeyFile. */
+  privateKey?: string;
+  hostKeyFingerprints?: string[];
+  /** Extra kubeadm documents, added after the file's. */
+  kubeadmDocuments?: string;
+  /** Where each value came from, e.g. { podSubnet: "input pod-network-cidr" }. */
+  from?: Partial<Record<Exclude<keyof ClusterOverrides, "from">, string>>;
+}

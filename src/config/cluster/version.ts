@@ -1,0 +1,32 @@
+import { kubernetesVersionProblem } from "../versions.js";
+
+// kubernetesVersion of a Cluster: what `kubeforge init --kubernetes-version` takes (exact
+// versions and kubeadm's release labels, checked against config/versions.ts), plus "1.35" for
+// "the newest 1.35 patch" (the action's kubernetes-version input takes that form).
+
+/**
+ * The form kept in the spec: "1.35.2" → "v1.35.2", "1.35" / "v1.35" → "stable-1.35", a label
+ * as written (minus kubeadm's optional "release/" prefix). Undefined when the text is none of
+ * these; then `clusterVersionProblem` says why.
+ */
+export function normalizeClusterVersion(text: string): string | undefined {
+  const t = text.trim();
+  const minorOnly = /^v?1\.(0|[1-9][0-9]*)$/.exec(t);
+  const normalized = minorOnly
+    ? `stable-1.${minorOnly[1]}`
+    : /^[0-9]/.test(t)
+      ? `v${t}`
+      : t.replace(/^release\//, "");
+  return kubernetesVersionProblem(normalized) === undefined ? normalized : undefined;
+}
+
+/** Why a version is refused (versions.ts' own wording), or undefined when it is accepted. */
+export function clusterVersionProblem(text: string): string | undefined {
+  if (normalizeClusterVersion(text) !== undefined) return undefined;
+  const t = text.trim();
+  const minorOnly = /^v?1\.(0|[1-9][0-9]*)$/.exec(t);
+  return (
+    kubernetesVersionProblem(minorOnly ? `stable-1.${minorOnly[1]}` : t) ??
+    `${JSON.stringify(text)} is not a Kubernetes version`
+  );
+}
