@@ -144,5 +144,59 @@ export function controllersOptionsFromCommand(
   if (d !== undefined) opts.clusterSigningDuration = parseGoDuration(d);
   const root = f.get("root-ca-file");
   if (root) opts.rootCAFile = mapPath(root);
+  // node-ipam-controller (cmd/kube-controller-manager/app/options: KubeCloudSharedOptions
+  // --allocate-node-cidrs false, --cluster-cidr; NodeIPAMControllerOptions --node-cidr-mask-size*,
+  // --service-cluster-ip-range), node-lifecycle-controller (--node-monitor-grace-period,
+  // --node-startup-grace-period; GenericControllerManagerConfigurationOptions
+  // --node-monitor-period) and leader election (component-base LeaderElectionConfiguration:
+  // --leader-elect true, --leader-elect-lease-duration, -renew-deadline, -retry-period,
+  // --leader-elect-resource-namespace, --leader-elect-resource-name).
+  if (f.has("allocate-node-cidrs"))
+    opts.allocateNodeCIDRs = bool(f.get("allocate-node-cidrs"), false, "allocate-node-cidrs");
+  const cidr = f.get("cluster-cidr");
+  if (cidr) opts.clusterCIDR = cidr;
+  const svc = f.get("service-cluster-ip-range");
+  if (svc) opts.serviceClusterIPRange = svc;
+  const int = (name: string): number | undefined => {
+    const v = f.get(name);
+    if (v === undefined) return undefined;
+    if (!/^\d+$/.test(v)) throw new Error(`--${name}=${v} is not a whole number`);
+    return Number(v);
+  };
+  const masks = [
+    ["node-cidr-mask-size", "nodeCIDRMaskSize"],
+    ["node-cidr-mask-size-ipv4", "nodeCIDRMaskSizeIPv4"],
+    ["node-cidr-mask-size-ipv6", "nodeCIDRMaskSizeIPv6"],
+  ] as const;
+  for (const [flag, field] of masks) {
+    const n = int(flag);
+    if (n !== undefined) opts[field] = n;
+  }
+  const duration = (name: string): number | undefined => {
+    const v = f.get(name);
+    return v === undefined ? undefined : parseGoDuration(v);
+  };
+  const durations = [
+    ["node-monitor-grace-period", "nodeMonitorGracePeriod"],
+    ["node-startup-grace-period", "nodeStartupGracePeriod"],
+    ["node-monitor-period", "nodeMonitorPeriod"],
+  ] as const;
+  for (const [flag, field] of durations) {
+    const ms = duration(flag);
+    if (ms !== undefined) opts[field] = ms;
+  }
+  if (f.has("leader-elect")) opts.leaderElect = bool(f.get("leader-elect"), true, "leader-elect");
+  const le: NonNullable<FakeControllersOptions["leaderElection"]> = {};
+  const lease = duration("leader-elect-lease-duration");
+  if (lease !== undefined) le.leaseDurationMs = lease;
+  const renew = duration("leader-elect-renew-deadline");
+  if (renew !== undefined) le.renewDeadlineMs = renew;
+  const retry = duration("leader-elect-retry-period");
+  if (retry !== undefined) le.retryPeriodMs = retry;
+  const ns = f.get("leader-elect-resource-namespace");
+  if (ns) le.namespace = ns;
+  const name = f.get("leader-elect-resource-name");
+  if (name) le.name = name;
+  if (Object.keys(le).length > 0) opts.leaderElection = le;
   return opts;
 }

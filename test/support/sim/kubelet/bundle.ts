@@ -11,30 +11,40 @@ import { buildOptions } from "../../../../scripts/build-options.mjs";
 // (scripts/build-options.mjs: the createRequire/__dirname banner CommonJS dependencies need).
 // The file is named by its content: kubelets started from it may outlive the test process
 // that built it, and test files running in parallel share one copy instead of leaving many.
+// The simulated crictl is a bundle of its own: it runs once per command and must start quickly.
+
+async function bundleEntry(name: string, entryFile: string): Promise<string> {
+  const entry = fileURLToPath(new URL(entryFile, import.meta.url));
+  const result = await build({
+    ...buildOptions(tmpdir()),
+    entryPoints: { [name]: entry },
+    outExtension: { ".js": ".mjs" },
+    legalComments: "none",
+    write: false,
+  });
+  const out = result.outputFiles.find((f) => f.path.endsWith(".mjs"));
+  if (!out) throw new Error(`bundling ${entryFile} produced no .mjs`);
+  const hash = createHash("sha256").update(out.contents).digest("hex").slice(0, 16);
+  const path = join(tmpdir(), `kubeforge-${name}-${hash}.mjs`);
+  if (!(await stat(path).catch(() => undefined))) {
+    const tmp = `${path}.${randomBytes(4).toString("hex")}`;
+    await writeFile(tmp, out.contents);
+    await rename(tmp, path);
+  }
+  return path;
+}
 
 let bundled: Promise<string> | undefined;
+let crictl: Promise<string> | undefined;
 
 /** Bundles main.ts (once per process) and returns the path of the .mjs. */
 export function bundleSimKubelet(): Promise<string> {
-  bundled ??= (async () => {
-    const entry = fileURLToPath(new URL("./main.ts", import.meta.url));
-    const result = await build({
-      ...buildOptions(tmpdir()),
-      entryPoints: { "sim-kubelet": entry },
-      outExtension: { ".js": ".mjs" },
-      legalComments: "none",
-      write: false,
-    });
-    const out = result.outputFiles.find((f) => f.path.endsWith(".mjs"));
-    if (!out) throw new Error("bundling the simulated kubelet produced no .mjs");
-    const hash = createHash("sha256").update(out.contents).digest("hex").slice(0, 16);
-    const path = join(tmpdir(), `kubeforge-sim-kubelet-${hash}.mjs`);
-    if (!(await stat(path).catch(() => undefined))) {
-      const tmp = `${path}.${randomBytes(4).toString("hex")}`;
-      await writeFile(tmp, out.contents);
-      await rename(tmp, path);
-    }
-    return path;
-  })();
+  bundled ??= bundleEntry("sim-kubelet", "./main.ts");
   return bundled;
+}
+
+/** Bundles crictl-main.ts (once per process) and returns the path of the .mjs. */
+export function bundleSimCrictl(): Promise<string> {
+  crictl ??= bundleEntry("sim-crictl", "./crictl-main.ts");
+  return crictl;
 }

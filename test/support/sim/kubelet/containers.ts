@@ -164,6 +164,8 @@ export interface ContainerContext {
   apiStore(): FakeApiServer["store"] | undefined;
   setApiStore(store: FakeApiServer["store"]): void;
   runtimeLog: (line: string) => void;
+  /** The node's time scale: simulated controllers shrink their grace periods and leases by it. */
+  timeScale: number;
 }
 
 /** Thrown when a container cannot start yet for a reason that is not a crash. */
@@ -329,6 +331,7 @@ async function startControllerManager(
   const opts = sim.controllersOptionsFromCommand(argv, mapPath);
   const controllers = sim.startFakeControllers(store, {
     ...opts,
+    timeScale: ctx.timeScale,
     log: (line: string) => ctx.log.line(line),
   });
   // kube-controller-manager: --secure-port 10257 (cmd/kube-controller-manager/app/options).

@@ -1,7 +1,8 @@
-import { randomBytes } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { join } from "node:path";
 import type { FakeApiServer } from "../apiserver/index.js";
 import {
+  componentOf,
   ContainerLog,
   NotReadyToStart,
   startContainer,
@@ -50,6 +51,10 @@ export interface PodStatus {
   containers: ContainerStatus[];
   /** OS pid of a real process (etcd), for cleanup and tests. */
   pid?: number;
+  /** The pod sandbox's ID as the CRI reports it (64 hex digits), for the simulated crictl. */
+  sandboxId?: string;
+  /** Stopped through the CRI (StopPodSandbox): its container does not run again. */
+  stopped?: boolean;
 }
 
 export interface PodRuntime {
@@ -57,6 +62,22 @@ export interface PodRuntime {
   sync(pods: DesiredPod[]): Promise<PodStatus[]>;
   /** Stops every container. */
   shutdown(): Promise<void>;
+}
+
+/** What a sandbox lookup by (a unique prefix of) its ID found. */
+export type SandboxResult =
+  { found: true; pod: PodStatus } | { found: false; reason: "not-found" | "ambiguous" | "running" };
+
+/**
+ * The CRI's sandbox calls the simulated crictl makes (ListPodSandbox, StopPodSandbox,
+ * RemovePodSandbox: k8s.io/cri-api runtime/v1 api.proto). IDs may be unique prefixes, as
+ * containerd resolves them.
+ */
+export interface SandboxRuntime {
+  list(): Promise<PodStatus[]>;
+  stopSandbox(id: string): Promise<SandboxResult>;
+  /** Refused ("running") while the sandbox runs, unless `force` stops it first (crictl rmp -f). */
+  removeSandbox(id: string, force: boolean): Promise<SandboxResult>;
 }
 
 interface Slot {
@@ -71,6 +92,8 @@ interface Slot {
   backoffMs: number;
   nextStartAt: number;
   starting?: Promise<void>;
+  /** Stopped through the CRI: not started again; the kubelet's next sync makes a new sandbox. */
+  stopped?: boolean;
 }
 
 export interface RuntimeOptions {
@@ -81,7 +104,12 @@ export interface RuntimeOptions {
 
 const now = () => new Date().toISOString();
 
-export class InProcessRuntime implements PodRuntime {
+/** A sandbox ID: 64 hex digits as containerd's, stable for one pod instance. */
+function sandboxIdOf(desired: DesiredPod, startTime: string): string {
+  return createHash("sha256").update(`${desired.key}\n${desired.uid}\n${startTime}`).digest("hex");
+}
+
+export class InProcessRuntime implements PodRuntime, SandboxRuntime {
   private readonly slots = new Map<string, Slot>();
   private apiStore: FakeApiServer["store"] | undefined;
   private queue: Promise<unknown> = Promise.resolve();
@@ -100,13 +128,82 @@ export class InProcessRuntime implements PodRuntime {
     return next;
   }
 
+  list(): Promise<PodStatus[]> {
+    return this.serialized(() =>
+      Promise.resolve([...this.slots.values()].map((s) => this.status(s))),
+    );
+  }
+
+  stopSandbox(id: string): Promise<SandboxResult> {
+    return this.serialized(async () => {
+      const found = this.lookup(id);
+      if (!found.slot) return { found: false, reason: found.reason };
+      const slot = found.slot;
+      // StopPodSandbox is idempotent (cri-api: "must not return an error if all relevant
+      // resources have already been reclaimed").
+      if (!slot.stopped) {
+        await this.kill(slot, "sandbox stopped through the CRI");
+        this.dropApiStore(slot);
+        slot.stopped = true;
+        slot.lastState = slot.state.running ? slot.state : slot.lastState;
+        slot.state = { terminated: { exitCode: 0, reason: "Completed", finishedAt: now() } };
+      }
+      return { found: true, pod: this.status(slot) };
+    });
+  }
+
+  removeSandbox(id: string, force: boolean): Promise<SandboxResult> {
+    return this.serialized(async () => {
+      const found = this.lookup(id);
+      if (!found.slot) return { found: false, reason: found.reason };
+      const slot = found.slot;
+      if (!slot.stopped) {
+        if (!force) return { found: false, reason: "running" };
+        await this.kill(slot, "sandbox removed through the CRI");
+        this.dropApiStore(slot);
+        slot.stopped = true;
+      }
+      const status = this.status(slot);
+      this.slots.delete(slot.desired.key);
+      return { found: true, pod: status };
+    });
+  }
+
+  /**
+   * The API server's store (its etcd client, credentials and watch cache) outlives the kubelet's
+   * restarts of its container here (containers.ts startApiServer). A sandbox stopped through the
+   * CRI ends the kube-apiserver process for good, and with it everything it held in memory: the
+   * next one reads its certificates and etcd afresh (after `kubeadm reset`, a new cluster's).
+   */
+  private dropApiStore(slot: Slot): void {
+    if (componentOf(slot.desired.pod.spec.containers[0]!) !== "kube-apiserver") return;
+    this.apiStore?.close();
+    this.apiStore = undefined;
+  }
+
+  private serialized<T>(work: () => Promise<T>): Promise<T> {
+    const next = this.queue.then(work);
+    this.queue = next.catch(() => undefined);
+    return next;
+  }
+
+  /** The slot whose sandbox ID is `id` or starts with it (unique), as containerd's truncindex. */
+  private lookup(id: string): { slot?: Slot; reason: "not-found" | "ambiguous" } {
+    const matches = id
+      ? [...this.slots.values()].filter((s) => sandboxIdOf(s.desired, s.startTime).startsWith(id))
+      : [];
+    if (matches.length === 1) return { slot: matches[0]!, reason: "not-found" };
+    return { reason: matches.length > 1 ? "ambiguous" : "not-found" };
+  }
+
   private async reconcile(pods: DesiredPod[]): Promise<PodStatus[]> {
     const wanted = new Map(pods.map((p) => [p.key, p]));
     // Removed or changed pods are killed first (a changed manifest is a new pod: the kubelet
     // kills the old one and starts the new one).
     for (const [key, slot] of [...this.slots]) {
       const want = wanted.get(key);
-      if (!want || want.hash !== slot.desired.hash) {
+      // A sandbox stopped through the CRI is never restarted: the kubelet makes a new one.
+      if (!want || want.hash !== slot.desired.hash || slot.stopped) {
         await this.kill(slot, want ? "manifest changed" : "manifest removed");
         this.slots.delete(key);
       }
@@ -159,6 +256,7 @@ export class InProcessRuntime implements PodRuntime {
         apiStore: () => this.apiStore,
         setApiStore: (s) => (this.apiStore = s),
         runtimeLog: this.o.log,
+        timeScale: this.o.timing.timeScale,
       });
       slot.running = running;
       slot.containerID = `simulated://${randomBytes(16).toString("hex")}`;
@@ -227,6 +325,8 @@ export class InProcessRuntime implements PodRuntime {
       hash: s.desired.hash,
       startTime: s.startTime,
       ...(s.running?.pid ? { pid: s.running.pid } : {}),
+      sandboxId: sandboxIdOf(s.desired, s.startTime),
+      ...(s.stopped ? { stopped: true } : {}),
       containers: [
         {
           name: c.name,

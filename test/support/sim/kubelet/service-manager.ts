@@ -1,7 +1,8 @@
 import { chmod, mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { bundleSimKubelet } from "./bundle.js";
+import { bundleSimCrictl, bundleSimKubelet } from "./bundle.js";
+import { installCrictlShim } from "./crictl.js";
 import {
   RUNTIME_CHILD_PIDS,
   RUNTIME_LOG,
@@ -216,7 +217,7 @@ async function terminate(pid: number, graceMs: number, group = true): Promise<vo
 }
 
 export interface SimulatedNode {
-  /** Put first on PATH: holds `systemctl`. */
+  /** Put first on PATH: holds `systemctl` and `crictl`. */
   binDir: string;
   stateDir: string;
   /** process.env with binDir first on PATH, for a LocalHost or a kubeforge subprocess. */
@@ -249,6 +250,7 @@ export async function simulatedNode(o: SimulatedNodeOptions): Promise<SimulatedN
     ...serviceManagerPaths(stateDir),
     runtimeLog: join(stateDir, "runtime", RUNTIME_LOG),
   };
+  const timeScale = o.timeScale ?? 0.05;
   await installServiceManagerShim({
     binDir,
     stateDir,
@@ -258,10 +260,19 @@ export async function simulatedNode(o: SimulatedNodeOptions): Promise<SimulatedN
     env: { PATH: `${binDir}:${process.env.PATH ?? ""}`, ...o.env },
     kubeletArgs: [
       "--time-scale",
-      String(o.timeScale ?? 0.05),
+      String(timeScale),
       ...(o.assumeNetworkReady ? ["--assume-network-ready"] : []),
       ...(o.kubeletVersion ? ["--kubelet-version", o.kubeletVersion] : []),
     ],
+  });
+  // The node's CRI client, reaching the runtime the kubelet uses (started by whoever asks first).
+  await installCrictlShim({
+    binDir,
+    crictlScript: await bundleSimCrictl(),
+    kubeletScript,
+    runtimeDir: paths.runtimeDir,
+    rootfs: o.rootfs,
+    timeScale,
   });
   return {
     binDir,

@@ -5,6 +5,8 @@
 export const MIN_INTERVAL_MS = 20;
 
 export interface KubeletTiming {
+  /** The factor every scaled interval was multiplied by (passed on to simulated controllers). */
+  timeScale: number;
   /** How often the static pod folder is read. The kubelet reads it every 20 s
    * (fileCheckFrequency) but also watches it with inotify (pkg/kubelet/config/file_linux.go),
    * so changes are seen at once; a 1 s poll stands in for both. Not scaled. */
@@ -40,6 +42,7 @@ export interface KubeletTiming {
 export function kubeletTiming(timeScale = 1): KubeletTiming {
   const s = (ms: number) => Math.max(MIN_INTERVAL_MS, Math.round(ms * timeScale));
   return {
+    timeScale,
     staticPodPollMs: 1_000,
     nodeStatusUpdateMs: s(10_000),
     nodeStatusReportMs: s(300_000),

@@ -1,6 +1,8 @@
 // SIMULATION (test double). The kube-controller-manager controllers kubeadm relies on, reacting
 // to store events (no polling): bootstrapsigner, tokencleaner, csrapproving, csrsigning,
-// garbagecollector, serviceaccount and root-ca-cert-publisher.
+// garbagecollector, serviceaccount and root-ca-cert-publisher; and, while this controller
+// manager holds the kube-system/kube-controller-manager Lease (cluster-controllers.ts), the ones
+// a whole cluster needs: nodeipam, nodelifecycle, deployment and daemonset.
 // k8s: cmd/kube-controller-manager/app/controllermanager.go (IsControllerEnabled: "name",
 // "-name", "*"; bootstrapsigner and tokencleaner are off unless named),
 // cmd/kube-controller-manager/names/controller_names.go (current names and their aliases).
@@ -8,6 +10,7 @@ import { readFileSync } from "node:fs";
 import { buildAuthorizer } from "../authz.js";
 import type { ObjectStore } from "../store.js";
 import { startBootstrapSigner } from "./bootstrap-signer.js";
+import { startClusterControllers } from "./cluster-controllers.js";
 import type { ControllerContext, StopFn } from "./context.js";
 import { startCSRApprover } from "./csr-approver.js";
 import { startCSRSigner } from "./csr-signer.js";
@@ -27,6 +30,41 @@ export interface FakeControllersOptions {
   rootCAFile?: string;
   /** The authorizer's modes for the approver's SubjectAccessReviews; default ["Node", "RBAC"]. */
   authorizationModes?: string[];
+  /** --allocate-node-cidrs (default false): node-ipam-controller assigns spec.podCIDRs. */
+  allocateNodeCIDRs?: boolean;
+  /** --cluster-cidr: one CIDR, or an IPv4 and an IPv6 one separated by a comma. */
+  clusterCIDR?: string;
+  /** --node-cidr-mask-size (single stack), --node-cidr-mask-size-ipv4/-ipv6; defaults 24 and 64. */
+  nodeCIDRMaskSize?: number;
+  nodeCIDRMaskSizeIPv4?: number;
+  nodeCIDRMaskSizeIPv6?: number;
+  /** --service-cluster-ip-range: kept out of the node CIDRs when it overlaps the cluster CIDR. */
+  serviceClusterIPRange?: string;
+  /** --node-monitor-grace-period in ms; default 50 s (40 s before v1.32). */
+  nodeMonitorGracePeriod?: number;
+  /** --node-startup-grace-period in ms; default 60 s. */
+  nodeStartupGracePeriod?: number;
+  /** --node-monitor-period in ms; default 5 s. */
+  nodeMonitorPeriod?: number;
+  /** --leader-elect (default true): the cluster-wide controllers run only while holding the lease. */
+  leaderElect?: boolean;
+  /** --leader-elect-lease-duration, --leader-elect-renew-deadline, --leader-elect-retry-period
+   * in ms (defaults 15 s, 10 s, 2 s); --leader-elect-resource-namespace/-name. */
+  leaderElection?: {
+    leaseDurationMs?: number;
+    renewDeadlineMs?: number;
+    retryPeriodMs?: number;
+    namespace?: string;
+    name?: string;
+  };
+  /** The candidate's identity in the lease; default "<hostname>_<uuid>". */
+  leaderElectionIdentity?: string;
+  /**
+   * Simulated time, as the simulated kubelet's --time-scale: every duration above (grace periods,
+   * monitor period, leader election, Deployments' progressDeadlineSeconds) is multiplied by it,
+   * so that 0.05 makes the 50 s node grace period 2.5 s. Default 1.
+   */
+  timeScale?: number;
 }
 
 // Canonical names (v1.28+) → the simulated controller; old names are aliases.
@@ -38,6 +76,10 @@ const ALIASES: Record<string, string> = {
   "garbage-collector-controller": "garbagecollector",
   "serviceaccount-controller": "serviceaccount",
   "root-ca-certificate-publisher-controller": "root-ca-cert-publisher",
+  "node-ipam-controller": "nodeipam",
+  "node-lifecycle-controller": "nodelifecycle",
+  "deployment-controller": "deployment",
+  "daemonset-controller": "daemonset",
 };
 const DISABLED_BY_DEFAULT = new Set(["bootstrapsigner", "tokencleaner"]);
 
@@ -89,6 +131,7 @@ export function startFakeControllers(
         }),
       );
     }
+    stops.push(startClusterControllers(ctx, opts, on));
   } catch (e) {
     for (const s of stops) s();
     throw e;
