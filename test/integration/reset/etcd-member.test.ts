@@ -1,0 +1,173 @@
+import { readdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  commandOf,
+  createTestbed,
+  type CliResult,
+  type TestHost,
+  type Testbed,
+} from "../../support/testbed.js";
+
+// `kubeforge reset` of a control plane in a two-member stacked etcd cluster built for real:
+// `kubeforge init` on one namespace host, `kubeforge join --control-plane` on another, each
+// running Debian's etcd from the etcd.yaml it generated (through the simulated kubelet). Reset
+// of the joined control plane must remove its member through the etcd API; etcdctl — etcd's own
+// Go client — judges the cluster that remains.
+
+const TOKEN = "abcdef.0123456789abcdef";
+const CERTIFICATE_KEY = "7a".repeat(32);
+
+let bed: Testbed;
+let cp1: TestHost;
+let cp2: TestHost;
+
+async function etcdctl(host: TestHost, args: string[]): Promise<string> {
+  const pki = host.path("etc/kubernetes/pki/etcd");
+  const r = await host.exec(
+    [
+      "etcdctl",
+      `--endpoints=https://${host.address}:2379`,
+      `--cacert=${pki}/ca.crt`,
+      `--cert=${pki}/healthcheck-client.crt`,
+      `--key=${pki}/healthcheck-client.key`,
+      ...args,
+    ],
+    { env: { ETCDCTL_API: "3" } },
+  );
+  if (r.code !== 0) throw new Error(`etcdctl ${args.join(" ")} failed: ${r.stderr}`);
+  return r.stdout;
+}
+
+interface MemberList {
+  members: { name: string; peerURLs: string[]; isLearner?: boolean }[];
+}
+
+const members = async (host: TestHost) =>
+  (JSON.parse(await etcdctl(host, ["member", "list", "-w", "json"])) as MemberList).members;
+
+const reset = (host: TestHost) => host.kubeforge(["reset", "--force", "--rootfs", host.rootfs]);
+
+beforeAll(async () => {
+  bed = await createTestbed(["cp-1", "cp-2"]);
+  [cp1, cp2] = bed.hosts as [TestHost, TestHost];
+  const config = join(cp1.workDir, "kubeadm.yaml");
+  await writeFile(
+    config,
+    [
+      "apiVersion: kubeadm.k8s.io/v1beta4",
+      "kind: InitConfiguration",
+      "bootstrapTokens:",
+      `- token: ${TOKEN}`,
+      `certificateKey: ${CERTIFICATE_KEY}`,
+      `localAPIEndpoint: {advertiseAddress: ${cp1.address}}`,
+      `nodeRegistration: {name: ${cp1.name}}`,
+      "---",
+      "apiVersion: kubeadm.k8s.io/v1beta4",
+      "kind: ClusterConfiguration",
+      "kubernetesVersion: v1.35.0",
+      `controlPlaneEndpoint: "${cp1.address}:6443"`,
+      "",
+    ].join("\n"),
+  );
+  const init = await cp1.kubeforge([
+    "init",
+    "--config",
+    config,
+    "--rootfs",
+    cp1.rootfs,
+    "--ignore-preflight-errors",
+    "all",
+    "--upload-certs",
+  ]);
+  if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}\n${await cp1.node.logs()}`);
+  const join2 = await cp2.kubeforge([
+    "join",
+    `${cp1.address}:6443`,
+    "--token",
+    TOKEN,
+    "--discovery-token-ca-cert-hash",
+    `sha256:${await bed.caCertHash(cp1)}`,
+    "--node-name",
+    cp2.name,
+    "--rootfs",
+    cp2.rootfs,
+    "--ignore-preflight-errors",
+    "all",
+    "--control-plane",
+    "--certificate-key",
+    CERTIFICATE_KEY,
+    "--apiserver-advertise-address",
+    cp2.address,
+  ]);
+  if (join2.code !== 0) {
+    throw new Error(`join of cp-2 failed:\n${join2.stderr}\n${await cp2.node.logs()}`);
+  }
+}, 300_000);
+
+afterAll(async () => {
+  await bed?.stop();
+});
+
+describe("kubeforge reset of a control plane with a stacked etcd member", () => {
+  it("starts from two started voting members", async () => {
+    const list = await members(cp1);
+    expect(list.map((m) => [m.name, m.peerURLs, m.isLearner ?? false]).sort()).toEqual([
+      ["cp-1", [`https://${cp1.address}:2380`], false],
+      ["cp-2", [`https://${cp2.address}:2380`], false],
+    ]);
+  });
+
+  describe("reset of the joined control plane", () => {
+    let r: CliResult;
+    let etcdBefore: number[];
+
+    beforeAll(async () => {
+      etcdBefore = (await cp2.daemonPids()).containers.filter((p) => commandOf(p) === "etcd");
+      r = await reset(cp2);
+      if (r.code !== 0) console.log(r.stderr);
+    }, 120_000);
+
+    it("succeeds and says it removed the member", () => {
+      expect(r.stderr).not.toMatch(/error execution phase|WARNING/);
+      expect(r.code).toBe(0);
+      expect(r.stderr).toContain(
+        `[reset] Removed etcd member cp-2 (https://${cp2.address}:2380) from the etcd cluster`,
+      );
+    });
+
+    it("leaves one healthy member, cp-1, as etcdctl sees it", async () => {
+      expect((await members(cp1)).map((m) => m.name)).toEqual(["cp-1"]);
+      const health = JSON.parse(
+        await etcdctl(cp1, ["endpoint", "health", "--cluster", "-w", "json"]),
+      ) as { endpoint: string; health: boolean }[];
+      expect(health.map((e) => [e.endpoint, e.health])).toEqual([
+        [`https://${cp1.address}:2379`, true],
+      ]);
+    });
+
+    it("stops cp-2's etcd and empties its data directory", async () => {
+      expect(etcdBefore).toHaveLength(1);
+      expect((await cp2.daemonPids()).containers).toEqual([]);
+      expect(commandOf(etcdBefore[0]!)).toBeUndefined();
+      expect(await readdir(cp2.path("var/lib/etcd"))).toEqual([]);
+    });
+
+    it("a second reset of cp-2 succeeds and leaves the cluster as it is", async () => {
+      const again = await reset(cp2);
+      expect(again.code).toBe(0);
+      expect(again.stderr).not.toMatch(/etcd member|WARNING/);
+      expect((await members(cp1)).map((m) => m.name)).toEqual(["cp-1"]);
+    });
+  });
+
+  it("reset of the last control plane keeps the only member and empties the node", async () => {
+    const r = await reset(cp1);
+    expect(r.code).toBe(0);
+    expect(r.stderr).toContain(
+      `[reset] The etcd member cp-1 (https://${cp1.address}:2380) is the only remaining member of the etcd cluster: not removing it`,
+    );
+    expect(await readdir(cp1.path("var/lib/etcd"))).toEqual([]);
+    expect((await cp1.daemonPids()).containers).toEqual([]);
+  }, 120_000);
+});
