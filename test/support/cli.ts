@@ -18,16 +18,26 @@ export interface CliResult {
  */
 export async function bundledCli(): Promise<{
   dir: string;
-  kubeforge: (args: string[], opts?: { env?: NodeJS.ProcessEnv }) => Promise<CliResult>;
+  kubeforge: (
+    args: string[],
+    opts?: { env?: NodeJS.ProcessEnv; timeoutMs?: number },
+  ) => Promise<CliResult>;
 }> {
   const dir = await mkdtemp(join(tmpdir(), "kubeforge-bundle-"));
   await build(buildOptions(dir));
-  const kubeforge = (args: string[], opts: { env?: NodeJS.ProcessEnv } = {}) =>
+  const kubeforge = (args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) =>
     new Promise<CliResult>((resolve) => {
       execFile(
         process.execPath,
         [join(dir, "cli.js"), ...args],
-        { env: { ...process.env, ...opts.env }, maxBuffer: 16 * 1024 * 1024 },
+        {
+          env: { ...process.env, ...opts.env },
+          maxBuffer: 16 * 1024 * 1024,
+          // A hung command must not hang the test file: killed, and the result says so.
+          ...(opts.timeoutMs !== undefined
+            ? { timeout: opts.timeoutMs, killSignal: "SIGKILL" }
+            : {}),
+        },
         (error, stdout, stderr) => {
           const code = error ? (typeof error.code === "number" ? error.code : 1) : 0;
           resolve({ code, stdout, stderr });

@@ -6,6 +6,14 @@ import { join } from "node:path";
 import { bundledCli, type CliResult } from "./cli.js";
 import { simulatedNode, type SimulatedNode } from "./sim/kubelet/index.js";
 import { RUNTIME_CHILD_PIDS, RUNTIME_PIDFILE } from "./sim/kubelet/runtime-daemon.js";
+import {
+  prepareSshTestbed,
+  runSsh,
+  sshClientArgv,
+  startSshHost,
+  writeKnownHosts,
+  type TestHostSsh,
+} from "./testbed-ssh.js";
 
 // Several test hosts on one machine, networked for real: each host is a network namespace with
 // its own loopback and one veth on a Linux bridge in the root namespace, a rootfs folder and a
@@ -15,8 +23,11 @@ import { RUNTIME_CHILD_PIDS, RUNTIME_PIDFILE } from "./sim/kubelet/runtime-daemo
 // container runtime the kubelet starts and the etcd/API server that runtime runs are its
 // descendants and inherit the namespace, so each host has its own set of those ports.
 // The bridge has an address too: the test process (root namespace) reaches every host directly.
+// With `{ ssh: true }` every host also runs OpenSSH's sshd in a mount + UTS namespace of its own
+// whose node folders are the rootfs's (testbed-ssh.ts).
 
 export type { CliResult } from "./cli.js";
+export type { TestHostSsh } from "./testbed-ssh.js";
 
 export interface TestHost {
   name: string;
@@ -40,6 +51,33 @@ export interface TestHost {
   netnsPids(): Promise<number[]>;
   /** The simulated node's daemons: kubelet, container runtime, and the processes it runs (etcd). */
   daemonPids(): Promise<{ kubelet?: number; runtime?: number; containers: number[] }>;
+  /**
+   * Sets the bridge side of the host's veth down (false) or up (true): while down, nothing
+   * reaches the host or leaves it (connections time out; no reset is sent).
+   */
+  setLinkUp(up: boolean): Promise<void>;
+}
+
+/**
+ * A host of `createTestbed(names, { ssh: true })`. `exec` and `kubeforge` still run through
+ * `ip netns exec` with the machine's file view (node files under `rootfs`); an SSH session sees
+ * the host's own view (node files at their absolute paths, bound to the same rootfs folders).
+ */
+export interface SshTestHost extends TestHost {
+  ssh: TestHostSsh;
+  /** Runs `command` (a shell command line) over SSH with the OpenSSH client (default user root). */
+  sshRun(
+    command: string,
+    opts?: { user?: string; stdin?: string; timeoutMs?: number },
+  ): Promise<CliResult>;
+  /** sshd's listener pid, when it runs. */
+  sshdPid(): Promise<number | undefined>;
+  /** Stops the listener (new connections are refused); open sessions go on, as with systemd. */
+  stopSsh(): Promise<void>;
+  /** Starts the listener again, in the same namespaces (the host's files are kept). */
+  startSsh(): Promise<void>;
+  /** Kills the sshd process of every open connection (the client sees the connection drop). */
+  dropSshSessions(): Promise<number>;
 }
 
 export interface ExecOptions {
@@ -63,9 +101,20 @@ export interface Testbed {
   stop(): Promise<void>;
 }
 
+export interface SshTestbed extends Testbed {
+  hosts: SshTestHost[];
+  host(name: string): SshTestHost;
+  /** A known_hosts file with every host's line. */
+  knownHostsFile: string;
+  /** The host's sshd log so far (LogLevel VERBOSE), for failure messages. */
+  sshLogs(host: TestHost): Promise<string>;
+}
+
 export interface TestbedOptions {
   /** The simulated kubelets' time scale (default: simulatedNode's). */
   timeScale?: number;
+  /** Every host runs OpenSSH's sshd on <address>:22 (see SshTestHost and testbed-ssh.ts). */
+  ssh?: boolean;
 }
 
 function run(argv: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
@@ -203,7 +252,15 @@ function installExitHook(): void {
   });
 }
 
-export async function createTestbed(names: string[], o: TestbedOptions = {}): Promise<Testbed> {
+export function createTestbed(
+  names: string[],
+  o: TestbedOptions & { ssh: true },
+): Promise<SshTestbed>;
+export function createTestbed(names: string[], o?: TestbedOptions): Promise<Testbed>;
+export async function createTestbed(
+  names: string[],
+  o: TestbedOptions = {},
+): Promise<Testbed | SshTestbed> {
   if (names.length === 0 || names.length > 200) throw new Error("a testbed has 1 to 200 hosts");
   if (new Set(names).size !== names.length) throw new Error("testbed host names must be unique");
   for (const n of names) {
@@ -265,14 +322,20 @@ export async function createTestbed(names: string[], o: TestbedOptions = {}): Pr
       }
     })());
 
+  let cliBundle: Promise<string> | undefined;
   try {
     const base = await mkdtemp(join(tmpdir(), "kubeforge-testbed-"));
     folders.push(base);
     undo.push(() => rm(base, { recursive: true, force: true }));
-    const cli = await bundledCli();
-    folders.push(cli.dir);
-    undo.push(() => rm(cli.dir, { recursive: true, force: true }));
-    const cliScript = join(cli.dir, "cli.js");
+    // Bundling the CLI (esbuild, seconds on a busy machine) overlaps the hosts' setup.
+    cliBundle = bundledCli().then((cli) => {
+      folders.push(cli.dir);
+      undo.push(() => rm(cli.dir, { recursive: true, force: true }));
+      return join(cli.dir, "cli.js");
+    });
+    // Awaited below; a failure elsewhere first must not leave it an unhandled rejection.
+    cliBundle.catch(() => undefined);
+    const cliScript = cliBundle;
 
     const { bridge, octet } = await claimBridge();
     links.push(bridge);
@@ -306,8 +369,11 @@ export async function createTestbed(names: string[], o: TestbedOptions = {}): Pr
     );
     await writeFile(resolvFile, "nameserver 127.0.0.1\noptions timeout:1 attempts:1\n");
 
-    const hosts: TestHost[] = [];
-    for (const [i, name] of names.entries()) {
+    const sshFiles = o.ssh ? await prepareSshTestbed(base) : undefined;
+    const sshLogFiles = new Map<string, string>();
+
+    // Hosts are set up side by side; each one's undo steps keep their order among themselves.
+    const createHost = async (name: string, i: number): Promise<TestHost | SshTestHost> => {
       const address = addressOf(i);
       const ns = `kftb${octet}-${process.pid}-${name}`;
       const hostVeth = `kftb${octet}v${i}`;
@@ -371,7 +437,7 @@ export async function createTestbed(names: string[], o: TestbedOptions = {}): Pr
             ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
           },
         );
-      hosts.push({
+      const host: TestHost = {
         name,
         address,
         rootfs,
@@ -381,7 +447,7 @@ export async function createTestbed(names: string[], o: TestbedOptions = {}): Pr
         workDir,
         path: (p) => join(rootfs, p),
         exec,
-        kubeforge: (args, opts) => exec([process.execPath, cliScript, ...args], opts),
+        kubeforge: async (args, opts) => exec([process.execPath, await cliScript, ...args], opts),
         netnsPids: () => Promise.resolve(pidsIn(ns)),
         daemonPids: async () => {
           const kubelet = await readPid(node.paths.kubeletPidFile);
@@ -395,7 +461,50 @@ export async function createTestbed(names: string[], o: TestbedOptions = {}): Pr
             containers: children.filter(alive),
           };
         },
+        setLinkUp: async (up) => {
+          await must(["ip", "link", "set", hostVeth, up ? "up" : "down"]);
+        },
+      };
+      if (!sshFiles) return host;
+      // sshd, its sessions and the namespaces' holder live in the network namespace: the
+      // namespace's kill step ends them, and the mounts go with the last of them.
+      const sshd = await startSshHost({
+        name,
+        address,
+        ns,
+        hostDir,
+        rootfs,
+        binDir: node.binDir,
+        hostsFile,
+        resolvFile,
+        files: sshFiles,
+        netnsPids: () => pidsIn(ns),
       });
+      sshLogFiles.set(name, sshd.logFile);
+      return {
+        ...host,
+        ssh: sshd.ssh,
+        sshRun: (command, opts = {}) =>
+          runSsh(
+            sshClientArgv(sshd.ssh, sshFiles.knownHostsFile, opts.user ?? "root", command),
+            opts,
+          ),
+        sshdPid: sshd.sshdPid,
+        stopSsh: sshd.stopSsh,
+        startSsh: sshd.startSsh,
+        dropSshSessions: sshd.dropSshSessions,
+      } satisfies SshTestHost;
+    };
+    const settled = await Promise.allSettled(names.map((name, i) => createHost(name, i)));
+    const failed = settled.find((r) => r.status === "rejected");
+    if (failed) throw failed.reason;
+    const hosts = settled.map((r) => (r as PromiseFulfilledResult<TestHost | SshTestHost>).value);
+    await cliBundle;
+    if (sshFiles) {
+      await writeKnownHosts(
+        sshFiles,
+        (hosts as SshTestHost[]).map((h) => h.ssh.knownHostsLine),
+      );
     }
 
     return {
@@ -438,8 +547,20 @@ export async function createTestbed(names: string[], o: TestbedOptions = {}): Pr
         return hash;
       },
       stop,
+      ...(sshFiles
+        ? {
+            knownHostsFile: sshFiles.knownHostsFile,
+            sshLogs: async (host: TestHost) => {
+              const file = sshLogFiles.get(host.name);
+              if (!file) throw new Error(`the testbed has no host "${host.name}"`);
+              return readFile(file, "utf8").catch(() => "");
+            },
+          }
+        : {}),
     };
   } catch (e) {
+    // A bundle still being built registers its folder for removal before the teardown runs.
+    await cliBundle?.catch(() => undefined);
     await stop();
     throw e;
   }
