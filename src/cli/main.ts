@@ -5,6 +5,8 @@ import { registerCerts, registerToken } from "./certs.js";
 import { registerConfig } from "./config.js";
 import { registerInit } from "./init.js";
 import { registerJoin } from "./join.js";
+import { registerReset } from "./reset.js";
+import { registerUp } from "./up.js";
 import { KUBEFORGE_VERSION } from "../version.js";
 
 // The kubeforge command line (DESIGN.md "Stable command-line surface"). Errors print as one
@@ -31,6 +33,8 @@ const program = new Command()
 
 registerInit(program);
 registerJoin(program);
+registerReset(program);
+registerUp(program);
 registerConfig(program);
 registerCerts(program);
 registerToken(program);

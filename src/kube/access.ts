@@ -77,12 +77,38 @@ export function httpGet(url: string, opts: ProbeOptions): Promise<RawResponse> {
   });
 }
 
-/** ClusterAccess for a node kubeforge reaches directly (its Host reads the files). */
+/**
+ * ClusterAccess for a node: its Host reads the files. Probes of node-local endpoints (the
+ * kubelet's healthz, the controller-manager and scheduler on 127.0.0.1) are made on the node, as
+ * kubeadm makes them: through the host's forwarding when it is remote (SSH), from this process
+ * when the host is this machine.
+ */
 export class NodeClusterAccess implements ClusterAccess {
+  private readonly forwards = new Map<string, Promise<string>>();
+
   constructor(
     private readonly host: Host,
     private readonly opts: NodeClusterAccessOptions = {},
   ) {}
+
+  /** The URL that reaches `url` as the node sees it. */
+  private async onNode(url: string): Promise<string> {
+    const forward = this.host.forward?.bind(this.host);
+    if (!forward) return url;
+    const target = new URL(url);
+    const port = Number(target.port || (target.protocol === "https:" ? 443 : 80));
+    const hostname = target.hostname.replace(/^\[|\]$/g, "");
+    const key = `${hostname}:${port}`;
+    let local = this.forwards.get(key);
+    if (!local) {
+      local = forward(hostname, port).then((f) => `127.0.0.1:${f.port}`);
+      // A failed forward is not cached: the next attempt of a poll tries again.
+      local.catch(() => this.forwards.delete(key));
+      this.forwards.set(key, local);
+    }
+    target.host = await local;
+    return target.toString();
+  }
 
   async clientFor(kubeconfigPath: string, opts: { server?: string } = {}): Promise<KubeClient> {
     let text: string;
@@ -104,7 +130,7 @@ export class NodeClusterAccess implements ClusterAccess {
     });
   }
 
-  probe(url: string, opts: ProbeOptions): Promise<RawResponse> {
-    return httpGet(url, opts);
+  async probe(url: string, opts: ProbeOptions): Promise<RawResponse> {
+    return httpGet(await this.onNode(url), opts);
   }
 }

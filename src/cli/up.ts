@@ -1,0 +1,108 @@
+import { readFileSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
+import { homedir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import type { Command } from "commander";
+import { down } from "../cluster/down.js";
+import { up } from "../cluster/up/index.js";
+import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
+import { resetNode } from "../cluster/up/reset-node.js";
+import { defaultClusterSpec, loadClusterSpec } from "../config/cluster/load.js";
+import type { ClusterSpec } from "../config/cluster/types.js";
+import { TerminalReporter, type Reporter } from "../workflow/reporter.js";
+
+// `kubeforge up -f cluster.yaml` and `kubeforge down -f cluster.yaml`: the whole topology.
+// Without -f, one control plane on this machine.
+
+interface ClusterCommandOptions {
+  file?: string;
+  dryRun?: boolean;
+  kubeconfig?: string;
+}
+
+async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
+  if (file === undefined) return defaultClusterSpec();
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = await readFile(path, "utf8");
+  } catch (e) {
+    throw new Error(`cannot read the Cluster file ${file}: ${(e as Error).message}`, { cause: e });
+  }
+  return loadClusterSpec(text, file, {
+    baseDir: dirname(path),
+    home: homedir(),
+    readFile: (p) => readFileSync(p, "utf8"),
+    warn: (m) => reporter.warn(m),
+  });
+}
+
+/** Where admin.conf goes on the runner by default: one file per cluster name. */
+export function defaultKubeconfigPath(name: string): string {
+  return join(homedir(), ".kube", `kubeforge-${name}.conf`);
+}
+
+function connector(spec: ClusterSpec, reporter: Reporter) {
+  return (node: ClusterSpec["nodes"][number]) =>
+    connectNode(spec, node, {
+      readFile: (p) => readFile(p),
+      env: process.env,
+      log: (line) => reporter.info(line),
+    });
+}
+
+export function registerUp(program: Command): void {
+  program
+    .command("up")
+    .description("Build the cluster a Cluster file describes (default: one node on this machine)")
+    .option("-f, --file <cluster.yaml>", "the kubeforge.dev/v1alpha1 Cluster file")
+    .option("--dry-run", "connect and inspect every host, print the plan, change nothing")
+    .option(
+      "--kubeconfig <path>",
+      "where admin.conf is written on this machine (default: ~/.kube/kubeforge-<name>.conf)",
+    )
+    .action(async (o: ClusterCommandOptions) => {
+      const reporter = new TerminalReporter();
+      const spec = await readSpec(o.file, reporter);
+      const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
+      const result = await up({
+        spec,
+        connect: connector(spec, reporter),
+        reset: (host, r) => resetNode(host, r),
+        reporter,
+        env: process.env,
+        dryRun: o.dryRun === true,
+        kubeconfigPath,
+        stdout: (text) => process.stdout.write(text),
+        runnerAddresses,
+      });
+      if (o.dryRun) return;
+      for (const n of result.nodes) {
+        reporter.info(
+          `[up] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,
+        );
+      }
+      reporter.info(
+        `[up] Cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}`,
+      );
+      process.stdout.write(`${kubeconfigPath}\n`);
+    });
+
+  program
+    .command("down")
+    .description("Reset every host of the cluster a Cluster file describes")
+    .option("-f, --file <cluster.yaml>", "the kubeforge.dev/v1alpha1 Cluster file")
+    .option("--dry-run", "connect to every host and report what would be removed")
+    .option("--kubeconfig <path>", "the admin.conf `up` wrote, removed too")
+    .action(async (o: ClusterCommandOptions) => {
+      const reporter = new TerminalReporter();
+      const spec = await readSpec(o.file, reporter);
+      await down({ spec, connect: connector(spec, reporter), reporter, dryRun: o.dryRun === true });
+      if (o.dryRun) return;
+      const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
+      await rm(kubeconfigPath, { force: true });
+      reporter.info(
+        `[down] Cluster "${spec.name}": every host was reset; ${kubeconfigPath} removed`,
+      );
+    });
+}

@@ -1,0 +1,75 @@
+import { connect } from "node:net";
+import { chmod, mkdir, rename, writeFile } from "node:fs/promises";
+import { dirname } from "node:path";
+import { joinHostPort } from "../../config/network.js";
+import { renderKubeConfig } from "../../kubeconfig/build.js";
+import { parseKubeConfig } from "../../kubeconfig/parse.js";
+import type { KubeConfig } from "../../kubeconfig/types.js";
+
+// admin.conf for the steps after `up`: fetched from a control plane and pointed at an address
+// the runner can reach (engineering notes: "The kubeconfig points at an address later steps
+// cannot reach"). The certificate is verified either way: an address the runner uses instead of
+// the cluster's own is a SAN of the API server certificate (`up` adds it), and a local tunnel
+// keeps the cluster's name as the TLS server name.
+
+/** Whether this process can open a TCP connection to host:port within `timeoutMs`. */
+export function tcpReachable(host: string, port: number, timeoutMs = 3000): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port, timeout: timeoutMs });
+    const done = (ok: boolean) => {
+      socket.destroy();
+      resolve(ok);
+    };
+    socket.once("connect", () => done(true));
+    socket.once("timeout", () => done(false));
+    socket.once("error", () => done(false));
+  });
+}
+
+/** The server URL of the kubeconfig's clusters replaced; optionally a TLS server name set. */
+export function withServer(config: KubeConfig, server: string, tlsServerName?: string): KubeConfig {
+  return {
+    ...config,
+    clusters: config.clusters.map((c) => ({
+      ...c,
+      cluster: {
+        ...c.cluster,
+        server,
+        ...(tlsServerName ? { "tls-server-name": tlsServerName } : {}),
+      },
+    })),
+  };
+}
+
+export function serverOf(config: KubeConfig): URL {
+  const server = config.clusters[0]?.cluster.server;
+  if (!server) throw new Error("admin.conf has no cluster server");
+  return new URL(server);
+}
+
+/**
+ * The first of `candidates` (host names or addresses the runner knows the control planes by)
+ * that answers on the API port, or undefined when none does.
+ */
+export async function reachableServer(
+  candidates: readonly string[],
+  port: number,
+): Promise<string | undefined> {
+  for (const host of candidates) {
+    if (await tcpReachable(host, port)) return `https://${joinHostPort(host, port)}`;
+  }
+  return undefined;
+}
+
+/** Writes a kubeconfig on the runner, 0600 (it holds the admin credentials), atomically. */
+export async function writeRunnerKubeConfig(path: string, config: KubeConfig): Promise<void> {
+  await mkdir(dirname(path), { recursive: true, mode: 0o700 });
+  const tmp = `${path}.kubeforge-tmp`;
+  await writeFile(tmp, renderKubeConfig(config, { preferences: false }), { mode: 0o600 });
+  await chmod(tmp, 0o600);
+  await rename(tmp, path);
+}
+
+export function parseAdminConf(text: Buffer, node: string): KubeConfig {
+  return parseKubeConfig(text, `${node}:/etc/kubernetes/admin.conf`);
+}

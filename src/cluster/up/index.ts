@@ -1,0 +1,445 @@
+import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js";
+import { parseGoDuration } from "../../config/duration.js";
+import { joinHostPort } from "../../config/network.js";
+import { resolveKubernetesVersion } from "../../config/versions.js";
+import { NodeClusterAccess } from "../../kube/access.js";
+import type { KubeClient } from "../../kube/types.js";
+import { joinCommand as formatJoinCommand } from "../../manifests/join-command.js";
+import { generateCertificateKey } from "../../pki/certificate-key.js";
+import { caCertHash } from "../../pki/pin.js";
+import { generateBootstrapToken } from "../../pki/token.js";
+import { fleet, hostReporter } from "../../remote/fleet.js";
+import { closeHosts, type Host } from "../../remote/host.js";
+import type { Reporter } from "../../workflow/reporter.js";
+import {
+  parseAdminConf,
+  reachableServer,
+  serverOf,
+  withServer,
+  writeRunnerKubeConfig,
+} from "./admin-kubeconfig.js";
+import { installPodNetwork } from "./pod-network.js";
+import { describeInventory, inspectHost, type HostInventory } from "./inventory.js";
+import {
+  initDocuments,
+  joinDocuments,
+  userDocuments,
+  type ClusterSettings,
+  type JoinSecrets,
+} from "./kubeadm-documents.js";
+import { writeMarker, type NodeMarker } from "./node-state.js";
+import {
+  preflightJoin,
+  prepareFirstControlPlane,
+  runInit,
+  runJoin,
+  type NodeRun,
+} from "./node-workflows.js";
+import { waitForCluster } from "./readiness.js";
+import { applyNodeLabels } from "./labels.js";
+
+// `kubeforge up`: a Cluster file becomes a working cluster (issue 5). Every host is connected
+// and inspected first, every pending host passes preflight before any is changed, then init on
+// the first control plane, the other control planes one at a time (kubespray's throttle: 1),
+// workers in bounded parallel batches, the pod network, a readiness gate, and admin.conf on the
+// runner. Hosts a previous run finished are recognised and left alone; hosts it left half-done
+// are reset first; a join that fails is reset and retried once.
+
+export interface UpRequest {
+  spec: ClusterSpec;
+  /** Opens the node's host (SSH or this machine); the edge decides how. */
+  connect: (node: ClusterNodeSpec) => Promise<Host>;
+  /** Resets a half-done host so init or join can run again (kubeforge reset --force). */
+  reset: (host: Host, reporter: Reporter) => Promise<void>;
+  reporter: Reporter;
+  env: NodeJS.ProcessEnv;
+  dryRun: boolean;
+  /** Where admin.conf is written on the runner. */
+  kubeconfigPath: string;
+  /** Where the dry-run plan goes. */
+  stdout: (text: string) => void;
+  /** The runner's host names for control planes (ssh URL hosts), added to the API server SANs. */
+  runnerAddresses: (node: ClusterNodeSpec) => string[];
+}
+
+export interface UpNode {
+  name: string;
+  role: "control-plane" | "worker";
+  address: string;
+  /** What this run did on the node. */
+  action: "init" | "join" | "none";
+}
+
+export interface UpResult {
+  kubernetesVersion: string;
+  apiServer: string;
+  kubeconfigPath: string | undefined;
+  nodes: UpNode[];
+  token: string;
+  caCertHash: string;
+  certificateKey: string | undefined;
+  /** The worker join command (with the token): a secret. */
+  joinCommand: string;
+  /** Phase timings per node, for summaries. */
+  timings: { node: string; phase: string; ms: number }[];
+}
+
+const PLACEHOLDER_HASH = `sha256:${"0".repeat(64)}`;
+
+type Action = "init" | "join" | "reset+init" | "reset+join" | "none";
+
+function actionFor(inv: HostInventory, first: boolean): Action {
+  const base = first ? "init" : "join";
+  switch (inv.condition.kind) {
+    case "done":
+      return "none";
+    case "partial":
+      return `reset+${base}`;
+    default:
+      return base;
+  }
+}
+
+export async function up(req: UpRequest): Promise<UpResult> {
+  const { spec, reporter } = req;
+  const log = (m: string) => reporter.info(`[up] ${m}`);
+  const hosts = new Map<string, Host>();
+  const hostOf = (name: string) => hosts.get(name)!;
+  const nodeReporter = (name: string) => hostReporter(reporter, name);
+  try {
+    await reporter.group("connect", () =>
+      fleet(
+        spec.nodes,
+        (n) => n.name,
+        async (node) => {
+          hosts.set(node.name, await req.connect(node));
+          nodeReporter(node.name).info("[connect] connected");
+        },
+        { concurrency: Math.max(spec.concurrency, spec.nodes.length) },
+      ),
+    );
+    const inventory = await reporter.group("facts", () =>
+      fleet(
+        spec.nodes,
+        (n) => n.name,
+        async (node) => {
+          const inv = await inspectHost(hostOf(node.name), node, spec.name);
+          nodeReporter(node.name).info(`[facts] ${describeInventory(inv)}`);
+          return inv;
+        },
+        { concurrency: Math.max(spec.concurrency, spec.nodes.length) },
+      ),
+    );
+    const foreign = inventory.filter((i) => i.condition.kind === "foreign");
+    if (foreign.length > 0) {
+      throw new Error(
+        `cannot use ${foreign.length} of ${inventory.length} hosts:\n${foreign
+          .map(
+            (i) => ` - ${i.node.name}: ${i.condition.kind === "foreign" ? i.condition.reason : ""}`,
+          )
+          .join("\n")}`,
+      );
+    }
+
+    const controlPlanes = inventory.filter((i) => i.node.role === "control-plane");
+    const workers = inventory.filter((i) => i.node.role === "worker");
+    const first = controlPlanes[0]!;
+    const actions = new Map(inventory.map((i) => [i.node.name, actionFor(i, i === first)]));
+    if (actions.get(first.node.name) !== "none") {
+      const finished = inventory.filter((i) => i !== first && actions.get(i.node.name) === "none");
+      if (finished.length > 0) {
+        throw new Error(
+          `the first control plane ${first.node.name} has not finished init but ${finished.map((i) => i.node.name).join(", ")} already joined a cluster; run "kubeforge down" and "up" again`,
+        );
+      }
+    }
+
+    // One version for the whole cluster; a finished first control plane keeps its own.
+    const marker = first.condition.kind === "done" ? first.condition.marker : undefined;
+    const resolved = await resolveKubernetesVersion(spec.kubernetesVersion, {
+      warn: (m) => reporter.warn(m),
+      env: req.env,
+    });
+    const kubernetesVersion = marker?.kubernetesVersion || resolved.version;
+    if (marker && marker.kubernetesVersion && resolved.version !== marker.kubernetesVersion) {
+      reporter.warn(
+        `[up] the cluster runs ${marker.kubernetesVersion}; "up" keeps it (the Cluster file asks for ${spec.kubernetesVersion} = ${resolved.version}; upgrades are not done by "up")`,
+      );
+    }
+    const multiControlPlane = controlPlanes.length > 1;
+    const settings: ClusterSettings = {
+      kubernetesVersion,
+      ...(spec.controlPlaneEndpoint ? { controlPlaneEndpoint: spec.controlPlaneEndpoint } : {}),
+      extraCertSANs: controlPlanes.flatMap((i) => [...req.runnerAddresses(i.node), i.address]),
+    };
+    if (multiControlPlane && !settings.controlPlaneEndpoint) {
+      throw new Error(
+        "several control planes need a stable API endpoint: set controlPlaneEndpoint in the Cluster file (a load balancer, VIP or DNS name)",
+      );
+    }
+    const token = generateBootstrapToken();
+    const certificateKey = multiControlPlane ? generateCertificateKey() : undefined;
+    reporter.mask(token);
+    if (certificateKey) reporter.mask(certificateKey);
+
+    const user = userDocuments(spec.kubeadm.documents);
+    const firstRun: NodeRun = {
+      host: hostOf(first.node.name),
+      reporter: nodeReporter(first.node.name),
+      env: req.env,
+      documents: initDocuments(spec, user, { ...first.node, address: first.address }, settings, {
+        token,
+        ...(certificateKey ? { certificateKey } : {}),
+      }),
+    };
+    const clusterView = await prepareFirstControlPlane(firstRun);
+    clusterView.data.keys.discard();
+    const bindPort = clusterView.data.cfg.init.localAPIEndpoint.bindPort;
+    const apiServerEndpoint =
+      settings.controlPlaneEndpoint ?? joinHostPort(first.address, bindPort);
+    const joinRun = (inv: HostInventory, secrets: JoinSecrets): NodeRun => ({
+      host: hostOf(inv.node.name),
+      reporter: nodeReporter(inv.node.name),
+      env: req.env,
+      documents: joinDocuments(user, { ...inv.node, address: inv.address }, secrets),
+    });
+
+    if (req.dryRun) {
+      printPlan(
+        req,
+        inventory,
+        actions,
+        firstRun.documents,
+        (inv) =>
+          joinRun(inv, {
+            token,
+            caCertHash: PLACEHOLDER_HASH,
+            apiServerEndpoint,
+            ...(certificateKey ? { certificateKey } : {}),
+          }).documents,
+      );
+      return {
+        kubernetesVersion,
+        apiServer: `https://${apiServerEndpoint}`,
+        kubeconfigPath: undefined,
+        nodes: inventory.map((i) => ({
+          name: i.node.name,
+          role: i.node.role,
+          address: i.address,
+          action: "none",
+        })),
+        token,
+        caCertHash: PLACEHOLDER_HASH,
+        certificateKey,
+        joinCommand: "",
+        timings: [],
+      };
+    }
+
+    const timings: UpResult["timings"] = [];
+    const record = (node: string, result: { timings: { path: string; ms: number }[] }) => {
+      for (const t of result.timings) {
+        if (!t.path.includes("/")) timings.push({ node, phase: t.path, ms: t.ms });
+      }
+    };
+    const markerFor = (inv: HostInventory, status: NodeMarker["status"]): NodeMarker => ({
+      cluster: spec.name,
+      node: inv.node.name,
+      role: inv.node.role,
+      status,
+      kubernetesVersion,
+    });
+
+    // Half-done hosts are reset, then every pending host is checked, before any is changed.
+    const pending = inventory.filter((i) => actions.get(i.node.name) !== "none");
+    const toReset = pending.filter((i) => actions.get(i.node.name)!.startsWith("reset+"));
+    if (toReset.length > 0) {
+      await reporter.group("reset", () =>
+        fleet(
+          toReset,
+          (i) => i.node.name,
+          async (i) => {
+            nodeReporter(i.node.name).info("[reset] a previous run did not finish here: resetting");
+            await req.reset(hostOf(i.node.name), nodeReporter(i.node.name));
+          },
+          { concurrency: spec.concurrency },
+        ),
+      );
+    }
+    const preflightSecrets: JoinSecrets = {
+      token,
+      caCertHash: PLACEHOLDER_HASH,
+      apiServerEndpoint,
+      ...(certificateKey ? { certificateKey } : {}),
+    };
+    if (pending.length > 0) {
+      await reporter.group("preflight", () =>
+        fleet(
+          pending,
+          (i) => i.node.name,
+          async (i) => {
+            if (i === first) {
+              await runInit(firstRun, { uploadCerts: false, filterPhases: ["preflight"] });
+            } else {
+              await preflightJoin(joinRun(i, preflightSecrets), {
+                cfg: clusterView.data.cfg,
+                release: clusterView.data.release,
+                proxyEnv: clusterView.data.proxyEnv,
+              });
+            }
+          },
+          { concurrency: spec.concurrency },
+        ),
+      );
+    }
+
+    const firstHost = hostOf(first.node.name);
+    if (actions.get(first.node.name) !== "none") {
+      await reporter.group(`init ${first.node.name}`, async () => {
+        await writeMarker(firstHost, markerFor(first, "started"));
+        record(first.node.name, await runInit(firstRun, { uploadCerts: multiControlPlane }));
+        await writeMarker(firstHost, markerFor(first, "done"));
+      });
+    } else if (pending.length > 0) {
+      // Nodes to join a finished cluster: a fresh token (and certificates for control planes).
+      await reporter.group(`token ${first.node.name}`, async () => {
+        await runInit(firstRun, {
+          uploadCerts: multiControlPlane,
+          filterPhases: ["upload-certs", "bootstrap-token"],
+        });
+      });
+    }
+
+    const hash = caCertHash(await firstHost.readFile("/etc/kubernetes/pki/ca.crt"));
+    const secrets: JoinSecrets = { ...preflightSecrets, caCertHash: hash };
+
+    const joinNode = async (inv: HostInventory) => {
+      const host = hostOf(inv.node.name);
+      const run = joinRun(inv, secrets);
+      await writeMarker(host, markerFor(inv, "started"));
+      try {
+        record(inv.node.name, await runJoin(run));
+      } catch (e) {
+        run.reporter.warn(
+          `[up] join failed: ${(e as Error).message.split("\n")[0]}; resetting the host and retrying once`,
+        );
+        try {
+          await req.reset(host, run.reporter);
+        } catch (resetError) {
+          throw new Error(
+            `${(e as Error).message}\n(the reset before a retry failed too: ${(resetError as Error).message})`,
+            { cause: resetError },
+          );
+        }
+        await writeMarker(host, markerFor(inv, "started"));
+        record(inv.node.name, await runJoin(run));
+      }
+      await writeMarker(host, markerFor(inv, "done"));
+    };
+    for (const cp of controlPlanes.slice(1)) {
+      if (actions.get(cp.node.name) === "none") continue;
+      await reporter.group(`join ${cp.node.name}`, () => joinNode(cp));
+    }
+    const pendingWorkers = workers.filter((w) => actions.get(w.node.name) !== "none");
+    if (pendingWorkers.length > 0) {
+      await reporter.group("join workers", () =>
+        fleet(pendingWorkers, (w) => w.node.name, joinNode, { concurrency: spec.concurrency }),
+      );
+    }
+
+    const access = new NodeClusterAccess(firstHost);
+    const admin: KubeClient = await access.clientFor("/etc/kubernetes/admin.conf");
+    await reporter.group("nodes", async () => {
+      await applyNodeLabels(admin, spec.nodes, log);
+      await installPodNetwork(spec, admin, inventory, hostOf, log);
+    });
+    await reporter.group("wait", () =>
+      waitForCluster(
+        admin,
+        spec.nodes.map((n) => n.name),
+        {
+          timeoutMs: parseGoDuration(spec.wait, "wait"),
+          dnsDisabled: clusterView.data.cfg.cluster.dns?.disabled === true,
+          log,
+        },
+      ),
+    );
+
+    const adminConf = parseAdminConf(
+      await firstHost.readFile("/etc/kubernetes/admin.conf"),
+      first.node.name,
+    );
+    const server = serverOf(adminConf);
+    const port = Number(server.port || 443);
+    const candidates = [
+      server.hostname.replace(/^\[|\]$/g, ""),
+      ...controlPlanes.flatMap((i) => [...req.runnerAddresses(i.node), i.address]),
+    ];
+    const reachable = await reachableServer([...new Set(candidates)], port);
+    if (!reachable) {
+      throw new Error(
+        `the runner cannot reach the API server at any of ${[...new Set(candidates)].map((c) => joinHostPort(c, port)).join(", ")}; open port ${port} to the runner or set controlPlaneEndpoint to an address it can reach`,
+      );
+    }
+    await writeRunnerKubeConfig(req.kubeconfigPath, withServer(adminConf, reachable));
+    log(`admin.conf written to ${req.kubeconfigPath} (server ${reachable})`);
+
+    const joinCommand = formatJoinCommand({
+      program: "kubeforge",
+      server: apiServerEndpoint,
+      token,
+      caCertHashes: [hash],
+      controlPlane: false,
+      skipTokenPrint: false,
+      skipCertificateKeyPrint: false,
+    })
+      .replace(/\\\n\t/g, "")
+      .trim();
+    return {
+      kubernetesVersion,
+      apiServer: reachable,
+      kubeconfigPath: req.kubeconfigPath,
+      nodes: inventory.map((i) => ({
+        name: i.node.name,
+        role: i.node.role,
+        address: i.address,
+        action: actionFor(i, i === first).endsWith("init")
+          ? "init"
+          : actions.get(i.node.name) === "none"
+            ? "none"
+            : "join",
+      })),
+      token,
+      caCertHash: hash,
+      certificateKey,
+      joinCommand,
+      timings,
+    };
+  } finally {
+    await closeHosts(hosts.values());
+  }
+}
+
+function printPlan(
+  req: UpRequest,
+  inventory: HostInventory[],
+  actions: Map<string, Action>,
+  initDocs: string,
+  joinDocs: (inv: HostInventory) => string,
+): void {
+  const redact = (text: string) =>
+    text
+      .replace(/(token: )"?[a-z0-9]{6}\.[a-z0-9]{16}"?/g, "$1<generated token>")
+      .replace(/(certificateKey: )"?[0-9a-f]{64}"?/g, "$1<generated certificate key>")
+      .replace(/(- )"?sha256:0{64}"?/g, "$1<CA hash after init>");
+  const lines = [`# kubeforge up --dry-run: cluster "${req.spec.name}"; nothing was changed`];
+  for (const inv of inventory) {
+    const action = actions.get(inv.node.name)!;
+    lines.push(
+      `# ${inv.node.name} (${inv.node.role}, ${inv.node.host}, ${inv.address}): ${action === "none" ? "finished earlier, nothing to do" : action}`,
+    );
+    if (action === "none") continue;
+    lines.push(redact(action.endsWith("init") ? initDocs : joinDocs(inv)).trimEnd(), "---");
+  }
+  req.stdout(`${lines.join("\n")}\n`);
+}

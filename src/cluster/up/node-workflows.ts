@@ -1,0 +1,103 @@
+import type { InitConfig } from "../../config/types.js";
+import type { Release } from "../../config/release.js";
+import { initNodeChecks } from "../../node/preflight/init-checks.js";
+import { joinNodeChecks } from "../../node/preflight/join-checks.js";
+import { runChecks } from "../../node/preflight/checks.js";
+import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
+import type { Host } from "../../remote/host.js";
+import type { Reporter } from "../../workflow/reporter.js";
+import type { PhaseTiming } from "../../workflow/runner.js";
+import { prepareInit, type PreparedInit } from "../init.js";
+import { prepareJoin } from "../join.js";
+
+// One node's kubeadm workflow run in-process against its Host: the same prepareInit/prepareJoin
+// the `init` and `join` commands use, fed with the documents `up` generated for the node.
+
+export interface NodeRun {
+  host: Host;
+  reporter: Reporter;
+  env: NodeJS.ProcessEnv;
+  /** The kubeadm documents for this node (kubeadm-documents.ts). */
+  documents: string;
+  now?: () => Date;
+}
+
+export interface NodeRunResult {
+  timings: PhaseTiming[];
+  /** What the workflow printed as its result (join commands); never logged as is. */
+  output: string;
+}
+
+function request(run: NodeRun, collect: (text: string) => void) {
+  return {
+    config: { text: run.documents, source: `the kubeadm configuration of ${run.host.name}` },
+    host: run.host,
+    dryRun: false,
+    reporter: run.reporter,
+    env: run.env,
+    stdout: collect,
+    ...(run.now ? { now: run.now } : {}),
+  };
+}
+
+/** init, or only the named phases of it (`filterPhases`). */
+export async function runInit(
+  run: NodeRun,
+  opts: { uploadCerts: boolean; filterPhases?: string[] },
+): Promise<NodeRunResult> {
+  let output = "";
+  const prepared = await prepareInit({
+    ...request(run, (t) => (output += t)),
+    flags: { uploadCerts: opts.uploadCerts },
+  });
+  try {
+    await prepared.runner.run(prepared.data, {
+      skipPhases: prepared.skipPhases,
+      ...(opts.filterPhases ? { filterPhases: opts.filterPhases } : {}),
+    });
+  } finally {
+    prepared.data.keys.discard();
+  }
+  return { timings: prepared.runner.timings, output };
+}
+
+export async function runJoin(run: NodeRun): Promise<NodeRunResult> {
+  let output = "";
+  const prepared = await prepareJoin({ ...request(run, (t) => (output += t)), flags: {} });
+  try {
+    await prepared.runner.run(prepared.data, { skipPhases: prepared.skipPhases });
+  } finally {
+    prepared.data.keys.discard();
+  }
+  return { timings: prepared.runner.timings, output };
+}
+
+/** The first control plane's configuration as init would use it, without running anything. */
+export async function prepareFirstControlPlane(run: NodeRun): Promise<PreparedInit> {
+  return prepareInit({ ...request(run, () => {}), flags: {} });
+}
+
+/**
+ * Join's node checks before the cluster exists (`up` checks every host before it changes any):
+ * the cluster's configuration is the one init is about to create, so the checks need no API.
+ */
+export async function preflightJoin(
+  run: NodeRun,
+  cluster: { cfg: InitConfig; release: Release; proxyEnv: Readonly<Record<string, string>> },
+): Promise<void> {
+  const prepared = await prepareJoin({ ...request(run, () => {}), flags: {} });
+  prepared.data.keys.discard();
+  const { host } = run;
+  const log = run.reporter;
+  const out = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) };
+  const ignore = prepared.data.ignorePreflightErrors;
+  const input = { cfg: cluster.cfg, release: cluster.release, host, proxyEnv: cluster.proxyEnv };
+  const checks = [
+    isPrivilegedUserCheck(host),
+    ...(await joinNodeChecks(prepared.data.cfg, input, { warn: out.warn })),
+  ];
+  if (prepared.data.cfg.join.controlPlane) {
+    checks.push(...(await initNodeChecks(input, { secondaryControlPlane: true, warn: out.warn })));
+  }
+  await runChecks(checks, ignore, out);
+}

@@ -1,0 +1,95 @@
+import { readFile } from "node:fs/promises";
+import type { ClusterSpec } from "../../config/cluster/types.js";
+import { parseYAMLDocuments } from "../../config/yaml.js";
+import { createOrUpdate } from "../../kube/idempotency.js";
+import { poll } from "../../kube/poll.js";
+import type { KubeClient, KubeObject } from "../../kube/types.js";
+import { installBridge } from "../../node/cni/bridge.js";
+import type { PodNetworkNode } from "../../node/cni/bridge.js";
+import { fleet } from "../../remote/fleet.js";
+import type { Host } from "../../remote/host.js";
+import type { HostInventory } from "./inventory.js";
+
+// The pod network `up` installs after the nodes joined: the built-in bridge (node files only),
+// a manifest the user names (applied through the API), or none (the user brings their own).
+
+const API_TIMEOUT_MS = 60_000;
+
+/** Every node's pod CIDRs, as kube-controller-manager's node IPAM assigned them. */
+async function podCIDRs(
+  admin: KubeClient,
+  inventory: readonly HostInventory[],
+): Promise<PodNetworkNode[]> {
+  const names = inventory.map((i) => i.node.name);
+  const nodes = await poll(
+    async () => {
+      const all = await admin.list("v1", "Node");
+      const missing = names.filter(
+        (n) => !all.find((x) => x.metadata.name === n && cidrsOf(x).length > 0),
+      );
+      if (missing.length > 0)
+        throw new Error(
+          `no pod CIDR assigned yet to ${missing.join(", ")} (kube-controller-manager assigns them from networking.podSubnet)`,
+        );
+      return all;
+    },
+    { timeoutMs: API_TIMEOUT_MS, intervalMs: 1000, what: "every node to get a pod CIDR" },
+  );
+  return inventory.map((i) => ({
+    name: i.node.name,
+    address: i.address,
+    podCIDRs: cidrsOf(nodes.find((n) => n.metadata.name === i.node.name)!),
+  }));
+}
+
+function cidrsOf(node: KubeObject): string[] {
+  const spec = (node.spec ?? {}) as { podCIDR?: string; podCIDRs?: string[] };
+  return spec.podCIDRs?.length ? spec.podCIDRs : spec.podCIDR ? [spec.podCIDR] : [];
+}
+
+async function manifestText(location: string): Promise<string> {
+  if (/^https:\/\//.test(location)) {
+    const res = await fetch(location);
+    if (!res.ok)
+      throw new Error(`cannot download the CNI manifest ${location}: HTTP ${res.status}`);
+    return res.text();
+  }
+  return readFile(location, "utf8").catch((e: unknown) => {
+    throw new Error(`cannot read the CNI manifest ${location}: ${(e as Error).message}`, {
+      cause: e,
+    });
+  });
+}
+
+export async function installPodNetwork(
+  spec: ClusterSpec,
+  admin: KubeClient,
+  inventory: readonly HostInventory[],
+  hostOf: (name: string) => Host,
+  log: (line: string) => void,
+): Promise<void> {
+  switch (spec.cni.type) {
+    case "none":
+      log("cni: none; the nodes stay NotReady until a pod network is installed");
+      return;
+    case "manifest": {
+      const source = spec.cni.manifest!;
+      const objects = parseYAMLDocuments(await manifestText(source), source) as KubeObject[];
+      for (const obj of objects) {
+        await createOrUpdate(admin, obj, { timeoutMs: API_TIMEOUT_MS });
+      }
+      log(`cni: applied ${objects.length} objects from ${source}`);
+      return;
+    }
+    case "bridge": {
+      const network = await podCIDRs(admin, inventory);
+      await fleet(
+        network,
+        (n) => n.name,
+        (self) => installBridge(hostOf(self.name), self, network),
+        { concurrency: spec.concurrency },
+      );
+      log(`cni: bridge on ${network.map((n) => `${n.name} ${n.podCIDRs.join(",")}`).join("; ")}`);
+    }
+  }
+}

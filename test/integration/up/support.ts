@@ -1,0 +1,121 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { bundledCli, type CliResult } from "../../support/cli.js";
+import type { SshTestbed, SshTestHost } from "../../support/testbed.js";
+
+// Shared by the `kubeforge up` tests: a Cluster file for testbed hosts over SSH, the bundled CLI
+// run from the test process (the "runner"), and kubectl with the admin.conf `up` exported.
+
+export interface ClusterFileOptions {
+  name: string;
+  controlPlanes: SshTestHost[];
+  workers: SshTestHost[];
+  controlPlaneEndpoint?: string;
+  wait?: string;
+  /** Extra lines under `ssh:`. */
+  ssh?: string[];
+  /** Replaces a node's host key pin (host-key mismatch tests). */
+  pinFor?: (h: SshTestHost) => string;
+}
+
+/** A Cluster file: every host pinned by its fingerprint, preflight errors ignored (no kubelet binary here). */
+export function clusterFile(o: ClusterFileOptions): string {
+  const key = (o.controlPlanes[0] ?? o.workers[0])!.ssh.privateKeyFile;
+  const node = (h: SshTestHost, role: string) =>
+    `- {name: ${h.name}, role: ${role}, host: "ssh://root@${h.ssh.host}:${h.ssh.port}", ssh: {hostKeyFingerprints: ["${o.pinFor ? o.pinFor(h) : h.ssh.hostKeyFingerprint}"]}}`;
+  return [
+    "apiVersion: kubeforge.dev/v1alpha1",
+    "kind: Cluster",
+    `name: ${o.name}`,
+    "kubernetesVersion: v1.35.0",
+    ...(o.controlPlaneEndpoint ? [`controlPlaneEndpoint: "${o.controlPlaneEndpoint}"`] : []),
+    `wait: ${o.wait ?? "3m"}`,
+    "ssh:",
+    `  privateKeyFile: ${key}`,
+    ...(o.ssh ?? []).map((l) => `  ${l}`),
+    "nodes:",
+    ...o.controlPlanes.map((h) => node(h, "control-plane")),
+    ...o.workers.map((h) => node(h, "worker")),
+    "---",
+    "apiVersion: kubeadm.k8s.io/v1beta4",
+    "kind: InitConfiguration",
+    "nodeRegistration: {ignorePreflightErrors: [all]}",
+    "---",
+    "apiVersion: kubeadm.k8s.io/v1beta4",
+    "kind: JoinConfiguration",
+    "nodeRegistration: {ignorePreflightErrors: [all]}",
+    "",
+  ].join("\n");
+}
+
+export interface Runner {
+  dir: string;
+  kubeforge(args: string[], timeoutMs?: number): Promise<CliResult>;
+  writeClusterFile(text: string, name?: string): Promise<string>;
+  kubectl<T = unknown>(kubeconfig: string, args: string[]): Promise<T>;
+}
+
+export async function runner(): Promise<Runner> {
+  const dir = await mkdtemp(join(tmpdir(), "kubeforge-up-"));
+  const cli = await bundledCli();
+  return {
+    dir,
+    kubeforge: (args, timeoutMs = 400_000) =>
+      cli.kubeforge(args, { timeoutMs, env: { HOME: dir } }),
+    writeClusterFile: async (text, name = "cluster.yaml") => {
+      const path = join(dir, name);
+      await writeFile(path, text);
+      return path;
+    },
+    kubectl: <T>(kubeconfig: string, args: string[]) =>
+      new Promise<T>((resolve, reject) => {
+        execFile(
+          "kubectl",
+          ["--kubeconfig", kubeconfig, "--request-timeout", "20s", ...args, "-o", "json"],
+          { timeout: 60_000, maxBuffer: 16 * 1024 * 1024 },
+          (error, stdout, stderr) => {
+            if (error) reject(new Error(`kubectl ${args.join(" ")}: ${stderr || error.message}`));
+            else resolve(JSON.parse(stdout) as T);
+          },
+        );
+      }),
+  };
+}
+
+interface NodeList {
+  items: {
+    metadata: { name: string; labels?: Record<string, string> };
+    spec?: { podCIDR?: string; taints?: { key: string }[] };
+    status?: { conditions?: { type: string; status: string }[] };
+  }[];
+}
+
+/** name → Ready status, through real kubectl with the exported admin.conf. */
+export async function nodeReadiness(
+  r: Runner,
+  kubeconfig: string,
+): Promise<Record<string, string>> {
+  const nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
+  return Object.fromEntries(
+    nodes.items.map((n) => [
+      n.metadata.name,
+      n.status?.conditions?.find((c) => c.type === "Ready")?.status ?? "none",
+    ]),
+  );
+}
+
+/** What a failed run should show: the CLI's output and every host's sim logs. */
+export async function diagnostics(bed: SshTestbed, result: CliResult): Promise<string> {
+  const logs = await Promise.all(
+    bed.hosts.map(async (h) => `=== ${h.name}\n${(await h.node.logs()).slice(-3000)}`),
+  );
+  return `exit ${result.code}\n--- stderr\n${result.stderr}\n--- stdout\n${result.stdout}\n${logs.join("\n")}`;
+}
+
+/** Lines of secrets that must never appear in kubeforge's output. */
+export async function secretLines(bed: SshTestbed): Promise<string[]> {
+  const key = await readFile(bed.hosts[0]!.ssh.privateKeyFile, "utf8");
+  return key.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"));
+}

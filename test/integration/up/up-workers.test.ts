@@ -1,0 +1,136 @@
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestbed, type SshTestbed } from "../../support/testbed.js";
+import {
+  clusterFile,
+  diagnostics,
+  nodeReadiness,
+  runner,
+  secretLines,
+  type Runner,
+} from "./support.js";
+
+// `kubeforge up` over real SSH (OpenSSH sshd in each testbed host's namespaces) against the
+// simulated control plane: one control plane and two workers, then `up` again (nothing
+// changes), then `down` (every host clean).
+
+let bed: SshTestbed;
+let r: Runner;
+let clusterPath: string;
+let kubeconfig: string;
+let upOutput = "";
+
+async function treeDigest(dir: string): Promise<string> {
+  const hash = createHash("sha256");
+  const walk = async (d: string): Promise<void> => {
+    const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) {
+        const s = await stat(p);
+        hash.update(`${p} ${s.mode} ${s.mtimeMs}\n`);
+        hash.update(await readFile(p));
+      }
+    }
+  };
+  await walk(dir);
+  return hash.digest("hex");
+}
+
+interface SecretList {
+  items: { type: string; data: Record<string, string> }[];
+}
+
+async function bootstrapTokens() {
+  const all = await r.kubectl<SecretList>(kubeconfig, ["-n", "kube-system", "get", "secrets"]);
+  return all.items.filter((s) => s.type === "bootstrap.kubernetes.io/token");
+}
+
+beforeAll(async () => {
+  bed = await createTestbed(["cp-1", "w-1", "w-2"], { ssh: true });
+  r = await runner();
+  clusterPath = await r.writeClusterFile(
+    clusterFile({
+      name: "ci",
+      controlPlanes: [bed.host("cp-1")],
+      workers: [bed.host("w-1"), bed.host("w-2")],
+    }),
+  );
+  kubeconfig = join(r.dir, "admin.conf");
+}, 120_000);
+
+afterAll(async () => {
+  await bed?.stop();
+}, 120_000);
+
+describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
+  it("builds the cluster and exports an admin.conf that real kubectl uses", async () => {
+    const result = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
+    upOutput = result.stdout + result.stderr;
+    if (result.code !== 0) throw new Error(await diagnostics(bed, result));
+    expect(result.stdout.trim()).toBe(kubeconfig);
+    expect((await stat(kubeconfig)).mode & 0o777).toBe(0o600);
+    expect(await nodeReadiness(r, kubeconfig)).toEqual({
+      "cp-1": "True",
+      "w-1": "True",
+      "w-2": "True",
+    });
+    const coredns = await r.kubectl<{ status: { conditions: { type: string; status: string }[] } }>(
+      kubeconfig,
+      ["-n", "kube-system", "get", "deployment", "coredns"],
+    );
+    expect(coredns.status.conditions.find((c) => c.type === "Available")?.status).toBe("True");
+    // Each host's files landed in its own rootfs through SSH, with kubeadm's modes.
+    for (const name of ["w-1", "w-2"]) {
+      const h = bed.host(name);
+      expect((await stat(h.path("etc/kubernetes/kubelet.conf"))).mode & 0o777).toBe(0o600);
+      const cni = JSON.parse(
+        await readFile(h.path("etc/cni/net.d/10-kubeforge-bridge.conflist"), "utf8"),
+      ) as { plugins: { type: string }[] };
+      expect(cni.plugins[0]!.type).toBe("bridge");
+    }
+  }, 420_000);
+
+  it("prints no private key line, token secret or certificate key", async () => {
+    expect(upOutput).not.toBe("");
+    for (const line of await secretLines(bed)) expect(upOutput).not.toContain(line);
+    const secrets = await bootstrapTokens();
+    expect(secrets.length).toBeGreaterThan(0);
+    for (const s of secrets) {
+      const secret = Buffer.from(s.data["token-secret"] ?? "", "base64").toString();
+      expect(secret).toMatch(/^[a-z0-9]{16}$/);
+      expect(upOutput).not.toContain(secret);
+    }
+  });
+
+  it("changes nothing when run again on the finished cluster", async () => {
+    const before = await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))));
+    const tokens = await bootstrapTokens();
+    const again = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
+    if (again.code !== 0) throw new Error(await diagnostics(bed, again));
+    for (const name of ["cp-1", "w-1", "w-2"]) expect(again.stderr).toContain(`${name}: `);
+    expect(again.stderr).toMatch(/cp-1: control-plane, .*already part of the cluster/);
+    const after = await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))));
+    expect(after).toEqual(before);
+    expect((await bootstrapTokens()).length).toBe(tokens.length);
+  }, 300_000);
+
+  it("down resets every host: no kubelet, no node files, no kubeforge state", async () => {
+    const result = await r.kubeforge(["down", "-f", clusterPath, "--kubeconfig", kubeconfig]);
+    if (result.code !== 0) throw new Error(await diagnostics(bed, result));
+    for (const h of bed.hosts) {
+      const pids = await h.daemonPids();
+      expect(pids.kubelet, `${h.name} kubelet`).toBeUndefined();
+      expect(pids.containers, `${h.name} containers`).toEqual([]);
+      for (const dir of ["etc/kubernetes/manifests", "var/lib/kubelet", "etc/cni/net.d"]) {
+        expect(await readdir(h.path(dir)).catch(() => []), `${h.name} ${dir}`).toEqual([]);
+      }
+      await expect(stat(h.path("etc/kubernetes/kubelet.conf"))).rejects.toThrow();
+      await expect(stat(h.path("var/lib/kubeforge/node.json"))).rejects.toThrow();
+    }
+    await expect(stat(kubeconfig)).rejects.toThrow();
+  }, 300_000);
+});

@@ -1,0 +1,148 @@
+import { describe, expect, it } from "vitest";
+import type { ClusterNodeSpec, ClusterSpec } from "../../../../src/config/cluster/types.js";
+import { decodeConfigDocuments } from "../../../../src/config/load.js";
+import { parseYAMLDocuments } from "../../../../src/config/yaml.js";
+import {
+  initDocuments,
+  joinDocuments,
+  userDocuments,
+} from "../../../../src/cluster/up/kubeadm-documents.js";
+
+const TOKEN = "abcdef.0123456789abcdef";
+const KEY = "a".repeat(64);
+const HASH = `sha256:${"b".repeat(64)}`;
+
+function spec(documents?: string): ClusterSpec {
+  return {
+    apiVersion: "kubeforge.dev/v1alpha1",
+    kind: "Cluster",
+    name: "ci",
+    kubernetesVersion: "v1.35.0",
+    networking: {
+      podSubnet: "10.244.0.0/16",
+      serviceSubnet: "10.96.0.0/12",
+      dnsDomain: "cluster.local",
+    },
+    cni: { type: "bridge" },
+    kubeadm: documents ? { documents } : {},
+    ssh: {},
+    nodes: [],
+    wait: "5m",
+    concurrency: 8,
+  };
+}
+
+const cp: ClusterNodeSpec = {
+  name: "cp-1",
+  role: "control-plane",
+  host: "local",
+  address: "10.0.0.10",
+};
+const worker: ClusterNodeSpec = {
+  name: "w-1",
+  role: "worker",
+  host: "ssh://u@10.0.0.11",
+  address: "10.0.0.11",
+  taints: [{ key: "dedicated", value: "ci", effect: "NoSchedule" }],
+};
+
+describe("initDocuments", () => {
+  it("sets what up decides on top of the user's documents, which kubeadm's loader accepts", () => {
+    const user = userDocuments(
+      [
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: InitConfiguration",
+        "nodeRegistration: {ignorePreflightErrors: [all], name: ignored}",
+        "---",
+        "apiVersion: kubeadm.k8s.io/v1beta4",
+        "kind: ClusterConfiguration",
+        "apiServer: {certSANs: [api.example.com]}",
+        "---",
+        "apiVersion: kubelet.config.k8s.io/v1beta1",
+        "kind: KubeletConfiguration",
+        "maxPods: 50",
+      ].join("\n"),
+    );
+    const text = initDocuments(
+      spec(),
+      user,
+      cp,
+      {
+        kubernetesVersion: "v1.35.2",
+        controlPlaneEndpoint: "lb.example.com:6443",
+        extraCertSANs: ["203.0.113.10", "api.example.com"],
+      },
+      { token: TOKEN, certificateKey: KEY },
+    );
+    const docs = decodeConfigDocuments(text, "generated");
+    expect(docs.init?.nodeRegistration?.name).toBe("cp-1");
+    expect(docs.init?.nodeRegistration?.ignorePreflightErrors).toEqual(["all"]);
+    expect(docs.init?.localAPIEndpoint?.advertiseAddress).toBe("10.0.0.10");
+    expect(docs.init?.bootstrapTokens?.[0]?.token).toBe(TOKEN);
+    expect(docs.init?.certificateKey).toBe(KEY);
+    expect(docs.cluster?.kubernetesVersion).toBe("v1.35.2");
+    expect(docs.cluster?.controlPlaneEndpoint).toBe("lb.example.com:6443");
+    expect(docs.cluster?.networking?.podSubnet).toBe("10.244.0.0/16");
+    expect(docs.cluster?.apiServer?.certSANs).toEqual(["api.example.com", "203.0.113.10"]);
+    expect(docs.kubelet?.maxPods).toBe(50);
+  });
+
+  it("leaves the address to detection and the endpoint unset when the Cluster file has none", () => {
+    const text = initDocuments(
+      spec(),
+      userDocuments(undefined),
+      { ...cp, address: undefined },
+      {
+        kubernetesVersion: "v1.35.0",
+        extraCertSANs: [],
+      },
+      { token: TOKEN },
+    );
+    const [init, cluster] = parseYAMLDocuments(text, "t") as Record<string, unknown>[];
+    expect(init!.localAPIEndpoint).toEqual({});
+    expect(init!.certificateKey).toBeUndefined();
+    expect(cluster!.controlPlaneEndpoint).toBeUndefined();
+  });
+});
+
+describe("joinDocuments", () => {
+  it("gives a worker token discovery with the CA pin and its taints, and no control-plane section", () => {
+    const user = userDocuments(
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery: {tlsBootstrapToken: zzzzzz.zzzzzzzzzzzzzzzz}\ntimeouts: {discovery: 2m0s}\ncontrolPlane: {}\n",
+    );
+    const text = joinDocuments(user, worker, {
+      token: TOKEN,
+      caCertHash: HASH,
+      apiServerEndpoint: "10.0.0.10:6443",
+      certificateKey: KEY,
+    });
+    const join = decodeConfigDocuments(text, "generated").join!;
+    expect(join.discovery?.bootstrapToken).toEqual({
+      apiServerEndpoint: "10.0.0.10:6443",
+      token: TOKEN,
+      caCertHashes: [HASH],
+    });
+    expect(join.discovery?.tlsBootstrapToken).toBeUndefined();
+    expect(join.timeouts?.discovery).toBe("2m0s");
+    expect(join.controlPlane).toBeUndefined();
+    expect(join.nodeRegistration?.taints).toEqual(worker.taints);
+    expect(join.nodeRegistration?.name).toBe("w-1");
+  });
+
+  it("gives a control plane its address and the certificate key", () => {
+    const text = joinDocuments(
+      userDocuments(undefined),
+      { ...cp, name: "cp-2", address: "10.0.0.12" },
+      {
+        token: TOKEN,
+        caCertHash: HASH,
+        apiServerEndpoint: "lb:6443",
+        certificateKey: KEY,
+      },
+    );
+    const join = decodeConfigDocuments(text, "generated").join!;
+    expect(join.controlPlane?.localAPIEndpoint?.advertiseAddress).toBe("10.0.0.12");
+    expect(join.controlPlane?.certificateKey).toBe(KEY);
+    expect(join.nodeRegistration?.taints).toBeUndefined();
+  });
+});
