@@ -10,7 +10,10 @@ import { caCertHash } from "../../pki/pin.js";
 import { generateBootstrapToken } from "../../pki/token.js";
 import { fleet, hostReporter } from "../../remote/fleet.js";
 import { closeHosts, type Host } from "../../remote/host.js";
+import { initPhases } from "../../phases/init/index.js";
+import { joinPhases } from "../../phases/join/index.js";
 import type { Reporter } from "../../workflow/reporter.js";
+import { Runner } from "../../workflow/runner.js";
 import {
   parseAdminConf,
   reachableServer,
@@ -171,7 +174,14 @@ export async function up(req: UpRequest): Promise<UpResult> {
       kubernetesVersion,
       ...(spec.controlPlaneEndpoint ? { controlPlaneEndpoint: spec.controlPlaneEndpoint } : {}),
       extraCertSANs: controlPlanes.flatMap((i) => [...req.runnerAddresses(i.node), i.address]),
+      ...splitSkipPhases(spec.skipPhases ?? [], reporter),
+      ...(spec.kubeadm.patchesDir ? { patchesDir: spec.kubeadm.patchesDir } : {}),
     };
+    if (spec.kubeletBinary || spec.nodes.some((n) => n.kubeletBinary)) {
+      throw new Error(
+        "kubeletBinary is not supported by this version of kubeforge up yet (node preparation comes with the GitHub Action); install the kubelet on the hosts instead",
+      );
+    }
     if (multiControlPlane && !settings.controlPlaneEndpoint) {
       throw new Error(
         "several control planes need a stable API endpoint: set controlPlaneEndpoint in the Cluster file (a load balancer, VIP or DNS name)",
@@ -201,7 +211,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
       host: hostOf(inv.node.name),
       reporter: nodeReporter(inv.node.name),
       env: req.env,
-      documents: joinDocuments(user, { ...inv.node, address: inv.address }, secrets),
+      documents: joinDocuments(user, { ...inv.node, address: inv.address }, secrets, settings),
     });
 
     if (req.dryRun) {
@@ -418,6 +428,22 @@ export async function up(req: UpRequest): Promise<UpResult> {
   } finally {
     await closeHosts(hosts.values());
   }
+}
+
+/** The Cluster's skipPhases, split into init's and join's; a name in neither is an error. */
+function splitSkipPhases(skip: readonly string[], reporter: Reporter) {
+  const init = new Runner(initPhases(), reporter).paths();
+  const join = new Runner(joinPhases(), reporter).paths();
+  const unknown = skip.filter((p) => !init.includes(p) && !join.includes(p));
+  if (unknown.length > 0) {
+    throw new Error(
+      `skipPhases: ${unknown.map((p) => `"${p}"`).join(", ")} is neither an init nor a join phase`,
+    );
+  }
+  return {
+    initSkipPhases: skip.filter((p) => init.includes(p)),
+    joinSkipPhases: skip.filter((p) => join.includes(p)),
+  };
 }
 
 function printPlan(

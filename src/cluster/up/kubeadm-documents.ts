@@ -20,6 +20,24 @@ export interface ClusterSettings {
   controlPlaneEndpoint?: string;
   /** Names and addresses the runner reaches control planes by, added to the API server SANs. */
   extraCertSANs: string[];
+  /** The Cluster's skipPhases that name init phases / join phases. */
+  initSkipPhases?: string[];
+  joinSkipPhases?: string[];
+  /** kubeadm patches folder on the runner (kubeforge reads patches where it runs). */
+  patchesDir?: string;
+}
+
+function listOf(value: unknown): string[] {
+  return Array.isArray(value) ? value.map(String) : [];
+}
+
+/** skipPhases and patches for a workflow's document, on top of the user's own. */
+function workflowSettings(base: Doc, skip: string[] | undefined, patchesDir?: string): Doc {
+  const skipPhases = unique([...listOf(base.skipPhases), ...(skip ?? [])]);
+  return {
+    ...(skipPhases.length > 0 ? { skipPhases } : {}),
+    ...(patchesDir ? { patches: { ...record(base.patches), directory: patchesDir } } : {}),
+  };
 }
 
 /** Secrets shared by the nodes of one run. */
@@ -102,6 +120,7 @@ export function initDocuments(
     nodeRegistration: nodeRegistration(init.nodeRegistration, node),
     localAPIEndpoint: withAddress(init.localAPIEndpoint, node.address),
     ...(secrets.certificateKey ? { certificateKey: secrets.certificateKey } : {}),
+    ...workflowSettings(init, settings.initSkipPhases, settings.patchesDir),
   };
   const cluster = record(user.cluster);
   const apiServer = record(cluster.apiServer);
@@ -131,6 +150,7 @@ export function joinDocuments(
   user: UserDocuments,
   node: ClusterNodeSpec,
   secrets: JoinSecrets,
+  settings: Pick<ClusterSettings, "joinSkipPhases" | "patchesDir"> = {},
 ): string {
   const join = record(user.join);
   const discovery = record(join.discovery);
@@ -151,6 +171,7 @@ export function joinDocuments(
         caCertHashes: [secrets.caCertHash],
       },
     },
+    ...workflowSettings(join, settings.joinSkipPhases, settings.patchesDir),
   };
   if (node.role === "control-plane") {
     const controlPlane = record(join.controlPlane);

@@ -146,3 +146,39 @@ describe("joinDocuments", () => {
     expect(join.nodeRegistration?.taints).toBeUndefined();
   });
 });
+
+describe("skipPhases and patches", () => {
+  it("go to the workflow they belong to, on top of the user's own", () => {
+    const user = userDocuments(
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nskipPhases: [show-join-command]\n",
+    );
+    const init = decodeConfigDocuments(
+      initDocuments(
+        spec(),
+        user,
+        cp,
+        {
+          kubernetesVersion: "v1.35.0",
+          extraCertSANs: [],
+          initSkipPhases: ["addon/kube-proxy"],
+          patchesDir: "/runner/patches",
+        },
+        { token: TOKEN },
+      ),
+      "generated",
+    ).init!;
+    expect(init.skipPhases).toEqual(["show-join-command", "addon/kube-proxy"]);
+    expect(init.patches?.directory).toBe("/runner/patches");
+    const join = decodeConfigDocuments(
+      joinDocuments(
+        userDocuments(undefined),
+        worker,
+        { token: TOKEN, caCertHash: HASH, apiServerEndpoint: "10.0.0.10:6443" },
+        { joinSkipPhases: [], patchesDir: "/runner/patches" },
+      ),
+      "generated",
+    ).join!;
+    expect(join.skipPhases ?? []).toEqual([]);
+    expect(join.patches?.directory).toBe("/runner/patches");
+  });
+});

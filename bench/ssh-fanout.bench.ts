@@ -1,0 +1,160 @@
+// npm run bench (second figure): the SSH fan-out of `kubeforge up`. The host-side work of a
+// worker join — connect with a pinned host key, inspect the host (facts, address, runtime,
+// state), join's preflight checks (kubeadm's JoinNodeChecks, run for real over SSH), and the
+// files a worker join writes (marker, CA, bootstrap kubeconfig, kubelet configuration, flags) —
+// is timed on 8 testbed hosts at once and on 1 host, in the same run; the result is the ratio.
+// Goal: <= 1.5 (eight hosts cost little more than one: the work is parallel and waits on I/O).
+// Needs root (network namespaces, sshd), like the integration tests.
+import { readFile } from "node:fs/promises";
+import { inspectHost } from "../src/cluster/up/inventory.js";
+import {
+  initDocuments,
+  joinDocuments,
+  userDocuments,
+} from "../src/cluster/up/kubeadm-documents.js";
+import { writeMarker } from "../src/cluster/up/node-state.js";
+import { preflightJoin, prepareFirstControlPlane } from "../src/cluster/up/node-workflows.js";
+import { defaultClusterSpec } from "../src/config/cluster/load.js";
+import type { ClusterNodeSpec } from "../src/config/cluster/types.js";
+import { fleet } from "../src/remote/fleet.js";
+import { closeHosts, type Host } from "../src/remote/host.js";
+import { SshHost } from "../src/remote/ssh/host.js";
+import { TerminalReporter } from "../src/workflow/reporter.js";
+import { createTestbed, type SshTestHost } from "../test/support/testbed.js";
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const HOSTS = 8;
+const GOAL = 1.5;
+const TOKEN = "abcdef.0123456789abcdef";
+const HASH = `sha256:${"0".repeat(64)}`;
+
+const quiet = new TerminalReporter({ write: () => {} });
+const spec = defaultClusterSpec();
+const user = userDocuments(
+  "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration: {ignorePreflightErrors: [all]}\n",
+);
+
+async function connect(h: SshTestHost): Promise<Host> {
+  return SshHost.connect({
+    name: h.name,
+    endpoint: { host: h.ssh.host, port: h.ssh.port, user: "root" },
+    credentials: { privateKey: await readFile(h.ssh.privateKeyFile) },
+    hostKeys: { fingerprints: [h.ssh.hostKeyFingerprint] },
+  });
+}
+
+/** One worker join's host-side work on `h`, against the cluster configuration `view`. */
+async function joinHostWork(
+  h: SshTestHost,
+  view: Awaited<ReturnType<typeof prepareFirstControlPlane>>,
+  files: Record<string, string>,
+): Promise<void> {
+  const host = await connect(h);
+  try {
+    const node: ClusterNodeSpec = {
+      name: h.name,
+      role: "worker",
+      host: `ssh://root@${h.ssh.host}`,
+    };
+    const inv = await inspectHost(host, node, "bench");
+    await preflightJoin(
+      {
+        host,
+        reporter: quiet,
+        env: {},
+        documents: joinDocuments(
+          user,
+          { ...node, address: inv.address },
+          {
+            token: TOKEN,
+            caCertHash: HASH,
+            apiServerEndpoint: "10.0.0.10:6443",
+          },
+        ),
+      },
+      { cfg: view.data.cfg, release: view.data.release, proxyEnv: {} },
+    );
+    const marker = {
+      cluster: "bench",
+      node: h.name,
+      role: "worker" as const,
+      kubernetesVersion: "v1.35.0",
+    };
+    await writeMarker(host, { ...marker, status: "started" });
+    for (const [path, text] of Object.entries(files)) await host.writeFile(path, text, 0o600);
+    await writeMarker(host, { ...marker, status: "done" });
+    for (const path of Object.keys(files)) await host.remove(path);
+    await host.remove("/var/lib/kubeforge/node.json");
+  } finally {
+    await closeHosts([host]);
+  }
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+const bed = await createTestbed(
+  Array.from({ length: HOSTS }, (_, i) => `b-${i + 1}`),
+  { ssh: true },
+);
+try {
+  const first = bed.hosts[0]!;
+  const firstHost = await connect(first);
+  const view = await prepareFirstControlPlane({
+    host: firstHost,
+    reporter: quiet,
+    env: {},
+    documents: initDocuments(
+      spec,
+      userDocuments(undefined),
+      { name: "bench-cp", role: "control-plane", host: "local", address: "10.0.0.10" },
+      { kubernetesVersion: "v1.35.0", extraCertSANs: [] },
+      { token: TOKEN },
+    ),
+  });
+  view.data.keys.discard();
+  await closeHosts([firstHost]);
+  // A worker join's files, with realistic sizes (kubeconfig with an embedded CA, kubelet config).
+  const blob = (n: number) => "x".repeat(n);
+  const files = {
+    "/etc/kubernetes/pki/ca.crt": blob(1100),
+    "/etc/kubernetes/bootstrap-kubelet.conf": blob(2000),
+    "/var/lib/kubelet/config.yaml": blob(1200),
+    "/var/lib/kubelet/kubeadm-flags.env": blob(120),
+    "/var/lib/kubelet/instance-config.yaml": blob(200),
+  };
+  const time = async (hosts: SshTestHost[]) => {
+    const started = performance.now();
+    await fleet(
+      hosts,
+      (h) => h.name,
+      (h) => joinHostWork(h, view, files),
+      { concurrency: 8 },
+    );
+    return performance.now() - started;
+  };
+  await time(bed.hosts); // warm-up: sshd's first sessions, module loading
+  console.log(
+    `SSH fan-out: worker-join host work on ${HOSTS} testbed hosts vs 1 (${ROUNDS} rounds)`,
+  );
+  const ratios: number[] = [];
+  for (let round = 1; round <= ROUNDS; round++) {
+    let one: number, many: number;
+    if (round % 2) {
+      one = await time([first]);
+      many = await time(bed.hosts);
+    } else {
+      many = await time(bed.hosts);
+      one = await time([first]);
+    }
+    ratios.push(many / one);
+    console.log(
+      `round ${round}: 1 host ${one.toFixed(0)} ms, ${HOSTS} hosts ${many.toFixed(0)} ms, ratio ${(many / one).toFixed(2)}`,
+    );
+  }
+  const result = median(ratios);
+  console.log(
+    `median ratio ${result.toFixed(2)} (goal <= ${GOAL}): ${result <= GOAL ? "within goal" : "ABOVE GOAL"}`,
+  );
+} finally {
+  await bed.stop();
+}
