@@ -4,6 +4,7 @@ import { chmod, mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { existsSync } from "node:fs";
 import { join } from "node:path";
 import type { CliResult } from "./cli.js";
+import { alive } from "./processes.js";
 
 // The SSH side of the testbed (testbed.ts, `createTestbed(names, { ssh: true })`): every host runs
 // the machine's OpenSSH sshd inside its network namespace and in a private mount + UTS namespace
@@ -140,15 +141,6 @@ async function must(argv: string[], stdin?: string): Promise<string> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Numbers used neither as a uid in passwd nor as a gid in group, from 2000 up. */
 function freeIds(passwd: string, group: string, count: number): number[] {

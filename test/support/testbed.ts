@@ -14,6 +14,7 @@ import {
   writeKnownHosts,
   type TestHostSsh,
 } from "./testbed-ssh.js";
+import { alive } from "./processes.js";
 
 // Several test hosts on one machine, networked for real: each host is a network namespace with
 // its own loopback and one veth on a Linux bridge in the root namespace, a rootfs folder and a
@@ -208,15 +209,6 @@ function pidsIn(ns: string): number[] {
       .map(Number);
   } catch {
     return [];
-  }
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
   }
 }
 

@@ -324,11 +324,21 @@ describe("kubeforge init against the simulated control plane", () => {
         "configmaps,secrets,roles,rolebindings,clusterroles,clusterrolebindings,serviceaccounts,services,deployments,daemonsets",
         "-A",
       ]);
+      // What init owns: everything but the status controllers keep writing (the simulated
+      // deployment and daemonset controllers update kube-proxy's and CoreDNS's status).
       return new Map(
-        list.items.map((o) => [
-          `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`,
-          o.metadata.resourceVersion,
-        ]),
+        list.items.map((o) => {
+          const { status: _status, ...owned } = o as typeof o & { status?: unknown };
+          const {
+            resourceVersion: _rv,
+            managedFields: _mf,
+            ...metadata
+          } = o.metadata as typeof o.metadata & { managedFields?: unknown };
+          return [
+            `${o.kind}/${o.metadata.namespace ?? ""}/${o.metadata.name}`,
+            JSON.stringify({ ...owned, metadata }),
+          ];
+        }),
       );
     };
 
@@ -343,7 +353,7 @@ describe("kubeforge init against the simulated control plane", () => {
       expect(second.code).toBe(0);
       expect(await snapshotFiles()).toEqual(files);
       const after = await snapshotObjects();
-      const changed = [...after].filter(([k, rv]) => objects.get(k) !== rv).map(([k]) => k);
+      const changed = [...after].filter(([k, o]) => objects.get(k) !== o).map(([k]) => k);
       expect(changed).toEqual([`Secret/kube-system/bootstrap-token-${tokenID}`]);
     });
   });

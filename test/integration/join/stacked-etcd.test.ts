@@ -8,6 +8,7 @@ import {
   type TestHost,
   type Testbed,
 } from "../../support/testbed.js";
+import { etcdctl } from "../../support/etcdctl.js";
 
 // Issue 4's proof: a three-member stacked etcd cluster formed for real. `kubeforge init` on one
 // namespace host, then `kubeforge join --control-plane --certificate-key` on two more, each host
@@ -22,23 +23,6 @@ let bed: Testbed;
 let cps: TestHost[];
 let worker: TestHost;
 const results = new Map<string, CliResult>();
-
-async function etcdctl(host: TestHost, args: string[]): Promise<string> {
-  const pki = host.path("etc/kubernetes/pki/etcd");
-  const r = await host.exec(
-    [
-      "etcdctl",
-      "--endpoints=https://127.0.0.1:2379",
-      `--cacert=${pki}/ca.crt`,
-      `--cert=${pki}/healthcheck-client.crt`,
-      `--key=${pki}/healthcheck-client.key`,
-      ...args,
-    ],
-    { env: { ETCDCTL_API: "3" } },
-  );
-  if (r.code !== 0) throw new Error(`etcdctl ${args.join(" ")} failed: ${r.stderr}`);
-  return r.stdout;
-}
 
 beforeAll(async () => {
   bed = await createTestbed(["cp-1", "cp-2", "cp-3", "w-1"]);

@@ -1,6 +1,7 @@
 import { readFileSync, readdirSync } from "node:fs";
-import { chmod, mkdir, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdir, stat } from "node:fs/promises";
 import { join } from "node:path";
+import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SshError } from "../../../src/remote/ssh/errors.js";
 import { SshHost } from "../../../src/remote/ssh/host.js";
@@ -216,12 +217,25 @@ await step("sudo", async () => (await h.exec(["id", "-u"], { sudo: true })).stdo
 process.stdout.write(JSON.stringify(out));
 `;
 
+  // The user may not be able to enter the checkout (a fresh clone in a 0700 temporary folder),
+  // so the script is bundled and run with a copy of this Node, both in the fixture's folder.
   async function runAs(user: "alice" | "carol", root: string): Promise<Record<string, unknown>> {
-    const file = join(sshd.dir, `local-${user}.mts`);
-    await writeFile(file, script(root), { mode: 0o644 });
-    const tsx = join(process.cwd(), "node_modules/tsx/dist/cli.mjs");
-    const node = join(process.cwd(), "node_modules/.bin/node");
-    const r = await sshd.run([node, tsx, file], { user, timeoutMs: 40_000 });
+    const file = join(sshd.dir, `local-${user}.mjs`);
+    await build({
+      stdin: { contents: script(root), resolveDir: process.cwd(), loader: "ts" },
+      bundle: true,
+      platform: "node",
+      format: "esm",
+      outfile: file,
+      logLevel: "silent",
+    });
+    await chmod(file, 0o644);
+    const node = join(sshd.dir, "node");
+    if (!(await stat(node).catch(() => undefined))) {
+      await copyFile(process.execPath, node);
+      await chmod(node, 0o755);
+    }
+    const r = await sshd.run([node, file], { user, timeoutMs: 40_000 });
     if (r.code !== 0) throw new Error(`script as ${user} failed (${r.code}): ${r.stderr}`);
     return JSON.parse(r.stdout) as Record<string, unknown>;
   }

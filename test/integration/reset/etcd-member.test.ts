@@ -8,6 +8,7 @@ import {
   type TestHost,
   type Testbed,
 } from "../../support/testbed.js";
+import { etcdctl as etcdctlAt } from "../../support/etcdctl.js";
 
 // `kubeforge reset` of a control plane in a two-member stacked etcd cluster built for real:
 // `kubeforge init` on one namespace host, `kubeforge join --control-plane` on another, each
@@ -22,22 +23,9 @@ let bed: Testbed;
 let cp1: TestHost;
 let cp2: TestHost;
 
-async function etcdctl(host: TestHost, args: string[]): Promise<string> {
-  const pki = host.path("etc/kubernetes/pki/etcd");
-  const r = await host.exec(
-    [
-      "etcdctl",
-      `--endpoints=https://${host.address}:2379`,
-      `--cacert=${pki}/ca.crt`,
-      `--cert=${pki}/healthcheck-client.crt`,
-      `--key=${pki}/healthcheck-client.key`,
-      ...args,
-    ],
-    { env: { ETCDCTL_API: "3" } },
-  );
-  if (r.code !== 0) throw new Error(`etcdctl ${args.join(" ")} failed: ${r.stderr}`);
-  return r.stdout;
-}
+/** etcdctl against the host's advertised client URL (not its loopback). */
+const etcdctl = (host: TestHost, args: string[]) =>
+  etcdctlAt(host, args, `https://${host.address}:2379`);
 
 interface MemberList {
   members: { name: string; peerURLs: string[]; isLearner?: boolean }[];

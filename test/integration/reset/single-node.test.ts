@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listFiles } from "../../../src/cli/files.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { simHost, type SimHost } from "../../support/sim-cluster.js";
+import { alive } from "../../support/processes.js";
 
 // `kubeforge reset` on a control plane made by a real `kubeforge init` on the simulated node
 // (the kubelet, its container runtime and the API server are the simulation in test/support/sim;
@@ -41,15 +42,6 @@ async function kubeletState(): Promise<string> {
 
 const mounted = async (path: string) =>
   (await readFile("/proc/mounts", "utf8")).split("\n").some((l) => l.split(" ")[1] === path);
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** Every file and folder under the rootfs with its content, except what running daemons write. */
 async function snapshot(): Promise<Map<string, string>> {

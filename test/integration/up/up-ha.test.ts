@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
+import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import {
   clusterFile,
   diagnostics,
@@ -11,6 +11,7 @@ import {
   secretLines,
   type Runner,
 } from "./support.js";
+import { etcdctl } from "../../support/etcdctl.js";
 
 // `kubeforge up` with three control planes and a worker over real SSH, behind the user's own
 // load balancer (a real HAProxy on the runner's side of the testbed bridge, TCP mode with health
@@ -23,23 +24,6 @@ let r: Runner;
 let haproxy: ChildProcess | undefined;
 let kubeconfig: string;
 let endpoint: string;
-
-async function etcdctl(host: SshTestHost, args: string[]): Promise<string> {
-  const pki = host.path("etc/kubernetes/pki/etcd");
-  const res = await host.exec(
-    [
-      "etcdctl",
-      "--endpoints=https://127.0.0.1:2379",
-      `--cacert=${pki}/ca.crt`,
-      `--cert=${pki}/healthcheck-client.crt`,
-      `--key=${pki}/healthcheck-client.key`,
-      ...args,
-    ],
-    { env: { ETCDCTL_API: "3" } },
-  );
-  if (res.code !== 0) throw new Error(`etcdctl ${args.join(" ")} failed: ${res.stderr}`);
-  return res.stdout;
-}
 
 async function eventually<T>(what: string, attempt: () => Promise<T>, timeoutMs = 60_000) {
   const end = Date.now() + timeoutMs;

@@ -10,6 +10,7 @@ import {
   RemoteRuntime,
 } from "./runtime-daemon.js";
 import { sleep } from "./timing.js";
+import { alive } from "../../processes.js";
 
 // SIMULATION (test double). A `systemctl` for test hosts: the host's service manager as far as
 // kubeforge (src/node/init-system.ts, after kubeadm's util/initsystem) uses it. kubelet.service
@@ -181,15 +182,6 @@ esac
   await writeFile(path, script);
   await chmod(path, 0o755);
   return path;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 async function readPid(file: string): Promise<number | undefined> {
