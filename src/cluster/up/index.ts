@@ -109,6 +109,19 @@ export async function up(req: UpRequest): Promise<UpResult> {
   const hosts = new Map<string, Host>();
   const hostOf = (name: string) => hosts.get(name)!;
   const nodeReporter = (name: string) => hostReporter(reporter, name);
+  // What the Cluster file alone decides is refused before any host is contacted.
+  const skip = splitSkipPhases(spec.skipPhases ?? [], reporter);
+  if (spec.kubeletBinary || spec.nodes.some((n) => n.kubeletBinary)) {
+    throw new Error(
+      "kubeletBinary is not supported by this version of kubeforge up yet (node preparation comes with the GitHub Action); install the kubelet on the hosts instead",
+    );
+  }
+  const controlPlaneCount = spec.nodes.filter((n) => n.role === "control-plane").length;
+  if (controlPlaneCount > 1 && !spec.controlPlaneEndpoint) {
+    throw new Error(
+      "several control planes need a stable API endpoint: set controlPlaneEndpoint in the Cluster file (a load balancer, VIP or DNS name)",
+    );
+  }
   try {
     await reporter.group("connect", () =>
       fleet(
@@ -174,19 +187,9 @@ export async function up(req: UpRequest): Promise<UpResult> {
       kubernetesVersion,
       ...(spec.controlPlaneEndpoint ? { controlPlaneEndpoint: spec.controlPlaneEndpoint } : {}),
       extraCertSANs: controlPlanes.flatMap((i) => [...req.runnerAddresses(i.node), i.address]),
-      ...splitSkipPhases(spec.skipPhases ?? [], reporter),
+      ...skip,
       ...(spec.kubeadm.patchesDir ? { patchesDir: spec.kubeadm.patchesDir } : {}),
     };
-    if (spec.kubeletBinary || spec.nodes.some((n) => n.kubeletBinary)) {
-      throw new Error(
-        "kubeletBinary is not supported by this version of kubeforge up yet (node preparation comes with the GitHub Action); install the kubelet on the hosts instead",
-      );
-    }
-    if (multiControlPlane && !settings.controlPlaneEndpoint) {
-      throw new Error(
-        "several control planes need a stable API endpoint: set controlPlaneEndpoint in the Cluster file (a load balancer, VIP or DNS name)",
-      );
-    }
     const token = generateBootstrapToken();
     const certificateKey = multiControlPlane ? generateCertificateKey() : undefined;
     reporter.mask(token);
