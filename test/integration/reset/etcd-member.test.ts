@@ -111,7 +111,13 @@ describe("kubeforge reset of a control plane with a stacked etcd member", () => 
     let etcdBefore: number[];
 
     beforeAll(async () => {
-      etcdBefore = (await cp2.daemonPids()).containers.filter((p) => commandOf(p) === "etcd");
+      // The runtime records its children's pids as it syncs; give a loaded machine time to.
+      const end = Date.now() + 20_000;
+      do {
+        etcdBefore = (await cp2.daemonPids()).containers.filter((p) => commandOf(p) === "etcd");
+        if (etcdBefore.length > 0) break;
+        await new Promise((res) => setTimeout(res, 250));
+      } while (Date.now() < end);
       r = await reset(cp2);
       if (r.code !== 0) console.log(r.stderr);
     }, 120_000);
