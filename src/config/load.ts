@@ -13,6 +13,7 @@ import {
   KUBE_PROXY_CONFIG_API,
 } from "./types.js";
 import { parseYAMLDocuments } from "./yaml.js";
+import { childPath, describeValue, isMapping } from "./values.js";
 
 // Reading a `--config` file: a multi-document YAML stream, each document routed by apiVersion
 // and kind (kubeadm: util/config/common.go SplitConfigDocuments, initconfiguration.go
@@ -238,26 +239,6 @@ const IGNORED_KINDS = new Set(["ResetConfiguration", "UpgradeConfiguration"]);
 
 // ---- decoding --------------------------------------------------------------------------------
 
-function describe(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a mapping";
-  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
-  if (typeof value === "number" || typeof value === "boolean") return `${typeof value} ${value}`;
-  return typeof value;
-}
-
-function isMapping(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date)
-  );
-}
-
-function child(path: string, key: string | number): string {
-  if (typeof key === "number") return `${path}[${key}]`;
-  return path === "" ? key : `${path}.${key}`;
-}
-
 /** Go's zero value for a null list item (encoding/json leaves it zero, no error). */
 function zeroValue(field: Field): unknown {
   switch (field.t) {
@@ -283,7 +264,7 @@ function zeroValue(field: Field): unknown {
 function decodeField(value: unknown, field: Field, path: string, problems: string[]): unknown {
   if (value === null || value === undefined) return undefined;
   const typeError = (expected: string) => {
-    problems.push(`field "${path}" must be ${expected}, got ${describe(value)}`);
+    problems.push(`field "${path}" must be ${expected}, got ${describeValue(value)}`);
     return undefined;
   };
   switch (field.t) {
@@ -316,13 +297,15 @@ function decodeField(value: unknown, field: Field, path: string, problems: strin
     case "list":
       if (!Array.isArray(value)) return typeError("a list");
       return value.map((item, i) =>
-        item === null ? zeroValue(field.of) : decodeField(item, field.of, child(path, i), problems),
+        item === null
+          ? zeroValue(field.of)
+          : decodeField(item, field.of, childPath(path, i), problems),
       );
     case "map": {
       if (!isMapping(value)) return typeError("a mapping");
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
-        const decoded = decodeField(v, field.of, child(path, k), problems);
+        const decoded = decodeField(v, field.of, childPath(path, k), problems);
         if (decoded !== undefined) out[k] = decoded;
       }
       return out;
@@ -333,10 +316,10 @@ function decodeField(value: unknown, field: Field, path: string, problems: strin
       for (const [k, v] of Object.entries(value)) {
         const sub = field.fields[k];
         if (!sub) {
-          problems.push(`unknown field "${child(path, k)}"`);
+          problems.push(`unknown field "${childPath(path, k)}"`);
           continue;
         }
-        const decoded = decodeField(v, sub, child(path, k), problems);
+        const decoded = decodeField(v, sub, childPath(path, k), problems);
         if (decoded !== undefined) out[k] = decoded;
       }
       return out;
@@ -358,7 +341,7 @@ function splitDocuments(text: string, source: string, problems: string[]): RawDo
   docs.forEach((doc, i) => {
     const where = `${source}: document ${i + 1}`;
     if (!isMapping(doc)) {
-      problems.push(`${where} is ${describe(doc)}, not a mapping with apiVersion and kind`);
+      problems.push(`${where} is ${describeValue(doc)}, not a mapping with apiVersion and kind`);
       return;
     }
     const { apiVersion, kind } = doc;

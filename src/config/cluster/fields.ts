@@ -3,26 +3,9 @@
 // ("nodes[1].rol: unknown field; did you mean \"role\"?"). Values of secret fields are never
 // described in a problem.
 
-export function isMapping(value: unknown): value is Record<string, unknown> {
-  return (
-    typeof value === "object" && value !== null && !Array.isArray(value) && !(value instanceof Date)
-  );
-}
+import { childPath, describeValue, isMapping } from "../values.js";
 
-export function childPath(path: string, key: string | number): string {
-  if (typeof key === "number") return `${path}[${key}]`;
-  return path === "" ? key : `${path}.${key}`;
-}
-
-/** How a value looks, for "must be a string, got a list". */
-export function describeValue(value: unknown): string {
-  if (value === null) return "null";
-  if (Array.isArray(value)) return "a list";
-  if (typeof value === "object") return "a mapping";
-  if (typeof value === "string") return `string ${JSON.stringify(value)}`;
-  if (typeof value === "number" || typeof value === "boolean") return `${typeof value} ${value}`;
-  return typeof value;
-}
+export { childPath, describeValue, isMapping };
 
 function editDistance(a: string, b: string): number {
   const row = Array.from({ length: b.length + 1 }, (_, j) => j);
