@@ -118,6 +118,29 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
     expect((await bootstrapTokens()).length).toBe(tokens.length);
   }, 300_000);
 
+  it("down --dry-run reports what it would remove on every host and changes nothing", async () => {
+    const before = await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))));
+    const result = await r.kubeforge([
+      "down",
+      "-f",
+      clusterPath,
+      "--kubeconfig",
+      kubeconfig,
+      "--dry-run",
+    ]);
+    if (result.code !== 0) throw new Error(await diagnostics(bed, result));
+    for (const name of ["cp-1", "w-1", "w-2"]) {
+      expect(result.stderr).toMatch(
+        new RegExp(`${name}: .*Would remove /etc/kubernetes/kubelet.conf`),
+      );
+      expect((await bed.host(name).daemonPids()).kubelet, name).toBeDefined();
+    }
+    expect(await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))))).toEqual(
+      before,
+    );
+    expect((await stat(kubeconfig)).isFile()).toBe(true);
+  }, 120_000);
+
   it("down resets every host: no kubelet, no node files, no kubeforge state", async () => {
     const result = await r.kubeforge(["down", "-f", clusterPath, "--kubeconfig", kubeconfig]);
     if (result.code !== 0) throw new Error(await diagnostics(bed, result));
