@@ -14,6 +14,7 @@ import {
   KUBELET_INSTANCE_CONFIG_FILE,
 } from "../manifests/kubelet.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
+import { presentCRISockets } from "../node/preflight/cri.js";
 import type { ResetData } from "../phases/reset/data.js";
 import { realResetEtcd, type ResetEtcdAccess } from "../phases/reset/etcd-access.js";
 import { resetPhases } from "../phases/reset/index.js";
@@ -99,13 +100,6 @@ For information on how to perform this cleanup manually, please see:
     https://k8s.io/docs/reference/setup-tools/kubeadm/kubeadm-reset/
 
 `;
-
-/** kubeadm: util/runtime defaultKnownCRISockets, in its order. */
-export const KNOWN_CRI_SOCKETS = [
-  "unix:///var/run/containerd/containerd.sock",
-  "unix:///var/run/crio/crio.sock",
-  "unix:///var/run/cri-dockerd.sock",
-];
 
 const DEFAULT_API_REQUEST_TIMEOUT_MS = 10_000;
 
@@ -251,13 +245,7 @@ export async function kubeletCRISocket(host: Host): Promise<string | undefined> 
 
 /** kubeadm's DetectCRISocket: the one known socket present, or the default when none is. */
 async function detectCRISocket(host: Host): Promise<string> {
-  const found: string[] = [];
-  for (const endpoint of KNOWN_CRI_SOCKETS) {
-    const socket = endpoint.slice("unix://".length);
-    // /run and /var/run are the machine's own, also under --rootfs: ask the host's shell.
-    const r = await host.exec(["test", "-S", socket], { readOnly: true, timeoutMs: 10_000 });
-    if (r.code === 0) found.push(endpoint);
-  }
+  const found = await presentCRISockets(host);
   if (found.length > 1) {
     throw new Error(
       `found multiple CRI endpoints on the host (${found.join(", ")}): choose one with --cri-socket`,

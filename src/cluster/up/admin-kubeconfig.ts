@@ -8,9 +8,8 @@ import type { KubeConfig } from "../../kubeconfig/types.js";
 
 // admin.conf for the steps after `up`: fetched from a control plane and pointed at an address
 // the runner can reach (engineering notes: "The kubeconfig points at an address later steps
-// cannot reach"). The certificate is verified either way: an address the runner uses instead of
-// the cluster's own is a SAN of the API server certificate (`up` adds it), and a local tunnel
-// keeps the cluster's name as the TLS server name.
+// cannot reach"). The certificate is still verified: an address the runner uses instead of the
+// cluster's own is a SAN of the API server certificate (`up` adds it).
 
 /** Whether this process can open a TCP connection to host:port within `timeoutMs`. */
 export function tcpReachable(host: string, port: number, timeoutMs = 3000): Promise<boolean> {
@@ -24,21 +23,6 @@ export function tcpReachable(host: string, port: number, timeoutMs = 3000): Prom
     socket.once("timeout", () => done(false));
     socket.once("error", () => done(false));
   });
-}
-
-/** The server URL of the kubeconfig's clusters replaced; optionally a TLS server name set. */
-export function withServer(config: KubeConfig, server: string, tlsServerName?: string): KubeConfig {
-  return {
-    ...config,
-    clusters: config.clusters.map((c) => ({
-      ...c,
-      cluster: {
-        ...c.cluster,
-        server,
-        ...(tlsServerName ? { "tls-server-name": tlsServerName } : {}),
-      },
-    })),
-  };
 }
 
 export function serverOf(config: KubeConfig): URL {

@@ -2,6 +2,7 @@ import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js
 import { parseGoDuration } from "../../config/duration.js";
 import { joinHostPort } from "../../config/network.js";
 import { resolveKubernetesVersion } from "../../config/versions.js";
+import { withServer } from "../../kubeconfig/bootstrap.js";
 import { NodeClusterAccess } from "../../kube/access.js";
 import type { KubeClient } from "../../kube/types.js";
 import { joinCommand as formatJoinCommand } from "../../manifests/join-command.js";
@@ -18,7 +19,6 @@ import {
   parseAdminConf,
   reachableServer,
   serverOf,
-  withServer,
   writeRunnerKubeConfig,
 } from "./admin-kubeconfig.js";
 import { installPodNetwork } from "./pod-network.js";
@@ -412,16 +412,15 @@ export async function up(req: UpRequest): Promise<UpResult> {
       kubernetesVersion,
       apiServer: reachable,
       kubeconfigPath: req.kubeconfigPath,
-      nodes: inventory.map((i) => ({
-        name: i.node.name,
-        role: i.node.role,
-        address: i.address,
-        action: actionFor(i, i === first).endsWith("init")
-          ? "init"
-          : actions.get(i.node.name) === "none"
-            ? "none"
-            : "join",
-      })),
+      nodes: inventory.map((i) => {
+        const action = actions.get(i.node.name)!;
+        return {
+          name: i.node.name,
+          role: i.node.role,
+          address: i.address,
+          action: action === "none" ? "none" : action.endsWith("init") ? "init" : "join",
+        };
+      }),
       token,
       caCertHash: hash,
       certificateKey,

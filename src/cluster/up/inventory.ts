@@ -1,5 +1,6 @@
 import type { ClusterNodeSpec } from "../../config/cluster/types.js";
 import { detectAdvertiseAddress } from "../../node/address.js";
+import { presentCRISockets } from "../../node/preflight/cri.js";
 import type { Host, HostFacts } from "../../remote/host.js";
 import { nodeCondition, type NodeCondition } from "./node-state.js";
 
@@ -18,13 +19,6 @@ export interface HostInventory {
   condition: NodeCondition;
 }
 
-// kubeadm's known CRI endpoints (constants_unix.go / DetectCRISocket), in its order.
-const CRI_SOCKETS = [
-  "/var/run/containerd/containerd.sock",
-  "/var/run/crio/crio.sock",
-  "/var/run/cri-dockerd.sock",
-];
-
 async function osName(host: Host): Promise<string> {
   const r = await host.exec(["cat", "/etc/os-release"], { readOnly: true, timeoutMs: 10_000 });
   const pretty = /^PRETTY_NAME="?([^"\n]*)"?$/m.exec(r.stdout)?.[1];
@@ -39,14 +33,6 @@ async function cgroupVersion(host: Host): Promise<1 | 2> {
   return r.code === 0 ? 2 : 1;
 }
 
-async function criSocket(host: Host): Promise<string | undefined> {
-  for (const socket of CRI_SOCKETS) {
-    const r = await host.exec(["test", "-S", socket], { readOnly: true, timeoutMs: 10_000 });
-    if (r.code === 0) return `unix://${socket}`;
-  }
-  return undefined;
-}
-
 export async function inspectHost(
   host: Host,
   node: ClusterNodeSpec,
@@ -57,7 +43,7 @@ export async function inspectHost(
     node.address ? Promise.resolve(node.address) : detectAdvertiseAddress(host),
     osName(host),
     cgroupVersion(host),
-    criSocket(host),
+    presentCRISockets(host).then((found) => found[0]),
     nodeCondition(host, { cluster, node: node.name, role: node.role }),
   ]);
   return { node, facts, address, os, cgroupVersion: cgroup, criSocket: socket, condition };

@@ -1,4 +1,4 @@
-import type { Host } from "../../remote/host.js";
+import { readFileIfExists, type Host } from "../../remote/host.js";
 
 // What a host already holds, so `up` can resume (engineering notes: "Recognise finished hosts by
 // their state files, reset half-done ones"). kubeforge writes a marker before it changes a host
@@ -46,8 +46,8 @@ function parseMarker(text: string): NodeMarker | undefined {
 }
 
 export async function readMarker(host: Host): Promise<NodeMarker | undefined> {
-  if (!(await host.exists(MARKER_PATH))) return undefined;
-  return parseMarker((await host.readFile(MARKER_PATH)).toString("utf8"));
+  const text = await readFileIfExists(host, MARKER_PATH);
+  return text === undefined ? undefined : parseMarker(text.toString("utf8"));
 }
 
 export async function writeMarker(host: Host, marker: NodeMarker): Promise<void> {

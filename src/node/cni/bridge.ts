@@ -1,5 +1,5 @@
 import { parseCIDR } from "../../config/network.js";
-import type { Host } from "../../remote/host.js";
+import { readFileIfExists, type Host } from "../../remote/host.js";
 
 // kubeforge's built-in pod network: the reference CNI plugins' `bridge` with `host-local` IPAM on
 // the node's pod CIDR (the one kube-controller-manager's node IPAM gave the Node), `portmap` for
@@ -71,9 +71,7 @@ export async function installBridge(
   nodes: readonly PodNetworkNode[],
 ): Promise<void> {
   const wanted = bridgeConfList(self.podCIDRs);
-  const current = (await host.exists(BRIDGE_CONFIG_PATH))
-    ? (await host.readFile(BRIDGE_CONFIG_PATH)).toString("utf8")
-    : undefined;
+  const current = (await readFileIfExists(host, BRIDGE_CONFIG_PATH))?.toString("utf8");
   if (current !== wanted) await host.writeFile(BRIDGE_CONFIG_PATH, wanted, 0o644);
   for (const argv of podRoutes(self.name, nodes)) {
     const r = await host.exec(argv, { sudo: true, timeoutMs: 30_000 });

@@ -14,6 +14,27 @@ export function criSocketPath(endpoint: string): string {
   return endpoint.startsWith("unix://") ? endpoint.slice("unix://".length) : endpoint;
 }
 
+/** kubeadm: util/runtime defaultKnownCRISockets, in its order. */
+export const KNOWN_CRI_SOCKETS = [
+  "unix:///var/run/containerd/containerd.sock",
+  "unix:///var/run/crio/crio.sock",
+  "unix:///var/run/cri-dockerd.sock",
+];
+
+/** The known CRI endpoints whose socket exists on the host, in kubeadm's order. */
+export async function presentCRISockets(host: Host): Promise<string[]> {
+  const found: string[] = [];
+  for (const endpoint of KNOWN_CRI_SOCKETS) {
+    // /run and /var/run are the machine's own, also under --rootfs: ask the host's shell.
+    const r = await host.exec(["test", "-S", criSocketPath(endpoint)], {
+      readOnly: true,
+      timeoutMs: 10_000,
+    });
+    if (r.code === 0) found.push(endpoint);
+  }
+  return found;
+}
+
 export type CRIConnection =
   { connected: true; crictl: string | undefined } | { connected: false; reason: string };
 
