@@ -158,6 +158,11 @@ function withoutTestUsers(text: string): string[] {
   return text.split("\n").filter((l) => l.trim() !== "" && !names.has(l.split(":")[0]!));
 }
 
+/** An ed25519 key pair without passphrase (ssh-keygen writes the private key 0600). */
+function generateKey(path: string, comment: string): Promise<string> {
+  return must(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", comment, "-f", path]);
+}
+
 /**
  * Creates the testbed's client key, authorized_keys and account databases in `<base>/ssh`.
  * The folders on the way must be traversable by the test users: sshd opens AuthorizedKeysFile
@@ -170,18 +175,7 @@ export async function prepareSshTestbed(base: string): Promise<SshTestbedFiles> 
   await mkdir(accountsDir, { recursive: true, mode: 0o755 });
   await chmod(dir, 0o755);
   const privateKeyFile = join(dir, "id_ed25519");
-  await must([
-    "ssh-keygen",
-    "-q",
-    "-t",
-    "ed25519",
-    "-N",
-    "",
-    "-C",
-    "kubeforge-testbed",
-    "-f",
-    privateKeyFile,
-  ]);
+  await generateKey(privateKeyFile, "kubeforge-testbed");
   await chmod(privateKeyFile, 0o600);
   const authorizedKeysFile = join(dir, "authorized_keys");
   await writeFile(authorizedKeysFile, await readFile(`${privateKeyFile}.pub`, "utf8"), {
@@ -401,18 +395,7 @@ export async function startSshHost(o: StartSshHostOptions): Promise<SshHostHandl
     });
   }
   const hostKey = join(dir, "ssh_host_ed25519_key");
-  await must([
-    "ssh-keygen",
-    "-q",
-    "-t",
-    "ed25519",
-    "-N",
-    "",
-    "-C",
-    `root@${o.name}`,
-    "-f",
-    hostKey,
-  ]);
+  await generateKey(hostKey, `root@${o.name}`);
   const [type, key] = (await readFile(`${hostKey}.pub`, "utf8")).trim().split(/\s+/);
   const fingerprint = (await must(["ssh-keygen", "-l", "-f", `${hostKey}.pub`])).match(
     /SHA256:[A-Za-z0-9+/]+/,

@@ -1,5 +1,4 @@
-import { readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readFile } from "node:fs/promises";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -9,6 +8,7 @@ import {
   type Testbed,
 } from "../../support/testbed.js";
 import { etcdctl } from "../../support/etcdctl.js";
+import { initFirstControlPlane, joinArgs } from "../../support/stacked-cluster.js";
 
 // Issue 4's proof: a three-member stacked etcd cluster formed for real. `kubeforge init` on one
 // namespace host, then `kubeforge join --control-plane --certificate-key` on two more, each host
@@ -29,73 +29,19 @@ beforeAll(async () => {
   cps = bed.hosts.slice(0, 3);
   worker = bed.hosts[3]!;
   const [first] = cps as [TestHost];
-  const config = join(first.workDir, "kubeadm.yaml");
-  // kubeadm's defaults, ControlPlaneKubeletLocalMode included: a joining control plane's kubelet
-  // TLS-bootstraps against its own local API server, which sees the bootstrap token Secret and
-  // the RBAC created through the first one because the simulated API servers, like
-  // kube-apiservers, keep their objects in the one etcd cluster.
-  await writeFile(
-    config,
-    [
-      "apiVersion: kubeadm.k8s.io/v1beta4",
-      "kind: InitConfiguration",
-      "bootstrapTokens:",
-      `- token: ${TOKEN}`,
-      `certificateKey: ${CERTIFICATE_KEY}`,
-      `localAPIEndpoint: {advertiseAddress: ${first.address}}`,
-      `nodeRegistration: {name: ${first.name}}`,
-      "---",
-      "apiVersion: kubeadm.k8s.io/v1beta4",
-      "kind: ClusterConfiguration",
-      "kubernetesVersion: v1.35.0",
-      `controlPlaneEndpoint: "${first.address}:6443"`,
-      "",
-    ].join("\n"),
-  );
-  const init = await first.kubeforge([
-    "init",
-    "--config",
-    config,
-    "--rootfs",
-    first.rootfs,
-    "--ignore-preflight-errors",
-    "all",
-    "--upload-certs",
-  ]);
+  const secrets = { token: TOKEN, certificateKey: CERTIFICATE_KEY };
+  const init = await initFirstControlPlane(first, secrets);
   results.set(first.name, init);
   if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}\n${await first.node.logs()}`);
   const hash = await bed.caCertHash(first);
-  const joinArgs = (h: TestHost, extra: string[]) => [
-    "join",
-    `${first.address}:6443`,
-    "--token",
-    TOKEN,
-    "--discovery-token-ca-cert-hash",
-    `sha256:${hash}`,
-    "--node-name",
-    h.name,
-    "--rootfs",
-    h.rootfs,
-    "--ignore-preflight-errors",
-    "all",
-    ...extra,
-  ];
   // Control planes one at a time, as kubeadm requires.
   for (const h of cps.slice(1)) {
-    const r = await h.kubeforge(
-      joinArgs(h, [
-        "--control-plane",
-        "--certificate-key",
-        CERTIFICATE_KEY,
-        "--apiserver-advertise-address",
-        h.address,
-      ]),
-    );
+    const r = await h.kubeforge(joinArgs(first, hash, h, secrets, "control-plane"));
     results.set(h.name, r);
     if (r.code !== 0)
       throw new Error(`join of ${h.name} failed:\n${r.stderr}\n${await h.node.logs()}`);
   }
-  const w = await worker.kubeforge(joinArgs(worker, []));
+  const w = await worker.kubeforge(joinArgs(first, hash, worker, secrets, "worker"));
   results.set(worker.name, w);
   if (w.code !== 0) throw new Error(`join of ${worker.name} failed:\n${w.stderr}`);
 }, 600_000);

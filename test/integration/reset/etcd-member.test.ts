@@ -1,5 +1,4 @@
-import { readdir, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { readdir } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   commandOf,
@@ -9,6 +8,7 @@ import {
   type Testbed,
 } from "../../support/testbed.js";
 import { etcdctl as etcdctlAt } from "../../support/etcdctl.js";
+import { initFirstControlPlane, joinArgs } from "../../support/stacked-cluster.js";
 
 // `kubeforge reset` of a control plane in a two-member stacked etcd cluster built for real:
 // `kubeforge init` on one namespace host, `kubeforge join --control-plane` on another, each
@@ -39,55 +39,12 @@ const reset = (host: TestHost) => host.kubeforge(["reset", "--force", "--rootfs"
 beforeAll(async () => {
   bed = await createTestbed(["cp-1", "cp-2"]);
   [cp1, cp2] = bed.hosts as [TestHost, TestHost];
-  const config = join(cp1.workDir, "kubeadm.yaml");
-  await writeFile(
-    config,
-    [
-      "apiVersion: kubeadm.k8s.io/v1beta4",
-      "kind: InitConfiguration",
-      "bootstrapTokens:",
-      `- token: ${TOKEN}`,
-      `certificateKey: ${CERTIFICATE_KEY}`,
-      `localAPIEndpoint: {advertiseAddress: ${cp1.address}}`,
-      `nodeRegistration: {name: ${cp1.name}}`,
-      "---",
-      "apiVersion: kubeadm.k8s.io/v1beta4",
-      "kind: ClusterConfiguration",
-      "kubernetesVersion: v1.35.0",
-      `controlPlaneEndpoint: "${cp1.address}:6443"`,
-      "",
-    ].join("\n"),
-  );
-  const init = await cp1.kubeforge([
-    "init",
-    "--config",
-    config,
-    "--rootfs",
-    cp1.rootfs,
-    "--ignore-preflight-errors",
-    "all",
-    "--upload-certs",
-  ]);
+  const secrets = { token: TOKEN, certificateKey: CERTIFICATE_KEY };
+  const init = await initFirstControlPlane(cp1, secrets);
   if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}\n${await cp1.node.logs()}`);
-  const join2 = await cp2.kubeforge([
-    "join",
-    `${cp1.address}:6443`,
-    "--token",
-    TOKEN,
-    "--discovery-token-ca-cert-hash",
-    `sha256:${await bed.caCertHash(cp1)}`,
-    "--node-name",
-    cp2.name,
-    "--rootfs",
-    cp2.rootfs,
-    "--ignore-preflight-errors",
-    "all",
-    "--control-plane",
-    "--certificate-key",
-    CERTIFICATE_KEY,
-    "--apiserver-advertise-address",
-    cp2.address,
-  ]);
+  const join2 = await cp2.kubeforge(
+    joinArgs(cp1, await bed.caCertHash(cp1), cp2, secrets, "control-plane"),
+  );
   if (join2.code !== 0) {
     throw new Error(`join of cp-2 failed:\n${join2.stderr}\n${await cp2.node.logs()}`);
   }
