@@ -1,0 +1,91 @@
+import type { Host } from "../remote/host.js";
+import { whichAsRoot } from "./runtime/which.js";
+
+// Control-plane and addon images pulled ahead of kubeadm's phases, in parallel with the rest of
+// node preparation, so that pulls are not on the critical path (kubeadm's own "images pull"
+// does them one at a time, just before the manifests). Pulls go through crictl, the CRI client
+// kubeadm uses, so they land where the kubelet looks (containerd's k8s.io namespace).
+
+export interface PrePullOptions {
+  /** CRI endpoint, e.g. unix:///var/run/containerd/containerd.sock (a bare path is accepted). */
+  criSocket: string;
+  /** Pulls at once (default 4). */
+  concurrency?: number;
+  log?: (line: string) => void;
+  /** Per pull (default 15 minutes). */
+  pullTimeoutMs?: number;
+}
+
+function lastLine(text: string): string {
+  return text.trim().split("\n").at(-1) ?? "";
+}
+
+/**
+ * Pulls every image not already present (`crictl inspecti`), at most `concurrency` at once.
+ * Every image is tried; the error names each image that failed and the host.
+ */
+export async function prePullImages(
+  host: Host,
+  images: string[],
+  opts: PrePullOptions,
+): Promise<void> {
+  const log = opts.log ?? (() => undefined);
+  const wanted = [...new Set(images)];
+  if (wanted.length === 0) return;
+  const concurrency = opts.concurrency ?? 4;
+  if (!Number.isInteger(concurrency) || concurrency < 1) {
+    throw new Error(`image pull concurrency must be a positive whole number, not ${concurrency}`);
+  }
+  const crictl = await whichAsRoot(host, "crictl");
+  if (crictl === undefined) {
+    throw new Error(`${host.name}: cannot pre-pull images: crictl is not on the PATH`);
+  }
+  const endpoint = opts.criSocket.includes("://") ? opts.criSocket : `unix://${opts.criSocket}`;
+  const crictlArgv = (...args: string[]) => [
+    crictl,
+    "--runtime-endpoint",
+    endpoint,
+    "--image-endpoint",
+    endpoint,
+    ...args,
+  ];
+
+  const failures = new Map<string, string>();
+  const pullOne = async (image: string) => {
+    const present = await host.exec(crictlArgv("inspecti", "-q", image), {
+      sudo: true,
+      readOnly: true,
+      timeoutMs: 60_000,
+    });
+    if (present.code === 0) {
+      log(`image ${image} already present`);
+      return;
+    }
+    const started = Date.now();
+    const r = await host.exec(crictlArgv("pull", image), {
+      sudo: true,
+      timeoutMs: opts.pullTimeoutMs ?? 15 * 60_000,
+    });
+    if (r.code === 0) {
+      log(`pulled ${image} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
+    } else {
+      failures.set(image, lastLine(r.stderr || r.stdout) || `exit code ${r.code}`);
+    }
+  };
+
+  let next = 0;
+  const worker = async () => {
+    while (next < wanted.length) {
+      const image = wanted[next++]!;
+      await pullOne(image);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, wanted.length) }, worker));
+  if (failures.size > 0) {
+    // In the order asked, whatever order the pulls ended in.
+    const lines = wanted.filter((i) => failures.has(i)).map((i) => ` - ${i}: ${failures.get(i)}`);
+    throw new Error(
+      `${host.name}: failed to pull ${failures.size} of ${wanted.length} image${wanted.length === 1 ? "" : "s"}:\n${lines.join("\n")}`,
+    );
+  }
+}

@@ -1,0 +1,148 @@
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { LocalHost } from "../../../src/remote/local.js";
+import { prePullImages } from "../../../src/node/images.js";
+import { HostDouble, onPath } from "../../support/host-double.js";
+
+// prePullImages with a small fake crictl (a shell script in the test's folder): images it
+// "has" are files in a store folder, `pull` takes a moment and records when it ran, and an image
+// whose name contains "missing" fails as a registry's 404 does. The simulated node's crictl
+// (test/support/sim/kubelet/crictl.ts) has no pull or inspecti.
+
+let dir: string;
+let crictl: string;
+const SOCKET = "unix:///var/run/containerd/containerd.sock";
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "kubeforge-images-"));
+  crictl = join(dir, "crictl");
+  await writeFile(
+    crictl,
+    `#!/bin/sh
+# Fake crictl for prePullImages tests. Global flags come first, then the command.
+DIR='${dir}'
+echo "$*" >> "$DIR/calls"
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --runtime-endpoint|--image-endpoint) [ "$2" = '${SOCKET}' ] || { echo "wrong endpoint $2" >&2; exit 2; }; shift 2;;
+    *) break;;
+  esac
+done
+cmd="$1"; shift
+[ "$1" = "-q" ] && shift
+key=$(printf '%s' "$1" | tr '/:' '__')
+case "$cmd" in
+  inspecti)
+    [ -f "$DIR/store/$key" ] && { echo "sha256:abc"; exit 0; }
+    echo "no such image \\"$1\\" present" >&2; exit 1;;
+  pull)
+    echo "start $(date +%s%N)" >> "$DIR/timeline"
+    sleep 0.3
+    echo "end $(date +%s%N)" >> "$DIR/timeline"
+    case "$1" in *missing*)
+      echo "E1121 pull image: rpc error: code = NotFound desc = failed to pull and unpack image \\"$1\\": not found" >&2; exit 1;;
+    esac
+    mkdir -p "$DIR/store"; : > "$DIR/store/$key"; echo "Image is up to date for sha256:abc";;
+  *) echo "unknown command $cmd" >&2; exit 1;;
+esac
+`,
+  );
+  await chmod(crictl, 0o755);
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+function node(crictlPath: string | null = crictl) {
+  return new HostDouble(new LocalHost(), { commands: [onPath("crictl", crictlPath ?? undefined)] });
+}
+
+/** Most pulls running at the same moment, from the fake's start/end timeline. */
+async function maxParallel(): Promise<number> {
+  const events = (await readFile(join(dir, "timeline"), "utf8"))
+    .trim()
+    .split("\n")
+    .map((l) => l.split(" ") as ["start" | "end", string])
+    .sort((a, b) => (BigInt(a[1]) < BigInt(b[1]) ? -1 : BigInt(a[1]) > BigInt(b[1]) ? 1 : 0));
+  let now = 0;
+  let max = 0;
+  for (const [kind] of events) {
+    now += kind === "start" ? 1 : -1;
+    max = Math.max(max, now);
+  }
+  return max;
+}
+
+const images = (n: number) => Array.from({ length: n }, (_, i) => `registry.k8s.io/img-${i}:v1`);
+
+describe("prePullImages", () => {
+  it("pulls every image, at most `concurrency` at once, and skips them the second time", async () => {
+    const lines: string[] = [];
+    await prePullImages(node(), images(6), {
+      criSocket: SOCKET,
+      concurrency: 3,
+      log: (l) => lines.push(l),
+    });
+    expect(await maxParallel()).toBe(3);
+    expect(lines.filter((l) => l.startsWith("pulled "))).toHaveLength(6);
+    const pulls = (await readFile(join(dir, "calls"), "utf8"))
+      .split("\n")
+      .filter((l) => l.includes(" pull "));
+    expect(pulls).toHaveLength(6);
+
+    const again: string[] = [];
+    await prePullImages(node(), [...images(6), images(6)[0]!], {
+      criSocket: SOCKET,
+      log: (l) => again.push(l),
+    });
+    expect(again.sort()).toEqual(images(6).map((i) => `image ${i} already present`));
+    const pullsAfter = (await readFile(join(dir, "calls"), "utf8"))
+      .split("\n")
+      .filter((l) => l.includes(" pull "));
+    expect(pullsAfter).toHaveLength(6);
+  });
+
+  it("serialises with concurrency 1", async () => {
+    await prePullImages(node(), images(3), { criSocket: SOCKET, concurrency: 1 });
+    expect(await maxParallel()).toBe(1);
+  });
+
+  it("tries every image and names each failure and the host", async () => {
+    const wanted = [
+      "registry.k8s.io/missing-a:v1",
+      "registry.k8s.io/ok:v1",
+      "registry.k8s.io/missing-b:v1",
+    ];
+    const err = await prePullImages(node(), wanted, {
+      criSocket: "/var/run/containerd/containerd.sock",
+    }).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
+    expect(err?.message).toBe(
+      [
+        "local: failed to pull 2 of 3 images:",
+        ' - registry.k8s.io/missing-a:v1: E1121 pull image: rpc error: code = NotFound desc = failed to pull and unpack image "registry.k8s.io/missing-a:v1": not found',
+        ' - registry.k8s.io/missing-b:v1: E1121 pull image: rpc error: code = NotFound desc = failed to pull and unpack image "registry.k8s.io/missing-b:v1": not found',
+      ].join("\n"),
+    );
+    // The good one was pulled regardless.
+    await prePullImages(node(), ["registry.k8s.io/ok:v1"], {
+      criSocket: SOCKET,
+      log: (l) => expect(l).toContain("already present"),
+    });
+  });
+
+  it("fails clearly without crictl, and on a bad concurrency", async () => {
+    await expect(prePullImages(node(null), ["a:1"], { criSocket: SOCKET })).rejects.toThrow(
+      "local: cannot pre-pull images: crictl is not on the PATH",
+    );
+    await expect(
+      prePullImages(node(), ["a:1"], { criSocket: SOCKET, concurrency: 0 }),
+    ).rejects.toThrow("image pull concurrency must be a positive whole number, not 0");
+    await expect(prePullImages(node(null), [], { criSocket: SOCKET })).resolves.toBeUndefined();
+  });
+});
