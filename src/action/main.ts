@@ -1,113 +1,173 @@
 import * as core from "@actions/core";
-import { existsSync } from "node:fs";
-import { readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { prepareInit } from "../cluster/init.js";
-import { parseKubeConfig } from "../kubeconfig/parse.js";
-import { caCertHash } from "../pki/pin.js";
-import { LocalHost } from "../remote/local.js";
-import { summarizeTimings } from "../workflow/runner.js";
+import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
+import { up, type UpResult } from "../cluster/up/index.js";
+import { resetNode } from "../cluster/up/reset-node.js";
+import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
+import { clusterFromInputs, readInputs, stateDirOf, type ActionInputs } from "./inputs.js";
+import { parsePlan } from "./plan.js";
 import { GitHubReporter } from "./reporter.js";
+import { summaryHTML, type SummaryInput } from "./summary.js";
 
-// The action's main step. This release renders a single control-plane node with `init`
-// (dry-run) and hands its admin.conf to later steps; building a live cluster comes with
-// `kubeforge up`.
+// The action's main step: `kubeforge up` for the Cluster the inputs describe (one node on the
+// runner by default, or the hosts of a Cluster file over SSH), admin.conf in the state folder
+// RUNNER_TEMP/kubeforge-<name>, KUBECONFIG exported, outputs set, a job summary. Secrets are
+// registered with the runner before anything could print them; saved state holds none.
 
-function list(value: string): string[] | undefined {
-  const items = value
-    .split(/[,\n]/)
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  return items.length > 0 ? items : undefined;
+/** Registers every credential a Cluster carries (private key, passphrase, passwords). */
+function maskSpecSecrets(spec: ClusterSpec, reporter: GitHubReporter): void {
+  const maskSsh = (ssh: Partial<ClusterSshSpec> | undefined) => {
+    for (const s of [ssh?.privateKey, ssh?.passphrase, ssh?.password, ssh?.sudoPassword]) {
+      if (s) reporter.mask(s);
+    }
+  };
+  maskSsh(spec.ssh);
+  for (const node of spec.nodes) maskSsh(node.ssh);
 }
 
-async function configInput(value: string) {
-  if (value.trim() === "") return undefined;
-  // A path to a file in the workspace, or the YAML itself.
-  if (!value.includes("\n") && existsSync(value)) {
-    return { text: await readFile(value, "utf8"), source: value };
+/** Dry run: the plan in one file and each node's kubeadm documents in plan/<node>.yaml. */
+async function savePlan(stateDir: string, plan: string, result: UpResult) {
+  const planFile = join(stateDir, "plan.yaml");
+  await writeFile(planFile, plan, { mode: 0o600 });
+  const planned = parsePlan(plan);
+  const nodeDir = join(stateDir, "plan");
+  await mkdir(nodeDir, { recursive: true, mode: 0o700 });
+  for (const n of planned) {
+    if (n.documents !== "") {
+      await writeFile(join(nodeDir, `${n.name}.yaml`), n.documents, { mode: 0o600 });
+    }
   }
-  return { text: value, source: "the kubeadm-config input" };
+  const byName = new Map(planned.map((n) => [n.name, n]));
+  const nodes = result.nodes.map((n) => ({ ...n, action: byName.get(n.name)?.action ?? n.action }));
+  return { planFile, nodeDir, nodes };
 }
 
-function optional(name: string): string | undefined {
-  const v = core.getInput(name).trim();
-  return v === "" ? undefined : v;
+async function writeSummary(reporter: GitHubReporter, s: SummaryInput): Promise<void> {
+  if (!process.env.GITHUB_STEP_SUMMARY) return; // outside GitHub: no summary file
+  // Nothing secret is put in; redaction is the second line of defence.
+  await core.summary.addRaw(reporter.redact(summaryHTML(s))).write();
+}
+
+async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: string) {
+  const { spec, source } = await clusterFromInputs(inputs, process.env, {
+    warn: (m) => reporter.warn(m),
+  });
+  maskSpecSecrets(spec, reporter);
+  reporter.info(
+    `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
+  );
+  const kubeconfigPath = join(stateDir, "admin.conf");
+  let plan = "";
+  const result = await up({
+    spec,
+    connect: (node) =>
+      connectNode(spec, node, {
+        readFile: (p) => readFile(p),
+        env: process.env,
+        log: (line) => reporter.info(line),
+      }),
+    reset: (host, r) => resetNode(host, r),
+    reporter,
+    env: process.env,
+    dryRun: inputs.dryRun,
+    kubeconfigPath,
+    stdout: (text) => (plan += text),
+    runnerAddresses,
+  });
+  // up registered the token and certificate key when it made them; the rest is new here.
+  reporter.mask(result.token);
+  if (result.certificateKey) reporter.mask(result.certificateKey);
+  if (result.joinCommand) reporter.mask(result.joinCommand);
+
+  const logFile = join(stateDir, "kubeforge.log");
+  const common = {
+    cluster: spec.name,
+    dryRun: inputs.dryRun,
+    kubernetesVersion: result.kubernetesVersion,
+    apiServer: result.apiServer,
+    steps: reporter.steps,
+  };
+  if (inputs.dryRun) {
+    const saved = await savePlan(stateDir, plan, result);
+    core.setOutput("kubernetes-version", result.kubernetesVersion);
+    core.setOutput("api-server", result.apiServer);
+    core.setOutput("nodes", JSON.stringify(saved.nodes));
+    core.setOutput("plan", saved.planFile);
+    core.setOutput("plan-dir", saved.nodeDir);
+    reporter.info(`[kubeforge] dry run: the plan is in ${saved.planFile}`);
+    await writeSummary(reporter, {
+      ...common,
+      nodes: saved.nodes,
+      files: [
+        { label: "Plan", path: saved.planFile },
+        { label: "Log", path: logFile },
+      ],
+    });
+    return;
+  }
+
+  const adminConf = await readFile(kubeconfigPath, "utf8");
+  reporter.maskKubeconfig(adminConf);
+  core.setOutput("kubeconfig", kubeconfigPath);
+  core.setOutput("admin-conf", adminConf);
+  core.setOutput("api-server", result.apiServer);
+  core.setOutput("kubernetes-version", result.kubernetesVersion);
+  core.setOutput("nodes", JSON.stringify(result.nodes));
+  core.setOutput("join-command", result.joinCommand);
+  core.setOutput("token", result.token);
+  core.setOutput("ca-cert-hash", result.caCertHash);
+  core.setOutput("certificate-key", result.certificateKey ?? "");
+  core.exportVariable("KUBECONFIG", kubeconfigPath);
+  for (const n of result.nodes) {
+    reporter.info(
+      `[kubeforge] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,
+    );
+  }
+  reporter.info(
+    `[kubeforge] cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}; KUBECONFIG=${kubeconfigPath}`,
+  );
+  await writeSummary(reporter, {
+    ...common,
+    nodes: result.nodes,
+    phases: result.timings,
+    files: [
+      { label: "KUBECONFIG", path: kubeconfigPath },
+      { label: "Log", path: logFile },
+    ],
+  });
 }
 
 async function main(): Promise<void> {
-  const name = core.getInput("name") || "kubeforge";
-  if (!/^[a-z0-9][a-z0-9-]*$/.test(name)) {
-    throw new Error(`input "name": "${name}" must be lower-case letters, digits and dashes`);
+  const reporter = new GitHubReporter({ onGroup: (title) => core.saveState("phase", title) });
+  // The key is registered before the inputs are even checked: nothing can print it first.
+  reporter.mask(core.getInput("ssh-private-key", { trimWhitespace: false }));
+  let stateDir: string | undefined;
+  let inputs: ActionInputs | undefined;
+  try {
+    inputs = readInputs((name) => core.getInput(name, { trimWhitespace: false }));
+    stateDir = stateDirOf(inputs, process.env);
+    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    const logFile = join(stateDir, "kubeforge.log");
+    await writeFile(logFile, "", { mode: 0o600 });
+    reporter.logTo(logFile);
+    core.saveState("state-dir", stateDir);
+    await run(reporter, inputs, stateDir);
+    core.saveState("outcome", "success");
+  } catch (error) {
+    core.saveState("outcome", "failure");
+    const message = error instanceof Error ? error.message : String(error);
+    reporter.record(`ERROR: ${message}`);
+    await writeSummary(reporter, {
+      cluster: inputs?.name ?? "kubeforge",
+      dryRun: inputs?.dryRun ?? false,
+      steps: reporter.steps,
+      files: stateDir ? [{ label: "Log", path: join(stateDir, "kubeforge.log") }] : [],
+      error: reporter.redact(message),
+    }).catch(() => undefined);
+    // A non-Error throw must fail the step too.
+    core.setFailed(message);
   }
-  if (!core.getBooleanInput("dry-run")) {
-    throw new Error(
-      'input "dry-run": this version of kubeforge can only render a cluster (dry-run: true); live clusters come with `kubeforge up`',
-    );
-  }
-  const runnerTemp = process.env.RUNNER_TEMP ?? "/tmp";
-  const dryRunDir = join(runnerTemp, `kubeforge-${name}`);
-  const reporter = new GitHubReporter();
-  const podNetworkCidr = optional("pod-network-cidr");
-  const serviceCidr = optional("service-cidr");
-  const kubernetesVersion = optional("kubernetes-version");
-  const skipPhases = list(core.getInput("skip-phases"));
-  const apiObjects: string[] = [];
-  const prepared = await prepareInit({
-    config: await configInput(core.getInput("kubeadm-config")),
-    flags: {
-      ...(podNetworkCidr ? { podNetworkCidr } : {}),
-      ...(serviceCidr ? { serviceCidr } : {}),
-      ...(kubernetesVersion ? { kubernetesVersion } : {}),
-      ...(skipPhases ? { skipPhases } : {}),
-      // A rendering job runs where no kubelet or container runtime is expected.
-      ignorePreflightErrors: ["all"],
-    },
-    host: new LocalHost(),
-    dryRun: true,
-    dryRunDir,
-    reporter,
-    env: process.env,
-    // The API writes the dry run would make go to a file, not into the job log.
-    stdout: (text) => apiObjects.push(text),
-  });
-  core.saveState("dry-run-dir", dryRunDir);
-  await prepared.runner.run(prepared.data, { skipPhases: prepared.skipPhases, dryRun: true });
-  const apiObjectsFile = join(dryRunDir, "api-objects.yaml");
-  await writeFile(apiObjectsFile, apiObjects.join(""), { mode: 0o600 });
-
-  const adminConf = join(dryRunDir, "etc/kubernetes/admin.conf");
-  const text = await readFile(adminConf, "utf8");
-  reporter.mask(text);
-  const kubeconfig = parseKubeConfig(text, adminConf);
-  const server = kubeconfig.clusters[0]?.cluster.server ?? "";
-  const caFile = join(dryRunDir, prepared.data.cfg.cluster.certificatesDir, "ca.crt");
-
-  core.setOutput("kubeconfig", adminConf);
-  core.setOutput("api-server", server);
-  core.setOutput("kubernetes-version", prepared.resolved.version);
-  core.setOutput("ca-cert-hash", caCertHash(await readFile(caFile)));
-  core.setOutput("dry-run-dir", dryRunDir);
-  core.setOutput("api-objects", apiObjectsFile);
-  core.exportVariable("KUBECONFIG", adminConf);
-  await core.summary
-    .addHeading("kubeforge", 3)
-    .addTable([
-      [
-        { data: "Kubernetes", header: true },
-        { data: "API server", header: true },
-        { data: "Rendered into", header: true },
-      ],
-      [prepared.resolved.version, server, dryRunDir],
-    ])
-    .addRaw(`Phases: ${summarizeTimings(prepared.runner.timings)}`)
-    .write()
-    .catch(() => undefined); // no summary file outside GitHub
 }
 
-try {
-  await main();
-} catch (error) {
-  // A non-Error throw must fail the step too.
-  core.setFailed(error instanceof Error ? error.message : String(error));
-}
+await main();

@@ -1,6 +1,345 @@
 import * as core from "@actions/core";
+import { randomBytes } from "node:crypto";
+import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { dirname, join, relative, sep } from "node:path";
+import { collectDiagnostics } from "../cluster/diagnostics.js";
+import { redactSecrets } from "../cluster/diagnostics/redact.js";
+import { down } from "../cluster/down.js";
+import { connectNode } from "../cluster/up/connect.js";
+import { readMarker } from "../cluster/up/node-state.js";
+import { parseHostURL } from "../config/cluster/host-url.js";
+import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
+import { fleet, FleetError } from "../remote/fleet.js";
+import { closeHosts, type Host } from "../remote/host.js";
+import { clusterFromInputs, readInputs, stateDirOf, type ActionInputs } from "./inputs.js";
+import { GitHubReporter } from "./reporter.js";
 
-// The action's post step. A dry run changes nothing on the runner, so there is nothing to
-// tear down; the rendered folder stays for later steps and artifact uploads.
-const dryRunDir = core.getState("dry-run-dir");
-if (dryRunDir) core.info(`kubeforge: rendered files kept in ${dryRunDir}; nothing to tear down`);
+// The action's post step (action.yml `post`). It runs after the job's other steps, with the same
+// inputs as the main step (GitHub passes the same INPUT_* variables) and the main step's saved
+// state (state-dir, phase, outcome — never a secret). When the main step failed or did not finish,
+// it collects every node's diagnostics into RUNNER_TEMP/kubeforge-<name>-diagnostics, prints
+// their tails, and uploads the folder as an artifact (helm/kind-action exports nothing and
+// deletes the nodes: engineering notes, "No logs when it matters"). Then it tears down what the
+// `teardown` input says. Nothing here fails the job: problems are warnings, and a teardown that
+// failed names the hosts it left behind.
+
+/** Lines of each collected file printed in the job log (the whole files are in the artifact). */
+const PRINTED_LINES = 40;
+
+/** Every credential a Cluster carries: cut from collected files, masked in the log. */
+function specSecrets(spec: ClusterSpec | undefined, inputs: ActionInputs | undefined): string[] {
+  const out: string[] = [];
+  const add = (ssh: Partial<ClusterSshSpec> | undefined) => {
+    for (const s of [ssh?.privateKey, ssh?.passphrase, ssh?.password, ssh?.sudoPassword]) {
+      if (s) out.push(s);
+    }
+  };
+  add(spec?.ssh);
+  for (const node of spec?.nodes ?? []) add(node.ssh);
+  if (inputs?.sshPrivateKey) out.push(inputs.sshPrivateKey);
+  return out;
+}
+
+const isRemote = (node: ClusterNodeSpec) => {
+  const url = parseHostURL(node.host);
+  return !("problem" in url) && url.type === "ssh";
+};
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Node connections, opened once and shared by diagnostics and teardown. */
+class Connections {
+  private readonly open = new Map<string, Promise<Host>>();
+
+  constructor(
+    private readonly spec: ClusterSpec,
+    private readonly log: (line: string) => void,
+  ) {}
+
+  connect = (node: ClusterNodeSpec): Promise<Host> => {
+    let host = this.open.get(node.name);
+    if (!host) {
+      host = connectNode(this.spec, node, {
+        readFile: (p) => readFile(p),
+        env: process.env,
+        log: this.log,
+      });
+      // A failed connection is tried again by the next user (teardown after diagnostics).
+      host.catch(() => this.open.delete(node.name));
+      this.open.set(node.name, host);
+    }
+    return host;
+  };
+
+  async closeAll(): Promise<void> {
+    const hosts = await Promise.all([...this.open.values()].map((h) => h.catch(() => undefined)));
+    await closeHosts(hosts.filter((h): h is Host => h !== undefined));
+  }
+}
+
+async function filesUnder(dir: string): Promise<string[]> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  return entries
+    .filter((e) => e.isFile())
+    .map((e) => join(e.parentPath, e.name))
+    .sort();
+}
+
+/**
+ * Prints untrusted text (node logs) without letting a line in it act as a workflow command
+ * ("::add-mask::", "::set-output"...): the runner ignores commands between stop-commands and
+ * the token that resumes them.
+ */
+function printInert(lines: string[]): void {
+  const token = randomBytes(16).toString("hex");
+  core.info(`::stop-commands::${token}`);
+  for (const line of lines) core.info(line);
+  core.info(`::${token}::`);
+}
+
+async function printTails(outDir: string, files: string[]): Promise<void> {
+  const byGroup = new Map<string, string[]>();
+  for (const f of files) {
+    // <node>/... are a node's files; files at the top are kubeforge's own (its phase log).
+    const parts = relative(outDir, f).split(sep);
+    const group = parts.length > 1 ? parts[0]! : "kubeforge";
+    byGroup.set(group, [...(byGroup.get(group) ?? []), f]);
+  }
+  for (const [group, groupFiles] of byGroup) {
+    await core.group(`kubeforge diagnostics: ${group}`, async () => {
+      const lines: string[] = [];
+      const others: string[] = [];
+      for (const f of groupFiles) {
+        const name = relative(outDir, f);
+        // Logs tell what happened; manifests and configuration are for reading in the artifact.
+        if (!/\.(log|txt)$/.test(name)) {
+          others.push(name);
+          continue;
+        }
+        const text = (await readFile(f, "utf8")).replace(/\n$/, "");
+        const all = text === "" ? [] : text.split("\n");
+        const shown = all.slice(-PRINTED_LINES);
+        const skipped = all.length - shown.length;
+        lines.push(
+          `==> ${name}${skipped > 0 ? ` (last ${shown.length} of ${all.length} lines)` : ""} <==`,
+          ...shown,
+          "",
+        );
+      }
+      if (others.length > 0) lines.push(`Also collected: ${others.join(", ")}`);
+      printInert(lines);
+    });
+  }
+}
+
+async function upload(name: string, outDir: string, files: string[]): Promise<void> {
+  const env = process.env;
+  if (!env.ACTIONS_RUNTIME_TOKEN || !env.ACTIONS_RESULTS_URL) {
+    core.notice(
+      `kubeforge: the diagnostics are in ${outDir} on the runner (not uploaded as an artifact: ACTIONS_RUNTIME_TOKEN and ACTIONS_RESULTS_URL are only set when GitHub Actions runs the action)`,
+    );
+    return;
+  }
+  const { DefaultArtifactClient } = await import("@actions/artifact");
+  const client = new DefaultArtifactClient();
+  const attempt = async (artifact: string) => {
+    const r = await client.uploadArtifact(artifact, files, outDir);
+    core.info(
+      `kubeforge: diagnostics uploaded as the artifact "${artifact}" (${r.size ?? 0} bytes)`,
+    );
+  };
+  let error: unknown;
+  try {
+    return await attempt(name);
+  } catch (e) {
+    error = e;
+  }
+  // Artifact names are unique per workflow run: matrix jobs building clusters of one name
+  // collide. One retry under a name of this job's own.
+  if (/already exists|Conflict|409/i.test(messageOf(error))) {
+    try {
+      return await attempt(`${name}-${env.GITHUB_JOB ?? "job"}-${randomBytes(3).toString("hex")}`);
+    } catch (e) {
+      error = e;
+    }
+  }
+  core.warning(
+    `kubeforge: the diagnostics could not be uploaded (${messageOf(error)}); they are in ${outDir} on the runner`,
+  );
+}
+
+async function collect(
+  spec: ClusterSpec | undefined,
+  name: string,
+  stateDir: string,
+  connections: Connections | undefined,
+  secrets: string[],
+): Promise<void> {
+  const outDir = join(dirname(stateDir), `kubeforge-${name}-diagnostics`);
+  await rm(outDir, { recursive: true, force: true });
+  await mkdir(outDir, { recursive: true, mode: 0o700 });
+  if (spec && connections) {
+    await fleet(
+      spec.nodes,
+      (n) => n.name,
+      async (node) => {
+        let host: Host;
+        try {
+          host = await connections.connect(node);
+        } catch (e) {
+          core.warning(`kubeforge: no diagnostics from ${node.name}: ${messageOf(e)}`);
+          const note = `# kubeforge diagnostics: could not connect to ${node.name}: ${messageOf(e)}\n`;
+          await mkdir(join(outDir, node.name), { recursive: true });
+          await writeFile(join(outDir, node.name, "connection.txt"), redactSecrets(note, secrets), {
+            mode: 0o600,
+          });
+          return;
+        }
+        await collectDiagnostics(host, node.name, {
+          outDir,
+          secrets,
+          log: (line) => core.info(`kubeforge: ${line}`),
+        });
+      },
+      { concurrency: spec.concurrency },
+    ).catch((e: unknown) => core.warning(`kubeforge: diagnostics incomplete: ${messageOf(e)}`));
+  }
+  // kubeforge's own phase log from the main step (the reporter already replaced known secrets).
+  const log = await readFile(join(stateDir, "kubeforge.log"), "utf8").catch(() => undefined);
+  if (log !== undefined) {
+    await writeFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), { mode: 0o600 });
+  }
+  const files = await filesUnder(outDir);
+  if (files.length === 0) {
+    core.info("kubeforge: no diagnostics could be collected");
+    return;
+  }
+  await printTails(outDir, files);
+  await upload(`kubeforge-${name}-diagnostics`, outDir, files);
+}
+
+/** The nodes the `teardown` input covers, and the ones it keeps. */
+function teardownScope(spec: ClusterSpec, teardown: ActionInputs["teardown"]) {
+  if (teardown === "never") return { covered: [], kept: spec.nodes };
+  const covered = spec.nodes.filter((n) => teardown === "always" || isRemote(n));
+  return { covered, kept: spec.nodes.filter((n) => !covered.includes(n)) };
+}
+
+async function teardown(
+  spec: ClusterSpec,
+  inputs: ActionInputs,
+  connections: Connections,
+  reporter: GitHubReporter,
+): Promise<void> {
+  const { covered, kept } = teardownScope(spec, inputs.teardown);
+  if (kept.length > 0) {
+    core.info(
+      `kubeforge: teardown ${inputs.teardown} keeps ${kept.map((n) => `${n.name} (${n.host})`).join(", ")}`,
+    );
+  }
+  if (covered.length === 0) return;
+  await core.group("kubeforge: teardown", async () => {
+    // Only hosts kubeforge set up for this cluster are reset: a host the main step refused
+    // (another cluster's, or kubeadm's own) is someone else's.
+    const ours = new Set<string>();
+    const unreachable: { name: string; error: unknown }[] = [];
+    await fleet(
+      covered,
+      (n) => n.name,
+      async (node) => {
+        const marker = await readMarker(await connections.connect(node));
+        if (marker?.cluster === spec.name) ours.add(node.name);
+        else if (marker) {
+          core.info(`${node.name}: left alone: it belongs to the cluster "${marker.cluster}"`);
+        } else
+          core.info(`${node.name}: nothing of kubeforge's on it (no node marker); left as it is`);
+      },
+      { concurrency: spec.concurrency },
+    ).catch((e: unknown) => {
+      if (e instanceof FleetError) unreachable.push(...e.failures);
+      else throw e;
+    });
+    const nodes = spec.nodes.filter((n) => ours.has(n.name));
+    let failed = unreachable;
+    if (nodes.length > 0) {
+      try {
+        await down({
+          spec: { ...spec, nodes },
+          connect: connections.connect,
+          reporter,
+          dryRun: false,
+        });
+        core.info(`kubeforge: reset ${nodes.map((n) => n.name).join(", ")}`);
+      } catch (e) {
+        failed = [
+          ...failed,
+          ...(e instanceof FleetError
+            ? e.failures
+            : [{ name: nodes.map((n) => n.name).join(", "), error: e }]),
+        ];
+      }
+    }
+    if (failed.length > 0) {
+      const detail = failed.map((f) => ` - ${f.name}: ${messageOf(f.error)}`).join("\n");
+      core.warning(
+        `kubeforge: teardown failed; these hosts were left behind: ${failed.map((f) => f.name).join(", ")}\n${detail}`,
+      );
+    }
+  });
+}
+
+async function post(): Promise<void> {
+  const reporter = new GitHubReporter();
+  reporter.mask(core.getInput("ssh-private-key", { trimWhitespace: false }));
+  let inputs: ActionInputs;
+  try {
+    inputs = readInputs((n) => core.getInput(n, { trimWhitespace: false }));
+  } catch (e) {
+    // The main step stopped at the same problem, before it touched any host: nothing new to say.
+    core.info(`kubeforge post: ${messageOf(e)}; nothing to collect or tear down`);
+    return;
+  }
+  const stateDir = core.getState("state-dir") || stateDirOf(inputs, process.env);
+  const outcome = core.getState("outcome");
+  const phase = core.getState("phase");
+  const failed = outcome !== "success";
+
+  let spec: ClusterSpec | undefined;
+  try {
+    spec = (await clusterFromInputs(inputs, process.env)).spec;
+  } catch (e) {
+    core.warning(`kubeforge post: ${messageOf(e)}; no node can be reached`);
+  }
+  const secrets = specSecrets(spec, inputs);
+  for (const s of secrets) reporter.mask(s);
+
+  if (inputs.dryRun) {
+    core.info(
+      `kubeforge: dry run: nothing was changed, nothing to tear down; files in ${stateDir}`,
+    );
+    return;
+  }
+  const connections = spec ? new Connections(spec, (line) => core.info(line)) : undefined;
+  try {
+    if (failed) {
+      core.info(
+        `kubeforge: the main step ${outcome === "failure" ? "failed" : "did not finish"}${phase ? ` (in ${phase})` : ""}: collecting diagnostics`,
+      );
+      try {
+        await collect(spec, spec?.name ?? inputs.name, stateDir, connections, secrets);
+      } catch (e) {
+        core.warning(`kubeforge: diagnostics could not be collected: ${messageOf(e)}`);
+      }
+    }
+    if (spec && connections) await teardown(spec, inputs, connections, reporter);
+  } finally {
+    await connections?.closeAll();
+  }
+}
+
+try {
+  await post();
+} catch (error) {
+  // A post step never fails the job: whatever went wrong is a warning.
+  core.warning(`kubeforge post: ${messageOf(error)}`);
+}

@@ -1,24 +1,99 @@
+import { appendFileSync } from "node:fs";
 import * as core from "@actions/core";
 import type { Reporter } from "../workflow/reporter.js";
+import { maskKubeconfig, maskSecret } from "./mask.js";
+import type { StepTiming } from "./summary.js";
 
-/** Reporter for GitHub Actions: one log group per top-level phase, warnings as annotations. */
+// The Reporter for GitHub Actions: one log group per top-level phase (the orchestrator's; groups
+// never nest and groups opened from parallel tasks interleave, actions/runner#802), warnings as
+// annotations, secrets registered with the runner line by line. Every line printed is also kept
+// for kubeforge's own log file (the post step uploads it), with the secrets replaced by "***":
+// the runner masks its own log, not files we write.
+
+export interface GitHubReporterOptions {
+  /** Called when a group opens: the main step records the phase it reached. */
+  onGroup?: (title: string) => void;
+  /** Defaults to @actions/core's setSecret (prints ::add-mask::). */
+  setSecret?: (secret: string) => void;
+  /** Defaults to core.info / core.warning / core.group. */
+  core?: Pick<typeof core, "info" | "warning" | "group">;
+}
+
 export class GitHubReporter implements Reporter {
+  private readonly secrets = new Set<string>();
+  private readonly pending: string[] = [];
+  private logFile: string | undefined;
+  private readonly core: Pick<typeof core, "info" | "warning" | "group">;
+  private readonly setSecretFn: (secret: string) => void;
+  /** Each group's duration, in the order they finished (for the job summary). */
+  readonly steps: StepTiming[] = [];
+
+  constructor(private readonly opts: GitHubReporterOptions = {}) {
+    this.core = opts.core ?? core;
+    this.setSecretFn = opts.setSecret ?? ((s) => core.setSecret(s));
+  }
+
+  /** Sends every line so far, and each later one, to `path` (appended, 0600). */
+  logTo(path: string): void {
+    this.logFile = path;
+    const lines = this.pending.splice(0);
+    if (lines.length > 0) appendFileSync(path, lines.join(""), { mode: 0o600 });
+  }
+
+  /** The text with every registered secret (whole values first, then lines) replaced by "***". */
+  redact(text: string): string {
+    const secrets = [...this.secrets].sort((a, b) => b.length - a.length);
+    let out = text;
+    for (const s of secrets) out = out.split(s).join("***");
+    return out;
+  }
+
+  /** Adds a line to kubeforge's log file (redacted), without printing it. */
+  record(line: string): void {
+    const text = `${this.redact(line)}\n`;
+    if (this.logFile) appendFileSync(this.logFile, text, { mode: 0o600 });
+    else this.pending.push(text);
+  }
+
   info(message: string): void {
-    core.info(message);
+    this.core.info(message);
+    this.record(message);
   }
 
   warn(message: string): void {
-    core.warning(message);
+    this.core.warning(message);
+    this.record(`WARNING: ${message}`);
   }
 
   group<T>(title: string, fn: () => Promise<T>): Promise<T> {
-    // core.group closes the group when fn throws; groups never nest (actions/runner#802).
-    return core.group(title, fn);
+    this.opts.onGroup?.(title);
+    this.record(`=== ${title}`);
+    // core.group closes the group when fn throws.
+    return this.core.group(title, async () => {
+      const started = performance.now();
+      let failed = true;
+      try {
+        const result = await fn();
+        failed = false;
+        return result;
+      } finally {
+        this.steps.push({ title, ms: performance.now() - started, failed });
+      }
+    });
   }
 
   mask(secret: string): void {
-    // The runner masks line by line: a multi-line secret must be registered per line
-    // (actions/runner#161).
-    for (const line of secret.split(/\r?\n/)) if (line.trim().length > 0) core.setSecret(line);
+    maskSecret(secret, (s) => this.register(s));
+  }
+
+  /** Masks a kubeconfig's credentials (see mask.ts maskKubeconfig). */
+  maskKubeconfig(text: string): void {
+    maskKubeconfig(text, (s) => this.register(s));
+  }
+
+  private register(secret: string): void {
+    if (this.secrets.has(secret)) return;
+    this.secrets.add(secret);
+    this.setSecretFn(secret);
   }
 }

@@ -1,0 +1,264 @@
+import { readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { ConfigError } from "../config/load.js";
+import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
+import { loadClusterSpec } from "../config/cluster/load.js";
+import type { ClusterOverrides, ClusterSpec } from "../config/cluster/types.js";
+import { initPhases } from "../phases/init/index.js";
+import { joinPhases } from "../phases/join/index.js";
+import { TerminalReporter } from "../workflow/reporter.js";
+import { Runner } from "../workflow/runner.js";
+
+// The action's inputs (action.yml), read and checked, and the Cluster they describe. The post
+// step reads the same inputs (GitHub gives post steps the same INPUT_* variables), so nothing
+// here depends on what the main step did. Every problem is one sentence starting with the input.
+
+export type Teardown = "auto" | "always" | "never";
+
+export interface ActionInputs {
+  /**
+   * The `name` input, or "kubeforge": names the state folder on the runner. Also the cluster's
+   * name when the input is given (it then wins over the Cluster file's `name`).
+   */
+  name: string;
+  dryRun: boolean;
+  /** auto (default): remote hosts are torn down in post, the runner left alone; always: the runner too; never: keep all */
+  teardown: Teardown;
+  /** The `cluster` input as given: a Cluster file path or the YAML itself; undefined = one node on the runner. */
+  cluster?: string;
+  /** The `kubeadm-config` input as given: a file path or the YAML itself. */
+  kubeadmConfig?: string;
+  /** Secret (the ssh-private-key input); the main step masks it before anything else. */
+  sshPrivateKey?: string;
+  /**
+   * Everything else, as Cluster overrides (each `from` names its input). Paths in cni and
+   * kubelet-binary are resolved against the workspace; kubeadm-config and ssh-private-key are
+   * added by clusterFromInputs.
+   */
+  overrides: ClusterOverrides;
+}
+
+/** Input names, as action.yml declares them. */
+export const INPUTS = [
+  "kubernetes-version",
+  "cluster",
+  "ssh-private-key",
+  "ssh-host-key-fingerprints",
+  "kubeadm-config",
+  "pod-network-cidr",
+  "service-cidr",
+  "cni",
+  "kubelet-binary",
+  "wait",
+  "skip-phases",
+  "teardown",
+  "dry-run",
+  "name",
+] as const;
+
+const TEARDOWN: Teardown[] = ["auto", "always", "never"];
+// The YAML 1.2 core schema booleans, as @actions/core's getBooleanInput accepts them.
+const TRUE = ["true", "True", "TRUE"];
+const FALSE = ["false", "False", "FALSE"];
+const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
+
+/** Every init and join phase path (up checks them too, but its message cannot name the input). */
+function phasePaths(): Set<string> {
+  const quiet = new TerminalReporter({ write: () => {} });
+  return new Set([
+    ...new Runner(initPhases(), quiet).paths(),
+    ...new Runner(joinPhases(), quiet).paths(),
+  ]);
+}
+
+/** Items of a list input: separated by commas, spaces or new lines. */
+function list(value: string): string[] {
+  return value
+    .split(/[\s,]+/)
+    .map((s) => s.trim())
+    .filter((s) => s !== "");
+}
+
+function workspaceOf(env: NodeJS.ProcessEnv): string {
+  return env.GITHUB_WORKSPACE || process.cwd();
+}
+
+/** A path or URL input: URLs and names as given, relative paths against the workspace. */
+function runnerPath(value: string, env: NodeJS.ProcessEnv): string {
+  if (/^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(value) || value.startsWith("~")) return value;
+  return isAbsolute(value) ? value : resolve(workspaceOf(env), value);
+}
+
+/**
+ * Reads and checks the inputs. `getInput` returns "" for an input not given (as
+ * core.getInput does). Throws an Error whose message starts with "input <name>: ".
+ */
+export function readInputs(
+  getInput: (name: string) => string,
+  env: NodeJS.ProcessEnv = process.env,
+): ActionInputs {
+  const get = (name: (typeof INPUTS)[number]) => getInput(name).trim();
+  const fail = (name: string, problem: string): never => {
+    throw new Error(`input ${name}: ${problem}`);
+  };
+
+  const name = get("name");
+  if (name !== "" && (name.length > 63 || !DNS1123_LABEL.test(name))) {
+    fail(
+      "name",
+      `${JSON.stringify(name)} is not a DNS label (at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)`,
+    );
+  }
+  const dryRunText = get("dry-run");
+  if (dryRunText !== "" && !TRUE.includes(dryRunText) && !FALSE.includes(dryRunText)) {
+    fail("dry-run", `${JSON.stringify(dryRunText)} is not true or false`);
+  }
+  const teardown = (get("teardown") || "auto") as Teardown;
+  if (!TEARDOWN.includes(teardown)) {
+    fail("teardown", `${JSON.stringify(teardown)} is not one of ${TEARDOWN.join(", ")}`);
+  }
+
+  const overrides: ClusterOverrides = { from: {} };
+  const from = overrides.from!;
+  const text = (key: Exclude<keyof ClusterOverrides, "from">, input: string, value: string) => {
+    if (value === "") return;
+    (overrides as Record<string, unknown>)[key] = value;
+    from[key] = `input ${input}`;
+  };
+  if (name !== "") text("name", "name", name);
+  text("kubernetesVersion", "kubernetes-version", get("kubernetes-version"));
+  text("podSubnet", "pod-network-cidr", get("pod-network-cidr"));
+  text("serviceSubnet", "service-cidr", get("service-cidr"));
+  text("wait", "wait", get("wait"));
+  const cni = get("cni");
+  // A manifest file is relative to the workspace; any other word is left for validation.
+  const cniFile = /\//.test(cni) || /\.(ya?ml|json)$/i.test(cni);
+  text("cni", "cni", cniFile ? runnerPath(cni, env) : cni);
+  const kubelet = get("kubelet-binary");
+  if (kubelet !== "") text("kubeletBinary", "kubelet-binary", runnerPath(kubelet, env));
+  const skip = list(get("skip-phases"));
+  const known = skip.length > 0 ? phasePaths() : new Set<string>();
+  const unknown = skip.filter((p) => !known.has(p));
+  if (unknown.length > 0) {
+    fail(
+      "skip-phases",
+      `${unknown.map((p) => JSON.stringify(p)).join(", ")} ${unknown.length === 1 ? "is" : "are"} neither an init nor a join phase (e.g. addon/kube-proxy, preflight)`,
+    );
+  }
+  if (skip.length > 0) {
+    overrides.skipPhases = skip;
+    from.skipPhases = "input skip-phases";
+  }
+  const pins = list(get("ssh-host-key-fingerprints"));
+  if (pins.length > 0) {
+    overrides.hostKeyFingerprints = pins;
+    from.hostKeyFingerprints = "input ssh-host-key-fingerprints";
+  }
+
+  // Not trimmed: a key's text is what it is (a trailing new line is part of the PEM format).
+  const sshPrivateKey = getInput("ssh-private-key");
+  const cluster = getInput("cluster");
+  const kubeadmConfig = getInput("kubeadm-config");
+  return {
+    name: name || DEFAULT_CLUSTER_NAME,
+    dryRun: TRUE.includes(dryRunText),
+    teardown,
+    ...(cluster.trim() !== "" ? { cluster } : {}),
+    ...(kubeadmConfig.trim() !== "" ? { kubeadmConfig } : {}),
+    ...(sshPrivateKey.trim() !== "" ? { sshPrivateKey } : {}),
+    overrides,
+  };
+}
+
+/** Where this cluster's files go on the runner: RUNNER_TEMP/kubeforge-<name>. */
+export function stateDirOf(inputs: ActionInputs, env: NodeJS.ProcessEnv): string {
+  // Outside a runner (a local try of main.js), the system's temporary folder.
+  const temp = env.RUNNER_TEMP || tmpdir();
+  return join(temp, `kubeforge-${inputs.name}`);
+}
+
+/**
+ * A path-or-YAML input: a one-line value naming a file is read; anything else is the YAML
+ * itself. A one-line value that names no file and is not YAML is an error naming the input.
+ */
+async function pathOrText(
+  input: string,
+  value: string,
+  env: NodeJS.ProcessEnv,
+): Promise<{ text: string; source: string; baseDir: string }> {
+  const workspace = workspaceOf(env);
+  if (!value.trim().includes("\n")) {
+    const path = resolve(workspace, value.trim());
+    try {
+      return { text: await readFile(path, "utf8"), source: value.trim(), baseDir: dirname(path) };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== "ENOENT") {
+        throw new Error(`input ${input}: cannot read ${path}: ${(e as Error).message}`, {
+          cause: e,
+        });
+      }
+    }
+    if (!/:\s/.test(value)) {
+      throw new Error(
+        `input ${input}: ${JSON.stringify(value.trim())} is neither a file (looked for ${path}) nor YAML`,
+      );
+    }
+  }
+  return { text: value, source: `input ${input}`, baseDir: workspace };
+}
+
+/** The Cluster file every run without a `cluster` input builds: one node on the runner. */
+const DEFAULT_CLUSTER_TEXT = "apiVersion: kubeforge.dev/v1alpha1\nkind: Cluster\n";
+
+/** "<source>: <path> (from input <name>): <problem>" → "input <name>: <problem> (<path>)". */
+function nameTheInput(problem: string): string {
+  const m = /^.*?: ([^\s:]+) \(from (input [a-z-]+)\): ([\s\S]*)$/.exec(problem);
+  return m ? `${m[2]}: ${m[3]} (${m[1]})` : problem;
+}
+
+/**
+ * The Cluster the inputs describe: the `cluster` input (a file path or inline YAML; absent =
+ * one control plane on the runner) with the other inputs applied over it.
+ */
+export async function clusterFromInputs(
+  inputs: ActionInputs,
+  env: NodeJS.ProcessEnv,
+  opts: { warn?: (message: string) => void } = {},
+): Promise<{ spec: ClusterSpec; source: string }> {
+  const overrides: ClusterOverrides = { ...inputs.overrides, from: { ...inputs.overrides.from } };
+  if (inputs.sshPrivateKey !== undefined) {
+    overrides.privateKey = inputs.sshPrivateKey;
+    overrides.from!.privateKey = "input ssh-private-key";
+  }
+  if (inputs.kubeadmConfig !== undefined) {
+    const extra = await pathOrText("kubeadm-config", inputs.kubeadmConfig, env);
+    overrides.kubeadmDocuments = extra.text;
+    overrides.from!.kubeadmDocuments =
+      extra.source === "input kubeadm-config"
+        ? extra.source
+        : `input kubeadm-config (${extra.source})`;
+  }
+  const file =
+    inputs.cluster !== undefined
+      ? await pathOrText("cluster", inputs.cluster, env)
+      : {
+          text: DEFAULT_CLUSTER_TEXT,
+          source: "the default cluster (one node on the runner)",
+          baseDir: workspaceOf(env),
+        };
+  try {
+    const spec = loadClusterSpec(file.text, file.source, {
+      baseDir: file.baseDir,
+      home: env.HOME || homedir(),
+      readFile: (p) => readFileSync(p, "utf8"),
+      overrides,
+      ...(opts.warn ? { warn: opts.warn } : {}),
+    });
+    return { spec, source: file.source };
+  } catch (e) {
+    if (e instanceof ConfigError) throw new ConfigError(e.problems.map(nameTheInput));
+    throw e;
+  }
+}

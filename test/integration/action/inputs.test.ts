@@ -1,0 +1,231 @@
+import { generateKeyPairSync } from "node:crypto";
+import { mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { clusterFromInputs, readInputs, stateDirOf } from "../../../src/action/inputs.js";
+import { maskKubeconfig, maskSecret } from "../../../src/action/mask.js";
+import { parsePlan } from "../../../src/action/plan.js";
+import { GitHubReporter } from "../../../src/action/reporter.js";
+import { defaultClusterSpec } from "../../../src/config/cluster/load.js";
+
+// The action's modules on their own: inputs → Cluster overrides (each naming its input), the
+// default cluster, masking (whole values and lines), the plan read back, the log file.
+
+const inputsOf = (values: Record<string, string>) => (name: string) => values[name] ?? "";
+
+describe("readInputs", () => {
+  it("takes the defaults when nothing is given", () => {
+    const i = readInputs(inputsOf({}), {});
+    expect(i).toEqual({
+      name: "kubeforge",
+      dryRun: false,
+      teardown: "auto",
+      overrides: { from: {} },
+    });
+  });
+
+  it("maps every input onto the Cluster overrides, naming the input each came from", () => {
+    const i = readInputs(
+      inputsOf({
+        name: "e2e",
+        "dry-run": "TRUE",
+        teardown: "never",
+        "kubernetes-version": "1.35",
+        "pod-network-cidr": "10.1.0.0/16",
+        "service-cidr": "10.2.0.0/16",
+        wait: "90s",
+        cni: "manifests/cni.yaml",
+        "kubelet-binary": "https://example.com/kubelet#sha256=00",
+        "skip-phases": "addon/kube-proxy,\n preflight",
+        "ssh-host-key-fingerprints": "SHA256:a SHA256:b",
+        "ssh-private-key": "KEY\n",
+        cluster: "cluster.yaml",
+      }),
+      { GITHUB_WORKSPACE: "/ws" },
+    );
+    expect(i).toEqual({
+      name: "e2e",
+      dryRun: true,
+      teardown: "never",
+      cluster: "cluster.yaml",
+      sshPrivateKey: "KEY\n",
+      overrides: {
+        name: "e2e",
+        kubernetesVersion: "1.35",
+        podSubnet: "10.1.0.0/16",
+        serviceSubnet: "10.2.0.0/16",
+        wait: "90s",
+        cni: "/ws/manifests/cni.yaml",
+        kubeletBinary: "https://example.com/kubelet#sha256=00",
+        skipPhases: ["addon/kube-proxy", "preflight"],
+        hostKeyFingerprints: ["SHA256:a", "SHA256:b"],
+        from: {
+          name: "input name",
+          kubernetesVersion: "input kubernetes-version",
+          podSubnet: "input pod-network-cidr",
+          serviceSubnet: "input service-cidr",
+          wait: "input wait",
+          cni: "input cni",
+          kubeletBinary: "input kubelet-binary",
+          skipPhases: "input skip-phases",
+          hostKeyFingerprints: "input ssh-host-key-fingerprints",
+        },
+      },
+    });
+    expect(stateDirOf(i, { RUNNER_TEMP: "/rt" })).toBe("/rt/kubeforge-e2e");
+  });
+});
+
+describe("clusterFromInputs", () => {
+  it("without a cluster input is the default cluster: one node on the runner", async () => {
+    const { spec } = await clusterFromInputs(readInputs(inputsOf({}), {}), { HOME: "/home/x" });
+    expect(spec).toEqual(defaultClusterSpec());
+  });
+
+  it("applies the inputs over a Cluster file and adds kubeadm-config's documents", async () => {
+    const ws = await mkdtemp(join(tmpdir(), "kubeforge-inputs-"));
+    await writeFile(
+      join(ws, "cluster.yaml"),
+      "apiVersion: kubeforge.dev/v1alpha1\nkind: Cluster\nname: from-file\nkubernetesVersion: v1.34.1\nwait: 2m\n",
+    );
+    await writeFile(
+      join(ws, "kubeadm.yaml"),
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  extraArgs:\n  - {name: v, value: '4'}\n",
+    );
+    const env = { GITHUB_WORKSPACE: ws, HOME: ws };
+    const inputs = readInputs(
+      inputsOf({ cluster: "cluster.yaml", "kubeadm-config": "kubeadm.yaml", wait: "7m" }),
+      env,
+    );
+    const { spec, source } = await clusterFromInputs(inputs, env);
+    expect(source).toBe("cluster.yaml");
+    expect(spec.name).toBe("from-file"); // no name input: the file's
+    expect(spec.kubernetesVersion).toBe("v1.34.1"); // no version input: the file's
+    expect(spec.wait).toBe("7m"); // the input wins
+    expect(spec.kubeadm.documents).toContain("kind: ClusterConfiguration");
+  });
+
+  it("names the input in every problem, and does not quote the key", async () => {
+    const key =
+      "-----BEGIN OPENSSH PRIVATE KEY-----\nnot really\n-----END OPENSSH PRIVATE KEY-----\n";
+    const inputs = readInputs(
+      inputsOf({ "service-cidr": "10.96.0.0/99", "ssh-private-key": key }),
+      {},
+    );
+    const error = await clusterFromInputs(inputs, {}).catch((e: Error) => e);
+    expect((error as Error).message.split("\n").sort()).toEqual([
+      expect.stringMatching(/^input service-cidr: "10\.96\.0\.0\/99" is not a CIDR/),
+    ]);
+    const good = generateKeyPairSync("ed25519").privateKey.export({ type: "pkcs8", format: "pem" });
+    const ok = readInputs(inputsOf({ "ssh-private-key": good.toString() }), {});
+    // A key for the runner-only cluster is accepted and unused.
+    await expect(clusterFromInputs(ok, {})).resolves.toBeDefined();
+    expect((error as Error).message).not.toContain("not really");
+  });
+});
+
+describe("masking", () => {
+  it("registers a multi-line secret whole and line by line", () => {
+    const got: string[] = [];
+    maskSecret("-----BEGIN KEY-----\n  abc  \n\n-----END KEY-----\n", (s) => got.push(s));
+    expect(got).toEqual([
+      "-----BEGIN KEY-----\n  abc  \n\n-----END KEY-----\n",
+      "-----BEGIN KEY-----",
+      "abc",
+      "-----END KEY-----",
+    ]);
+  });
+
+  it("registers a bootstrap token's secret half too", () => {
+    const got: string[] = [];
+    maskSecret("abcdef.0123456789abcdef", (s) => got.push(s));
+    expect(got).toEqual(["abcdef.0123456789abcdef", "0123456789abcdef"]);
+  });
+
+  it("registers a kubeconfig's credentials, not its structure", () => {
+    const key = "-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIKEYLINE\n-----END EC PRIVATE KEY-----\n";
+    const data = Buffer.from(key).toString("base64");
+    const conf = `apiVersion: v1\nkind: Config\nusers:\n- name: admin\n  user:\n    client-key-data: ${data}\n    token: "t0ken"\n`;
+    const got: string[] = [];
+    maskKubeconfig(conf, (s) => got.push(s));
+    expect(got).toContain(conf);
+    expect(got).toContain(`client-key-data: ${data}`);
+    expect(got).toContain(data);
+    expect(got).toContain("MHcCAQEEIKEYLINE");
+    expect(got).toContain("t0ken");
+    expect(got).not.toContain("apiVersion: v1");
+    expect(got).not.toContain("users:");
+  });
+
+  it("the reporter's log file holds every line with registered secrets replaced", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "kubeforge-reporter-"));
+    const printed: string[] = [];
+    const masks: string[] = [];
+    const r = new GitHubReporter({
+      setSecret: (s) => masks.push(s),
+      core: {
+        info: (m) => printed.push(m),
+        warning: (m) => printed.push(`warning ${m}`),
+        group: (t, fn) => {
+          printed.push(`group ${t}`);
+          return fn();
+        },
+      },
+    });
+    r.mask("s3cret-line-1\ns3cret-line-2");
+    r.info("before the log file: s3cret-line-1");
+    r.logTo(join(dir, "kubeforge.log"));
+    await r.group("init", () => Promise.resolve(r.warn("shown s3cret-line-2")));
+    expect(masks).toEqual(["s3cret-line-1\ns3cret-line-2", "s3cret-line-1", "s3cret-line-2"]);
+    expect(await readFile(join(dir, "kubeforge.log"), "utf8")).toBe(
+      "before the log file: ***\n=== init\nWARNING: shown ***\n",
+    );
+    expect(r.steps.map((s) => [s.title, s.failed])).toEqual([["init", false]]);
+  });
+});
+
+describe("parsePlan", () => {
+  it("splits up's dry-run plan per node, with the action each would get", () => {
+    const plan = [
+      '# kubeforge up --dry-run: cluster "c"; nothing was changed',
+      "# cp (control-plane, ssh://root@[fd00::1]:22, fd00::1): reset+init",
+      "kind: InitConfiguration",
+      "---",
+      "kind: ClusterConfiguration",
+      "---",
+      "# w (worker, local, 10.0.0.2): finished earlier, nothing to do",
+      "# v (worker, ssh://v, 10.0.0.3): join",
+      "kind: JoinConfiguration",
+      "---",
+      "",
+    ].join("\n");
+    expect(parsePlan(plan)).toEqual([
+      {
+        name: "cp",
+        role: "control-plane",
+        address: "fd00::1",
+        plan: "reset+init",
+        action: "init",
+        documents:
+          "# cp (control-plane, ssh://root@[fd00::1]:22, fd00::1): reset+init\nkind: InitConfiguration\n---\nkind: ClusterConfiguration\n",
+      },
+      {
+        name: "w",
+        role: "worker",
+        address: "10.0.0.2",
+        plan: "finished earlier, nothing to do",
+        action: "none",
+        documents: "",
+      },
+      {
+        name: "v",
+        role: "worker",
+        address: "10.0.0.3",
+        plan: "join",
+        action: "join",
+        documents: "# v (worker, ssh://v, 10.0.0.3): join\nkind: JoinConfiguration\n",
+      },
+    ]);
+  });
+});

@@ -1,0 +1,306 @@
+import { execFile } from "node:child_process";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
+import { clusterFile } from "../up/support.js";
+import { bundledMain, runStep, unmaskedLines, type StepResult } from "./support.js";
+
+// The action's main step (the bundled main.js, run as the runner runs it) building a cluster on
+// two testbed hosts over real SSH against the simulated control plane: first a dry run (nothing
+// changes, outputs from the plan), then the real `up` (outputs, KUBECONFIG, summary, kubectl
+// through the exported admin.conf), and no secret in anything written or printed unmasked.
+
+let bed: SshTestbed;
+let mainJs: string;
+let privateKey: string;
+
+/** A Cluster file with the key and the host-key pins left out: they come from the inputs. */
+function clusterWithoutCredentials(name: string, cps: SshTestHost[], workers: SshTestHost[]) {
+  return clusterFile({ name, controlPlanes: cps, workers })
+    .replace(/^ {2}privateKeyFile: .*\n/m, "")
+    .replace(/, ssh: \{hostKeyFingerprints: \["[^"]*"\]\}/g, "");
+}
+
+async function hostHasClusterFiles(h: SshTestHost): Promise<string[]> {
+  return readdir(h.path("etc/kubernetes")).catch(() => []);
+}
+
+function secretsOf(step: StepResult, adminConf: string): string[] {
+  const keyLines = privateKey.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"));
+  const clientKey = /client-key-data: (\S+)/.exec(adminConf)![1]!;
+  const clientKeyLines = Buffer.from(clientKey, "base64")
+    .toString()
+    .split("\n")
+    .filter((l) => l.length > 20 && !l.startsWith("-----"));
+  const token = step.outputs.get("token")!;
+  return [
+    token,
+    token.split(".")[1]!,
+    step.outputs.get("join-command")!,
+    clientKey,
+    ...clientKeyLines,
+    ...keyLines,
+  ];
+}
+
+function diagnostics(step: StepResult): string {
+  return `exit ${step.code}\n--- stdout\n${step.stdout.slice(-6000)}\n--- stderr\n${step.stderr.slice(-3000)}`;
+}
+
+beforeAll(async () => {
+  [bed, mainJs] = await Promise.all([createTestbed(["cp-1", "w-1"], { ssh: true }), bundledMain()]);
+  privateKey = await readFile(bed.hosts[0]!.ssh.privateKeyFile, "utf8");
+}, 180_000);
+
+afterAll(async () => {
+  await bed?.stop();
+  if (mainJs) await rm(dirname(mainJs), { recursive: true, force: true });
+}, 120_000);
+
+describe("action main step over SSH", () => {
+  let runnerTemp: string;
+  const fingerprints = () => bed.hosts.map((h) => h.ssh.hostKeyFingerprint).join("\n");
+
+  it("dry run: changes nothing and sets its outputs from the plan", async () => {
+    // Two control planes (and an endpoint no one needs to reach): a certificate key is made.
+    const cluster = clusterWithoutCredentials(
+      "plan",
+      [bed.host("cp-1"), bed.host("w-1")],
+      [],
+    ).replace("wait: 3m", 'wait: 3m\ncontrolPlaneEndpoint: "10.0.0.250:6443"');
+    const step = await runStep(mainJs, {
+      inputs: {
+        cluster, // inline YAML
+        "ssh-private-key": privateKey,
+        "ssh-host-key-fingerprints": fingerprints(),
+        "dry-run": "true",
+        "kubernetes-version": "1.35",
+        name: "plan",
+      },
+    });
+    if (step.code !== 0) throw new Error(diagnostics(step));
+    expect(step.outputs.get("kubernetes-version")).toMatch(/^v1\.35\.\d+$/);
+    expect(step.outputs.get("api-server")).toBe("https://10.0.0.250:6443");
+    const nodes = JSON.parse(step.outputs.get("nodes")!) as { name: string; action: string }[];
+    expect(nodes.map((n) => [n.name, n.action])).toEqual([
+      ["cp-1", "init"],
+      ["w-1", "join"],
+    ]);
+    // Outputs that exist only once a cluster does are not set; KUBECONFIG is not exported.
+    for (const o of ["kubeconfig", "admin-conf", "token", "join-command", "certificate-key"]) {
+      expect(step.outputs.has(o), o).toBe(false);
+    }
+    expect(step.env.has("KUBECONFIG")).toBe(false);
+
+    const stateDir = join(step.runnerTemp, "kubeforge-plan");
+    expect(step.outputs.get("plan")).toBe(join(stateDir, "plan.yaml"));
+    expect(step.outputs.get("plan-dir")).toBe(join(stateDir, "plan"));
+    const plan = await readFile(step.outputs.get("plan")!, "utf8");
+    expect(plan).toContain("# cp-1 (control-plane");
+    const cp1 = await readFile(join(stateDir, "plan", "cp-1.yaml"), "utf8");
+    const w1 = await readFile(join(stateDir, "plan", "w-1.yaml"), "utf8");
+    expect(cp1).toContain("kind: InitConfiguration");
+    expect(cp1).not.toContain("kind: JoinConfiguration");
+    expect(w1).toContain("kind: JoinConfiguration");
+    expect(w1).toContain("controlPlane:"); // w-1 joins as a control plane here
+    expect(w1).not.toContain("kind: InitConfiguration");
+
+    // The certificate key was registered before anything printed it, and no file holds it.
+    const certificateKey = step.masks.find((m) => /^[0-9a-f]{64}$/.test(m));
+    expect(certificateKey).toBeDefined();
+    const log = await readFile(join(stateDir, "kubeforge.log"), "utf8");
+    for (const text of [plan, cp1, w1, log, step.summary, step.stateFile, step.stderr]) {
+      expect(text).not.toContain(certificateKey);
+    }
+    expect(unmaskedLines(step.stdout, certificateKey!)).toEqual([]);
+    expect(step.summary).toContain("dry run, nothing was changed");
+    expect(step.summary).toMatch(/cp-1.*control-plane.*would init/s);
+
+    // Nothing was written on the hosts.
+    for (const h of bed.hosts) expect(await hostHasClusterFiles(h), h.name).toEqual([]);
+  }, 180_000);
+
+  let step: StepResult;
+  let adminConf: string;
+
+  it("builds the cluster: outputs, KUBECONFIG, state", async () => {
+    const cluster = clusterWithoutCredentials("ci", [bed.host("cp-1")], [bed.host("w-1")]);
+    const dir = await mkdtemp(join(tmpdir(), "kubeforge-action-cluster-"));
+    await writeFile(join(dir, "cluster.yaml"), cluster);
+    step = await runStep(mainJs, {
+      inputs: {
+        cluster: join(dir, "cluster.yaml"), // a path
+        "ssh-private-key": privateKey,
+        "ssh-host-key-fingerprints": fingerprints(),
+        "pod-network-cidr": "10.200.0.0/16",
+      },
+    });
+    if (step.code !== 0) throw new Error(diagnostics(step));
+    runnerTemp = step.runnerTemp;
+    // No name input: the cluster is the file's "ci", the folder the default name's.
+    const stateDir = join(runnerTemp, "kubeforge-kubeforge");
+    const kubeconfig = join(stateDir, "admin.conf");
+    expect(step.outputs.get("kubeconfig")).toBe(kubeconfig);
+    expect(step.env.get("KUBECONFIG")).toBe(kubeconfig);
+    expect((await stat(kubeconfig)).mode & 0o777).toBe(0o600);
+    adminConf = await readFile(kubeconfig, "utf8");
+    expect(step.outputs.get("admin-conf")).toBe(adminConf);
+    expect(step.outputs.get("kubernetes-version")).toBe("v1.35.0");
+    expect(step.outputs.get("api-server")).toMatch(/^https:\/\/.+:6443$/);
+    expect(adminConf).toContain(`server: ${step.outputs.get("api-server")}`);
+    expect(JSON.parse(step.outputs.get("nodes")!)).toEqual([
+      { name: "cp-1", role: "control-plane", address: bed.host("cp-1").address, action: "init" },
+      { name: "w-1", role: "worker", address: bed.host("w-1").address, action: "join" },
+    ]);
+    const token = step.outputs.get("token")!;
+    expect(token).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    const hash = step.outputs.get("ca-cert-hash")!;
+    expect(hash).toMatch(/^sha256:[0-9a-f]{64}$/);
+    expect(step.outputs.get("join-command")).toContain(`--token ${token}`);
+    expect(step.outputs.get("join-command")).toContain(`--discovery-token-ca-cert-hash ${hash}`);
+    expect(step.outputs.get("certificate-key")).toBe(""); // one control plane: none uploaded
+    expect(step.state.get("state-dir")).toBe(stateDir);
+    expect(step.state.get("outcome")).toBe("success");
+    expect(step.state.get("phase")).toBe("wait");
+  }, 420_000);
+
+  it("hands later steps a working cluster through KUBECONFIG", async () => {
+    const out = await new Promise<string>((resolve, reject) =>
+      execFile(
+        "kubectl",
+        ["get", "nodes", "-o", "json", "--request-timeout", "20s"],
+        {
+          // A later step's environment: KUBECONFIG from GITHUB_ENV (HOME for kubectl's cache).
+          env: {
+            PATH: process.env.PATH,
+            HOME: runnerTemp,
+            KUBECONFIG: step.env.get("KUBECONFIG")!,
+          },
+          timeout: 60_000,
+        },
+        (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)),
+      ),
+    );
+    const nodes = JSON.parse(out) as {
+      items: {
+        metadata: { name: string };
+        spec: { podCIDR?: string };
+        status: { conditions: { type: string; status: string }[] };
+      }[];
+    };
+    expect(
+      nodes.items.map((n) => [
+        n.metadata.name,
+        n.status.conditions.find((c) => c.type === "Ready")?.status,
+        n.spec.podCIDR?.startsWith("10.200."),
+      ]),
+    ).toEqual([
+      ["cp-1", "True", true],
+      ["w-1", "True", true],
+    ]);
+  }, 120_000);
+
+  it("logs one group per step and host-prefixed lines, and summarises the cluster", () => {
+    const groups = [...step.stdout.matchAll(/^::group::(.*)$/gm)].map((m) => m[1]);
+    expect(groups).toEqual([
+      "connect",
+      "facts",
+      "preflight",
+      "init cp-1",
+      "join workers",
+      "nodes",
+      "wait",
+    ]);
+    expect(step.stdout.match(/^::group::/gm)!.length).toBe(
+      step.stdout.match(/^::endgroup::/gm)!.length,
+    );
+    expect(step.stdout).toMatch(/^w-1: \[preflight\] /m);
+    expect(step.summary).toContain("kubeforge: cluster ci (ready)");
+    expect(step.summary).toMatch(
+      new RegExp(
+        `<td>cp-1</td><td>control-plane</td><td>${bed.host("cp-1").address}</td><td>v1.35.0</td><td>init</td>`,
+      ),
+    );
+    expect(step.summary).toMatch(/<td>w-1<\/td><td>worker<\/td>.*<td>join<\/td>/);
+    expect(step.summary).toMatch(/<td>join workers<\/td><td>\d+\.\d s<\/td>/);
+    expect(step.summary).toMatch(/<td>cp-1<\/td><td>certs<\/td><td>\d+\.\d s<\/td>/);
+  });
+
+  it("registers every secret before printing it and writes none to its own files", async () => {
+    const secrets = secretsOf(step, adminConf);
+    // Registered with the runner, so later steps that print them are masked too.
+    expect(step.masks).toContain(step.outputs.get("token"));
+    expect(step.masks).toContain(step.outputs.get("token")!.split(".")[1]);
+    expect(step.masks).toContain(step.outputs.get("join-command"));
+    expect(step.masks).toContain(/^\s*(client-key-data: \S+)/m.exec(adminConf)![1]);
+    for (const line of privateKey.split("\n").filter((l) => l.trim() !== "")) {
+      expect(step.masks).toContain(line.trim());
+    }
+    const log = await readFile(join(step.state.get("state-dir")!, "kubeforge.log"), "utf8");
+    expect(log).toMatch(/^=== init cp-1$/m);
+    expect(log).toMatch(/^cp-1: \[certs\] /m);
+    for (const s of secrets) {
+      expect(unmaskedLines(step.stdout, s), s.slice(0, 12)).toEqual([]);
+      for (const [what, text] of [
+        ["stderr", step.stderr],
+        ["GITHUB_STATE", step.stateFile],
+        ["GITHUB_ENV", [...step.env.values()].join("\n")],
+        ["summary", step.summary],
+        ["kubeforge.log", log],
+      ] as const) {
+        expect(text.includes(s), `${what} holds ${s.slice(0, 12)}...`).toBe(false);
+      }
+    }
+  });
+
+  it("a run under another name gets its own folder; the first cluster's is untouched", async () => {
+    const other = await runStep(mainJs, {
+      runnerTemp,
+      inputs: {
+        cluster: clusterWithoutCredentials("ci", [bed.host("cp-1")], [bed.host("w-1")]),
+        "ssh-private-key": privateKey,
+        "ssh-host-key-fingerprints": fingerprints(),
+        "dry-run": "true",
+        name: "ci",
+      },
+    });
+    if (other.code !== 0) throw new Error(diagnostics(other));
+    expect(other.state.get("state-dir")).toBe(join(runnerTemp, "kubeforge-ci"));
+    // The hosts carry cluster "ci" already: the plan has nothing to do on them.
+    const nodes = JSON.parse(other.outputs.get("nodes")!) as { action: string }[];
+    expect(nodes.map((n) => n.action)).toEqual(["none", "none"]);
+    expect(await readFile(join(runnerTemp, "kubeforge-kubeforge", "admin.conf"), "utf8")).toBe(
+      adminConf,
+    );
+  }, 180_000);
+
+  it("a failure: the step fails naming the host, records it for post and exits by itself", async () => {
+    const wrongPin = `SHA256:${"B".repeat(43)}`;
+    const failed = await runStep(mainJs, {
+      timeoutMs: 120_000,
+      inputs: {
+        cluster: clusterWithoutCredentials("ci", [bed.host("cp-1")], [bed.host("w-1")]),
+        "ssh-private-key": privateKey,
+        "ssh-host-key-fingerprints": `${bed.host("cp-1").ssh.hostKeyFingerprint} ${wrongPin}`,
+        name: "broken",
+      },
+    });
+    expect(failed.code).toBe(1); // not null: it exited without being killed
+    const errors = failed.stdout.split("\n").filter((l) => l.startsWith("::error::"));
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(/w-1/);
+    expect(errors[0]).not.toMatch(/cp-1:/);
+    expect(failed.state.get("outcome")).toBe("failure");
+    expect(failed.state.get("phase")).toBe("connect");
+    const stateDir = join(failed.runnerTemp, "kubeforge-broken");
+    expect(failed.state.get("state-dir")).toBe(stateDir);
+    const log = await readFile(join(stateDir, "kubeforge.log"), "utf8");
+    expect(log).toMatch(/^=== connect$/m);
+    expect(log).toMatch(/^ERROR: failed on 1 of 2 hosts:\n - w-1: .*host key mismatch/m);
+    expect(failed.summary).toContain("kubeforge: cluster broken (failed)");
+    expect(failed.outputs.size).toBe(0);
+    expect(failed.env.has("KUBECONFIG")).toBe(false);
+  }, 180_000);
+});

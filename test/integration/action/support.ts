@@ -1,0 +1,133 @@
+import { spawn } from "node:child_process";
+import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { build } from "esbuild";
+import { buildOptions } from "../../../scripts/build-options.mjs";
+
+// The action's main step run as the GitHub runner runs it: `node main.js` from a bundle of the
+// current sources (built as `npm run build` builds dist/main.js), inputs in INPUT_* variables
+// (the runner upper-cases the name and turns spaces into '_'; dashes stay), and the command
+// files GITHUB_OUTPUT, GITHUB_ENV, GITHUB_STATE, GITHUB_STEP_SUMMARY plus RUNNER_TEMP in a
+// temporary folder.
+
+/** Bundles src/action/main.ts with the build's options into a temporary folder; returns main.js. */
+export async function bundledMain(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "kubeforge-action-bundle-"));
+  await build({ ...buildOptions(dir), entryPoints: { main: "src/action/main.ts" } });
+  return join(dir, "main.js");
+}
+
+/** Reads a GitHub command file ("name<<delimiter\nvalue\ndelimiter" entries); later entries win. */
+export function commandFile(text: string): Map<string, string> {
+  const out = new Map<string, string>();
+  const re = /^([^<\n]+)<<(\S+)\n([\s\S]*?)\n\2$/gm;
+  for (const m of text.matchAll(re)) out.set(m[1]!, m[3]!);
+  return out;
+}
+
+export interface StepResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  outputs: Map<string, string>;
+  env: Map<string, string>;
+  state: Map<string, string>;
+  /** The raw GITHUB_STATE file (every value saved, not only the last of each name). */
+  stateFile: string;
+  summary: string;
+  runnerTemp: string;
+  /** Values the step registered with ::add-mask:: (unescaped), in order. */
+  masks: string[];
+}
+
+/** The runner's command-value escaping, undone (actions/toolkit command.ts escapeData). */
+function unescapeData(s: string): string {
+  return s.replace(/%0D/g, "\r").replace(/%0A/g, "\n").replace(/%25/g, "%");
+}
+
+export interface RunStepOptions {
+  inputs: Record<string, string>;
+  /** RUNNER_TEMP; a new folder by default. */
+  runnerTemp?: string;
+  env?: NodeJS.ProcessEnv;
+  timeoutMs?: number;
+}
+
+/** Runs main.js as the runner does and collects what it wrote. */
+export async function runStep(mainJs: string, o: RunStepOptions): Promise<StepResult> {
+  const work = await mkdtemp(join(tmpdir(), "kubeforge-action-step-"));
+  const runnerTemp = o.runnerTemp ?? join(work, "runner-temp");
+  const files: Record<string, string> = {};
+  for (const k of ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"]) {
+    files[k] = join(work, k);
+    await writeFile(files[k], "");
+  }
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: work,
+    RUNNER_TEMP: runnerTemp,
+    GITHUB_WORKSPACE: work,
+    GITHUB_ACTIONS: "true",
+    ...files,
+    ...o.env,
+  };
+  for (const [k, v] of Object.entries(o.inputs))
+    env[`INPUT_${k.replace(/ /g, "_").toUpperCase()}`] = v;
+  await mkdir(runnerTemp, { recursive: true });
+  const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
+    (resolve) => {
+      const child = spawn(process.execPath, [mainJs], { env, cwd: work });
+      let stdout = "";
+      let stderr = "";
+      child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+      child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+      // A step that does not exit by itself (an open handle) fails the test: killed, code null.
+      const timer = setTimeout(() => child.kill("SIGKILL"), o.timeoutMs ?? 400_000);
+      child.on("close", (code) => {
+        clearTimeout(timer);
+        resolve({ code, stdout, stderr });
+      });
+    },
+  );
+  const read = (k: string) => readFile(files[k]!, "utf8");
+  const stateFile = await read("GITHUB_STATE");
+  return {
+    ...result,
+    outputs: commandFile(await read("GITHUB_OUTPUT")),
+    env: commandFile(await read("GITHUB_ENV")),
+    state: commandFile(stateFile),
+    stateFile,
+    summary: await read("GITHUB_STEP_SUMMARY"),
+    runnerTemp,
+    masks: result.stdout
+      .split("\n")
+      .filter((l) => l.startsWith("::add-mask::"))
+      .map((l) => unescapeData(l.slice("::add-mask::".length))),
+  };
+}
+
+/**
+ * The stdout lines that would show `secret` in the job log: lines holding it where the values
+ * registered with ::add-mask:: *before* that line do not cover it (the runner replaces each
+ * registered value it finds in a line; masks registered later do not help).
+ */
+export function unmaskedLines(stdout: string, secret: string): string[] {
+  const registered: string[] = [];
+  const bad: string[] = [];
+  for (const line of stdout.split("\n")) {
+    if (line.startsWith("::add-mask::")) {
+      registered.push(unescapeData(line.slice("::add-mask::".length)));
+      continue;
+    }
+    if (!line.includes(secret)) continue;
+    // The runner replaces every registered value found in the line; what is left must not
+    // hold the secret.
+    let masked = line;
+    for (const r of [...registered].sort((a, b) => b.length - a.length)) {
+      if (r !== "") masked = masked.split(r).join("***");
+    }
+    if (masked.includes(secret)) bad.push(line);
+  }
+  return bad;
+}
