@@ -14,7 +14,8 @@ import { alive } from "./processes.js";
 //    of the host's rootfs folders, which the simulated kubelet reads;
 //  - /usr/local/sbin is the simulated node's bin folder (the `systemctl` shim and its siblings),
 //    first on root's PATH in an sshd session (Debian's superuser path) and on sudo's secure_path;
-//  - /etc, /var/lib and /opt are overlays whose writable layer is a tmpfs of the host's: the
+//  - /etc, /var/lib, /opt and /usr/local/bin are overlays whose writable layer is a tmpfs of the
+//    host's (binaries node preparation installs stay on the host): the
 //    node folders missing on the machine (/etc/kubernetes...) are created in that layer, not on
 //    the machine, and whatever else a session writes there (sysctl.d, a sudoers.d file) stays on
 //    the host and vanishes with it. A bind mount needs an existing mount point; creating missing
@@ -44,8 +45,14 @@ export const SSH_NODE_DIRS = [
   "/etc/systemd/system",
 ] as const;
 
-/** Machine folders a host sees through an overlay with a writable layer of its own. */
-const OVERLAID = ["/etc", "/var/lib", "/opt"] as const;
+/**
+ * Machine folders a host sees through an overlay with a writable layer of its own. /usr/local/bin
+ * is where node preparation installs kubelet, kubectl and crictl: without its overlay an SSH
+ * session would write into the machine's own folder. /usr/local/sbin is not overlaid: the
+ * simulated node's bin folder is bound over it after the overlays (HOLDER_SCRIPT), so its
+ * systemctl and crictl stay first on PATH, ahead of an installed /usr/local/bin/crictl.
+ */
+const OVERLAID = ["/etc", "/var/lib", "/opt", "/usr/local/bin"] as const;
 
 /** Folders that are a fresh tmpfs on every host. */
 const PRIVATE_TMPFS = ["/run", "/home", "/root", "/etc/sudoers.d"] as const;

@@ -1,5 +1,5 @@
 import { toYAMLDocuments } from "../yaml.js";
-import { childPath, isMapping, type FieldReader } from "./fields.js";
+import { childPath, describeValue, isMapping, type FieldReader } from "./fields.js";
 import type { ClusterSshSpec } from "./types.js";
 
 // The Cluster document as written, read strictly: every field known, of the right type. What
@@ -20,7 +20,16 @@ export const CLUSTER_FIELDS = [
   "concurrency",
   "kubeletBinary",
   "skipPhases",
+  "prepare",
 ] as const;
+export const PREPARE_FIELDS = [
+  "enabled",
+  "installPackages",
+  "prePullImages",
+  "registryMirrors",
+  "downloads",
+] as const;
+export const DOWNLOADS_FIELDS = ["kubernetes", "crictl", "cniPlugins"] as const;
 export const NETWORKING_FIELDS = ["podSubnet", "serviceSubnet", "dnsDomain"] as const;
 export const CNI_FIELDS = ["type", "manifest"] as const;
 export const KUBEADM_FIELDS = ["documents", "configFile", "patchesDir"] as const;
@@ -84,6 +93,15 @@ export interface ClusterInput {
   concurrency?: number;
   kubeletBinary?: string;
   skipPhases?: string[];
+  prepare?: PrepareInput;
+}
+
+export interface PrepareInput {
+  enabled?: boolean;
+  installPackages?: boolean;
+  prePullImages?: boolean;
+  registryMirrors?: Record<string, string[]>;
+  downloads?: { kubernetes?: string; crictl?: string; cniPlugins?: string };
 }
 
 function compact<T extends object>(o: T): T {
@@ -181,6 +199,50 @@ function decodeDocuments(value: unknown, r: FieldReader): string | undefined {
   return undefined;
 }
 
+/** registryMirrors: registry → a list of URLs (a single URL written alone is a list of one). */
+function decodeMirrors(
+  value: unknown,
+  path: string,
+  r: FieldReader,
+): Record<string, string[]> | undefined {
+  if (value === null || value === undefined) return undefined;
+  if (!isMapping(value)) {
+    r.report(path, `must be a mapping of registry to mirror URLs, got ${describeValue(value)}`);
+    return undefined;
+  }
+  const out: Record<string, string[]> = {};
+  for (const [registry, urls] of Object.entries(value)) {
+    const p = `${path}[${JSON.stringify(registry)}]`;
+    const list = typeof urls === "string" ? [urls] : r.stringList(urls, p);
+    if (list !== undefined) out[registry] = list;
+    else if (urls === null) r.report(p, "must list at least one mirror URL");
+  }
+  return out;
+}
+
+function decodePrepare(value: unknown, r: FieldReader): PrepareInput | undefined {
+  const m = r.mapping(value, "prepare", PREPARE_FIELDS);
+  if (!m) return undefined;
+  const downloads = (): PrepareInput["downloads"] => {
+    const d = r.mapping(m.downloads, "prepare.downloads", DOWNLOADS_FIELDS);
+    if (!d) return undefined;
+    const url = (k: (typeof DOWNLOADS_FIELDS)[number]) =>
+      r.string(d[k], `prepare.downloads.${k}`, { strict: true });
+    return compact({
+      kubernetes: url("kubernetes"),
+      crictl: url("crictl"),
+      cniPlugins: url("cniPlugins"),
+    });
+  };
+  return compact({
+    enabled: r.bool(m.enabled, "prepare.enabled"),
+    installPackages: r.bool(m.installPackages, "prepare.installPackages"),
+    prePullImages: r.bool(m.prePullImages, "prepare.prePullImages"),
+    registryMirrors: decodeMirrors(m.registryMirrors, "prepare.registryMirrors", r),
+    downloads: downloads(),
+  });
+}
+
 /** Reads the Cluster document's fields, in their documented order; problems go to the reader. */
 export function decodeClusterDocument(doc: Record<string, unknown>, r: FieldReader): ClusterInput {
   r.mapping(doc, "", CLUSTER_FIELDS);
@@ -227,5 +289,6 @@ export function decodeClusterDocument(doc: Record<string, unknown>, r: FieldRead
     concurrency: r.int(doc.concurrency, "concurrency", 1, 64),
     kubeletBinary: r.string(doc.kubeletBinary, "kubeletBinary", { strict: true }),
     skipPhases: r.stringList(doc.skipPhases, "skipPhases"),
+    prepare: decodePrepare(doc.prepare, r),
   });
 }

@@ -1,7 +1,13 @@
 import { DEFAULT_DNS_DOMAIN, DEFAULT_SERVICE_SUBNET } from "../defaults.js";
 import { DEFAULT_KUBERNETES_VERSION } from "../versions.js";
+import { OFFICIAL_SOURCES } from "../../node/artifacts/catalog.js";
 import { DEFAULT_SSH_PORT } from "./ssh.js";
-import { CLUSTER_API_VERSION, CLUSTER_KIND, type ClusterSpec } from "./types.js";
+import {
+  CLUSTER_API_VERSION,
+  CLUSTER_KIND,
+  type ClusterPrepareSpec,
+  type ClusterSpec,
+} from "./types.js";
 
 // The Cluster file's defaults. The kubeadm ones (service subnet, DNS domain, version label)
 // come from config/defaults.ts and config/versions.ts; these are kubeforge's own.
@@ -19,6 +25,21 @@ export const DEFAULT_CONCURRENCY = 8;
 export const MAX_CONCURRENCY = 64;
 /** kubeadm's API server port (constants.KubeAPIServerPort), for an endpoint given without one. */
 export const DEFAULT_ENDPOINT_PORT = 6443;
+
+/**
+ * Node preparation is on by default: a stock runner or a fresh VM has no kubelet, and hosted
+ * runners ship containerd with its CRI plugin disabled. Binaries come from their official
+ * release locations (node/artifacts/catalog.ts, kubeadm's "without a package manager" install).
+ */
+export function defaultPrepare(): ClusterPrepareSpec {
+  return {
+    enabled: true,
+    installPackages: true,
+    prePullImages: true,
+    registryMirrors: {},
+    downloads: { ...OFFICIAL_SOURCES },
+  };
+}
 
 /** The node of a Cluster file that lists none: the runner itself, named as kind names it. */
 export function defaultNodeName(clusterName: string): string {
@@ -53,5 +74,6 @@ export function defaultClusterSpec(): ClusterSpec {
     ],
     wait: DEFAULT_WAIT,
     concurrency: DEFAULT_CONCURRENCY,
+    prepare: defaultPrepare(),
   };
 }

@@ -65,6 +65,16 @@ function applyOverrides(doc: Record<string, unknown>, o: ClusterOverrides): Map<
     const n = section("networking");
     if (n) n.serviceSubnet = v;
   });
+  for (const [key, field] of [
+    ["prepare", "enabled"],
+    ["installPackages", "installPackages"],
+    ["prePullImages", "prePullImages"],
+  ] as const) {
+    set(key, `prepare.${field}`, (v) => {
+      const p = section("prepare");
+      if (p) p[field] = v;
+    });
+  }
   set("privateKey", "ssh.privateKey", (v) => {
     const s = section("ssh");
     if (!s) return;

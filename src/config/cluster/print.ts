@@ -9,6 +9,7 @@ import {
   MAX_CONCURRENCY,
   defaultNodeName,
 } from "./defaults.js";
+import { OFFICIAL_SOURCES } from "../../node/artifacts/catalog.js";
 import { DEFAULT_SSH_PORT } from "./ssh.js";
 import { CLUSTER_API_VERSION, CLUSTER_KIND } from "./types.js";
 
@@ -88,5 +89,19 @@ wait: ${DEFAULT_WAIT}
 concurrency: ${DEFAULT_CONCURRENCY}
 # kubeletBinary: https://example.com/kubelet   # a kubelet for every node
 # skipPhases: [addon/kube-proxy]                # init/join phases to skip
+# What up does on every host before kubeadm's phases: kubelet, kubectl, crictl and the CNI
+# plugins downloaded (checked against their published SHA-256) and installed, containerd
+# configured for the kubelet, kernel modules, sysctls, swap, the kubelet service.
+prepare:
+  enabled: true                       # false: the hosts are prepared already
+  installPackages: true               # containerd, conntrack, socat... with apt or dnf
+  prePullImages: true                 # control-plane and addon images, while the rest runs
+  # Registry host (or _default) → mirrors tried in order before the registry itself (none).
+  # registryMirrors: {docker.io: ["https://mirror.gcr.io"]}
+  # Where the binaries come from (base URLs with the official release layouts).
+  downloads:
+    kubernetes: ${OFFICIAL_SOURCES.kubernetes}
+    crictl: ${OFFICIAL_SOURCES.crictl}
+    cniPlugins: ${OFFICIAL_SOURCES.cniPlugins}
 `;
 }

@@ -95,6 +95,31 @@ export interface ClusterSpec {
   kubeletBinary?: string;
   /** Added: init/join phases to skip (kubeadm phase names, e.g. "addon/kube-proxy"). */
   skipPhases?: string[];
+  /** Node preparation `up` does on every host before init/join (issue 6). */
+  prepare: ClusterPrepareSpec;
+}
+
+/** Where the node binaries are downloaded from: base URLs of the three release locations. */
+export interface ClusterDownloadsSpec {
+  /** kubelet and kubectl (dl.k8s.io/release layout). */
+  kubernetes: string;
+  /** crictl (cri-tools GitHub releases layout). */
+  crictl: string;
+  /** CNI plugins (containernetworking/plugins GitHub releases layout). */
+  cniPlugins: string;
+}
+
+/** What `up` does to a host before kubeadm's phases (src/cluster/up/prepare.ts). */
+export interface ClusterPrepareSpec {
+  /** false: the hosts are prepared already (binaries, runtime, kubelet unit); nothing is done. */
+  enabled: boolean;
+  /** Install containerd and host tools (conntrack, socat...) with apt or dnf when missing. */
+  installPackages: boolean;
+  /** Pull the control-plane and addon images while the rest of the preparation runs. */
+  prePullImages: boolean;
+  /** registry host (or "_default") → mirror URLs tried in order before the registry. */
+  registryMirrors: Record<string, string[]>;
+  downloads: ClusterDownloadsSpec;
 }
 
 /** A node's `host`, parsed. */
@@ -136,6 +161,12 @@ export interface ClusterOverrides {
   hostKeyFingerprints?: string[];
   /** Extra kubeadm documents, added after the file's. */
   kubeadmDocuments?: string;
+  /** prepare.enabled: false when the hosts are prepared already. */
+  prepare?: boolean;
+  /** prepare.installPackages. */
+  installPackages?: boolean;
+  /** prepare.prePullImages. */
+  prePullImages?: boolean;
   /** Where each value came from, e.g. { podSubnet: "input pod-network-cidr" }. */
   from?: Partial<Record<Exclude<keyof ClusterOverrides, "from">, string>>;
 }

@@ -12,6 +12,7 @@ import {
   DEFAULT_SERVICE_SUBNET,
   DEFAULT_WAIT,
   defaultNodeName,
+  defaultPrepare,
 } from "./defaults.js";
 import { suggestField, type FieldReader } from "./fields.js";
 import { parseHostURL, redactHostURL, isSshUser } from "./host-url.js";
@@ -34,6 +35,7 @@ import {
   CLUSTER_API_VERSION,
   CLUSTER_KIND,
   type ClusterNodeSpec,
+  type ClusterPrepareSpec,
   type ClusterSpec,
   type ClusterSshSpec,
   type CniType,
@@ -517,6 +519,64 @@ function checkKubeadmOwnership(
   }
 }
 
+// ---- prepare --------------------------------------------------------------------------------
+
+// containerd's hosts directory names a registry's folder host[:port], or _default for any
+// registry (containerd docs/hosts.md); node/runtime/containerd-config.ts writes them.
+const REGISTRY_HOST =
+  /^[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?(\.[A-Za-z0-9]([A-Za-z0-9-]*[A-Za-z0-9])?)*(:\d{1,5})?$/;
+
+/** Why a URL cannot be a registry mirror or a download base; undefined when it can. */
+function urlProblem(text: string, schemes: readonly string[]): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(text);
+  } catch {
+    return `${q(text)} is not a URL`;
+  }
+  if (!schemes.includes(url.protocol) || url.hostname === "") {
+    return `${q(text)} must be an ${schemes.map((s) => `${s}//`).join(" or ")} URL`;
+  }
+  if (url.username !== "" || url.password !== "" || url.search !== "" || url.hash !== "") {
+    return `${q(text)} must not carry credentials, a query or a fragment`;
+  }
+  return undefined;
+}
+
+function buildPrepare(input: ClusterInput, r: FieldReader): ClusterPrepareSpec {
+  const prepare = defaultPrepare();
+  const given = input.prepare;
+  if (!given) return prepare;
+  if (given.enabled !== undefined) prepare.enabled = given.enabled;
+  if (given.installPackages !== undefined) prepare.installPackages = given.installPackages;
+  if (given.prePullImages !== undefined) prepare.prePullImages = given.prePullImages;
+  for (const [registry, urls] of Object.entries(given.registryMirrors ?? {})) {
+    const path = `prepare.registryMirrors[${q(registry)}]`;
+    if (registry !== "_default" && !REGISTRY_HOST.test(registry)) {
+      r.report(
+        path,
+        `${q(registry)} is not a registry host such as docker.io or registry.local:5000 (or _default for every registry)`,
+      );
+    }
+    if (urls.length === 0) r.report(path, "must list at least one mirror URL");
+    urls.forEach((url, i) => {
+      // http:// too: a local pull-through cache (registry:2 on :5000) is usually plain HTTP.
+      const problem = urlProblem(url, ["https:", "http:"]);
+      if (problem) r.report(`${path}[${i}]`, problem);
+    });
+    prepare.registryMirrors[registry] = urls;
+  }
+  for (const key of ["kubernetes", "crictl", "cniPlugins"] as const) {
+    const url = given.downloads?.[key];
+    if (url === undefined) continue;
+    // https only: the checksum comes from the same server as the binary it checks.
+    const problem = urlProblem(url, ["https:"]);
+    if (problem) r.report(`prepare.downloads.${key}`, problem);
+    prepare.downloads[key] = url.replace(/\/+$/, "");
+  }
+  return prepare;
+}
+
 // ---- the whole spec -------------------------------------------------------------------------
 
 /**
@@ -686,6 +746,7 @@ export function buildClusterSpec(
     nodes,
     wait,
     concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
+    prepare: buildPrepare(input, r),
   };
   if (input.kubeletBinary !== undefined) {
     const binary = fileOrURL(input.kubeletBinary, "kubeletBinary", r, ctx);

@@ -20,7 +20,10 @@ export interface ClusterFileOptions {
   pinFor?: (h: SshTestHost) => string;
 }
 
-/** A Cluster file: every host pinned by its fingerprint, preflight errors ignored (no kubelet binary here). */
+/**
+ * A Cluster file: every host pinned by its fingerprint, node preparation off, preflight errors
+ * ignored (no kubelet binary here).
+ */
 export function clusterFile(o: ClusterFileOptions): string {
   const key = (o.controlPlanes[0] ?? o.workers[0])!.ssh.privateKeyFile;
   const node = (h: SshTestHost, role: string) =>
@@ -32,6 +35,9 @@ export function clusterFile(o: ClusterFileOptions): string {
     "kubernetesVersion: v1.35.0",
     ...(o.controlPlaneEndpoint ? [`controlPlaneEndpoint: "${o.controlPlaneEndpoint}"`] : []),
     `wait: ${o.wait ?? "3m"}`,
+    // The test hosts are prepared already (the simulated kubelet and runtime); node preparation
+    // has its own test (prepare.test.ts) against a local release server.
+    "prepare: {enabled: false}",
     "ssh:",
     `  privateKeyFile: ${key}`,
     ...(o.ssh ?? []).map((l) => `  ${l}`),

@@ -1,4 +1,6 @@
+import { join } from "node:path";
 import { runCrictl } from "./crictl.js";
+import { fileImageStore } from "./images.js";
 import { RemoteRuntime } from "./runtime-client.js";
 
 // SIMULATION (test double). Process entry of the simulated crictl (crictl.ts), run by the
@@ -34,10 +36,15 @@ async function main(): Promise<number> {
     ],
     () => {},
   );
-  return runCrictl(argv, runtime, {
-    out: (t) => void process.stdout.write(t),
-    err: (t) => void process.stderr.write(t),
-  });
+  return runCrictl(
+    argv,
+    runtime,
+    {
+      out: (t) => void process.stdout.write(t),
+      err: (t) => void process.stderr.write(t),
+    },
+    fileImageStore(join(dir, "images")),
+  );
 }
 
 main().then(

@@ -1,5 +1,6 @@
 import { chmod, mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { memoryImageStore, normalizeReference, type ImageStore } from "./images.js";
 import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
 
 // SIMULATION (test double). `crictl` for a simulated kubeforge test node: the CRI command-line
@@ -20,6 +21,14 @@ import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
 //   --force/-f (crictl then stops it first); --all/-a removes every sandbox.
 // - `ps` lists containers (running only, unless --all/-a); --quiet/-q prints IDs.
 // - IDs may be unique prefixes (containerd resolves them with its truncindex).
+// - `pull IMAGE` prints "Image is up to date for <image ID>" (cmd/crictl/image.go
+//   pullImageCommand; containerd's PullImage answers the image's ID); a failure is the fatal
+//   "pulling image: <the runtime's error>". The simulation pulls nothing: the reference is
+//   recorded in the image store (images.ts); a registry under .invalid fails as an unresolvable
+//   host does in containerd ("failed to resolve reference ... no such host").
+// - `inspecti [-q] IMAGE...` prints the images' status as JSON ({"status": Image} per image, the
+//   verbose "info" left out with -q; image.go imageStatusCommand, json by default) and fails with
+//   "no such image \"X\" present" when the runtime has none (exit 1).
 // - failures print a logrus fatal line on stderr and exit 1.
 // Only the endpoint of containerd (unix:///run/containerd/containerd.sock; /var/run is a link to
 // /run) reaches the simulated runtime: any other endpoint fails to connect, as on a node where
@@ -203,6 +212,7 @@ export async function runCrictl(
   argv: string[],
   runtime: SandboxRuntime,
   io: CrictlIO,
+  images: ImageStore = memoryImageStore(),
 ): Promise<number> {
   try {
     // Global options end at the first non-option word: the command.
@@ -216,7 +226,7 @@ export async function runCrictl(
     const global = parseOptions(commandAt < 0 ? argv : argv.slice(0, commandAt));
     const command = commandAt < 0 ? undefined : argv[commandAt];
     const { flags, args } = parseOptions(commandAt < 0 ? [] : argv.slice(commandAt + 1));
-    if (!command) fatal("no command given (version, info, pods, stopp, rmp, ps)");
+    if (!command) fatal("no command given (version, info, pods, stopp, rmp, ps, pull, inspecti)");
     const endpoint = endpointOf(global.flags.get("runtime-endpoint"), io.err);
     checkEndpoint(endpoint);
 
@@ -340,6 +350,38 @@ export async function runCrictl(
             ]),
           ]),
         );
+        return 0;
+      }
+      case "pull": {
+        const image = args[0];
+        if (!image) fatal("Image name cannot be empty");
+        const ref = normalizeReference(image);
+        const registry = ref.slice(0, ref.indexOf("/"));
+        const host = registry.replace(/:\d+$/, "");
+        if (host.endsWith(".invalid")) {
+          fatal(
+            `pulling image: rpc error: code = Unknown desc = failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": failed to do request: Head "https://${registry}/v2/": dial tcp: lookup ${host}: no such host`,
+          );
+        }
+        await runtime.list(); // connects (and starts the runtime) as a PullImage RPC would
+        const pulled = await images.add(image);
+        io.out(`Image is up to date for ${pulled.id}\n`);
+        return 0;
+      }
+      case "inspecti": {
+        if (args.length === 0) fatal("IMAGE-ID cannot be empty");
+        await runtime.list();
+        const statuses: unknown[] = [];
+        for (const image of args) {
+          const found = await images.get(image);
+          if (!found) fatal(`no such image "${image}" present`);
+          statuses.push(
+            isTrue(flags.get("quiet"))
+              ? { status: found }
+              : { status: found, info: { simulated: "kubeforge test double" } },
+          );
+        }
+        for (const st of statuses) io.out(`${JSON.stringify(st, null, 2)}\n`);
         return 0;
       }
       default:

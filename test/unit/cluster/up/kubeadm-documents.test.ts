@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { defaultPrepare } from "../../../../src/config/cluster/defaults.js";
 import type { ClusterNodeSpec, ClusterSpec } from "../../../../src/config/cluster/types.js";
 import { decodeConfigDocuments } from "../../../../src/config/load.js";
 import { parseYAMLDocuments } from "../../../../src/config/yaml.js";
@@ -29,6 +30,7 @@ function spec(documents?: string): ClusterSpec {
     nodes: [],
     wait: "5m",
     concurrency: 8,
+    prepare: defaultPrepare(),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   loadClusterSpec,
   type LoadClusterOptions,
 } from "../../../../src/config/cluster/load.js";
+import { defaultPrepare } from "../../../../src/config/cluster/defaults.js";
 import { runnerPathReferences } from "../../../../src/config/cluster/references.js";
 import type { ClusterSpec } from "../../../../src/config/cluster/types.js";
 import { ConfigError, decodeConfigDocuments } from "../../../../src/config/load.js";
@@ -92,6 +93,7 @@ describe("the example of issue 5", () => {
       ],
       wait: "5m",
       concurrency: 8,
+      prepare: defaultPrepare(),
     });
   });
 });

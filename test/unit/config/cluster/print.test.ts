@@ -2,9 +2,11 @@ import { describe, expect, it } from "vitest";
 import {
   CLUSTER_FIELDS,
   CNI_FIELDS,
+  DOWNLOADS_FIELDS,
   KUBEADM_FIELDS,
   NETWORKING_FIELDS,
   NODE_FIELDS,
+  PREPARE_FIELDS,
   SSH_FIELDS,
   TAINT_FIELDS,
 } from "../../../../src/config/cluster/decode.js";
@@ -32,6 +34,8 @@ describe("kubeforge config print cluster-defaults", () => {
     ...SSH_FIELDS,
     ...NODE_FIELDS,
     ...TAINT_FIELDS,
+    ...PREPARE_FIELDS,
+    ...DOWNLOADS_FIELDS,
   ])("shows the field %s", (field) => {
     expect(text).toMatch(new RegExp(`(^|[\\s{,])${field}:`, "m"));
   });
@@ -44,7 +48,7 @@ describe("kubeforge config print cluster-defaults", () => {
   it("its commented examples are valid settings once uncommented", () => {
     // Uncomment the example lines (not the prose and not the "..." placeholders for secrets).
     const examples =
-      /^(\s*)# ((controlPlaneEndpoint|user|privateKeyFile|hostKeyFingerprints|jumpHost|address|labels|kubeletBinary|skipPhases|configFile|patchesDir|documents|agent|acceptNewHostKeys): .*|- \{name: .*| {2}(apiVersion|kind|apiServer| {2}certSANs):( .*)?)$/;
+      /^(\s*)# ((controlPlaneEndpoint|user|privateKeyFile|hostKeyFingerprints|jumpHost|address|labels|kubeletBinary|skipPhases|configFile|patchesDir|documents|agent|acceptNewHostKeys|registryMirrors): .*|- \{name: .*| {2}(apiVersion|kind|apiServer| {2}certSANs):( .*)?)$/;
     const uncommented = text
       .split("\n")
       .map((line) => {
@@ -68,6 +72,7 @@ describe("kubeforge config print cluster-defaults", () => {
       kubeletBinary: "https://example.com/kubelet",
       skipPhases: ["addon/kube-proxy"],
       kubeadm: { configFile: "/work/cfg/kubeadm.yaml", patchesDir: "/work/cfg/patches" },
+      prepare: { registryMirrors: { "docker.io": ["https://mirror.gcr.io"] } },
       ssh: {
         user: "ubuntu",
         privateKeyFile: "/home/runner/.ssh/id_ed25519",

@@ -1,0 +1,289 @@
+import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js";
+import { DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
+import type { Release } from "../../config/release.js";
+import { imageName } from "../../manifests/static-pod.js";
+import { goArch, releaseArtifacts } from "../../node/artifacts/catalog.js";
+import {
+  artifactCacheDir,
+  fetchArtifact,
+  fetchKubeletOverride,
+  type FetchedArtifact,
+  type FetchOptions,
+} from "../../node/artifacts/fetch.js";
+import { installArtifacts } from "../../node/artifacts/install.js";
+import { prepareHostSettings } from "../../node/host-settings.js";
+import { prePullImages } from "../../node/images.js";
+import { installKubeletService } from "../../node/kubelet-service.js";
+import { prepareContainerd } from "../../node/runtime/containerd.js";
+import { fleet } from "../../remote/fleet.js";
+import type { Host } from "../../remote/host.js";
+import type { Reporter } from "../../workflow/reporter.js";
+import { userDocuments } from "./kubeadm-documents.js";
+
+// Node preparation, the step of `kubeforge up` before init/join (issue 6): the node binaries are
+// downloaded and verified once per architecture on the runner, then every host in parallel gets
+// its host settings, containerd, the binaries, the kubelet service and its images. Every
+// download happens before any host is touched, so a bad download or a custom kubelet of the
+// wrong architecture changes nothing anywhere.
+
+/** Where the kubelet is installed (node/artifacts INSTALL_DIRS); the unit's ExecStart. */
+export const KUBELET_PATH = "/usr/local/bin/kubelet";
+
+export interface PrepareNodesInput {
+  spec: ClusterSpec;
+  /** The hosts to prepare; `arch` in Node's names (HostFacts.arch: x64, arm64). */
+  nodes: { node: ClusterNodeSpec; host: Host; arch: string }[];
+  /** Exact: "v1.35.2". */
+  kubernetesVersion: string;
+  /** The version table's row (pause, etcd and CoreDNS tags). */
+  release: Release;
+  /** The kubelet's cgroup driver; containerd's runc must use the same. */
+  cgroupDriver: "systemd" | "cgroupfs";
+  reporter: (node: string) => Reporter;
+  env: NodeJS.ProcessEnv;
+  /** Runner-side cache root (default artifactCacheDir(env)). */
+  cacheDir?: string;
+  /** Extra CA trusted for downloads (tests). */
+  ca?: string | Buffer;
+  /** How long to wait for containerd to answer CRI after a restart (tests shorten it). */
+  runtimeTimeoutMs?: number;
+}
+
+type Doc = Record<string, unknown>;
+const record = (v: unknown): Doc =>
+  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Doc) : {};
+const text = (v: unknown): string => (typeof v === "string" ? v : "");
+
+/**
+ * The kubelet's cgroup driver as kubeadm would configure it: the user's KubeletConfiguration
+ * `cgroupDriver`, else systemd (kubeadm's default since v1.22, componentconfigs/kubelet.go).
+ */
+export function kubeletCgroupDriver(spec: ClusterSpec): "systemd" | "cgroupfs" {
+  const kubelet = userDocuments(spec.kubeadm.documents).components.find(
+    (d) => d.kind === "KubeletConfiguration",
+  );
+  return text(kubelet?.cgroupDriver) === "cgroupfs" ? "cgroupfs" : "systemd";
+}
+
+/** The user's ClusterConfiguration settings that change image names, with kubeadm's defaults. */
+function imageSettings(spec: ClusterSpec) {
+  const docs = userDocuments(spec.kubeadm.documents);
+  const cc = record(docs.cluster);
+  const dns = record(cc.dns);
+  const etcd = record(cc.etcd);
+  const local = record(etcd.local);
+  const skipped = new Set([
+    ...(spec.skipPhases ?? []),
+    ...(Array.isArray(docs.init?.skipPhases) ? (docs.init.skipPhases as string[]) : []),
+  ]);
+  return {
+    repository: text(cc.imageRepository) || DEFAULT_IMAGE_REPOSITORY,
+    dnsRepository: text(dns.imageRepository),
+    dnsTag: text(dns.imageTag),
+    // kubeadm init turns the addons off when their phases are skipped (cmd/init.go).
+    dnsDisabled: dns.disabled === true || skipped.has("addon/coredns") || skipped.has("addon/all"),
+    proxyDisabled:
+      record(cc.proxy).disabled === true ||
+      skipped.has("addon/kube-proxy") ||
+      skipped.has("addon/all"),
+    externalEtcd: etcd.external !== undefined && etcd.external !== null,
+    etcdRepository: text(local.imageRepository),
+    etcdTag: text(local.imageTag),
+  };
+}
+
+/** `<repository>/pause:<tag>` (kubeadm images.GetPauseImage): containerd's sandbox image. */
+export function sandboxImage(spec: ClusterSpec, release: Release): string {
+  return imageName(imageSettings(spec).repository, "pause", release.pauseVersion);
+}
+
+/**
+ * The images a node needs. Control planes: kubeadm's `config images list`
+ * (images.GetControlPlaneImages: apiserver, controller-manager, scheduler, kube-proxy unless
+ * disabled, CoreDNS unless disabled, pause, etcd unless external) — what kubeadm's own
+ * preflight pulls on init and on a control-plane join. Workers: kubeadm pulls nothing there; the
+ * kubelet pulls pause (every pod's sandbox), kube-proxy (a DaemonSet on every node) and, once
+ * workers exist, CoreDNS (scheduled on them: the control planes keep their taint).
+ */
+export function nodeImages(
+  spec: ClusterSpec,
+  role: ClusterNodeSpec["role"],
+  kubernetesVersion: string,
+  release: Release,
+): string[] {
+  const s = imageSettings(spec);
+  const k8s = (name: string) => imageName(s.repository, name, kubernetesVersion);
+  // kubeadm images.GetDNSImage: the default registry keeps CoreDNS under "/coredns".
+  let dnsRepository = s.dnsRepository || s.repository;
+  if (dnsRepository === DEFAULT_IMAGE_REPOSITORY) dnsRepository = `${dnsRepository}/coredns`;
+  const coreDNS = imageName(dnsRepository, "coredns", s.dnsTag || release.coreDNSVersion);
+  const pause = imageName(s.repository, "pause", release.pauseVersion);
+  const proxy = s.proxyDisabled ? [] : [k8s("kube-proxy")];
+  const dns = s.dnsDisabled ? [] : [coreDNS];
+  if (role === "worker") return [pause, ...proxy, ...dns];
+  const etcd = s.externalEtcd
+    ? []
+    : [imageName(s.etcdRepository || s.repository, "etcd", s.etcdTag || release.etcdVersion)];
+  return [
+    k8s("kube-apiserver"),
+    k8s("kube-controller-manager"),
+    k8s("kube-scheduler"),
+    ...proxy,
+    ...dns,
+    pause,
+    ...etcd,
+  ];
+}
+
+/** Waits for every promise; throws the first failure (none is left running unobserved). */
+async function allOrFirstError<T>(promises: Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+}
+
+interface Downloads {
+  /** Per Go arch: the official artifacts (kubelet left out where every node brings its own). */
+  official: Map<string, FetchedArtifact[]>;
+  /** Per custom kubelet source (as written): the fetched binary. */
+  custom: Map<string, FetchedArtifact>;
+}
+
+const customKubeletOf = (spec: ClusterSpec, node: ClusterNodeSpec) =>
+  node.kubeletBinary ?? spec.kubeletBinary;
+
+/** Every download, on the runner, before any host is touched. */
+async function download(input: PrepareNodesInput, opts: FetchOptions): Promise<Downloads> {
+  const { spec } = input;
+  const arches = new Map<string, { nodeArch: string; needsKubelet: boolean }>();
+  for (const { node, arch } of input.nodes) {
+    const a = goArch(arch);
+    const entry = arches.get(a) ?? { nodeArch: arch, needsKubelet: false };
+    if (customKubeletOf(spec, node) === undefined) entry.needsKubelet = true;
+    arches.set(a, entry);
+  }
+  const sources = [
+    ...new Set(
+      input.nodes.map((n) => customKubeletOf(spec, n.node)).filter((s) => s !== undefined),
+    ),
+  ];
+  const official = new Map<string, FetchedArtifact[]>();
+  const custom = new Map<string, FetchedArtifact>();
+  const jobs: Promise<void>[] = [];
+  for (const [arch, { nodeArch, needsKubelet }] of arches) {
+    const artifacts = releaseArtifacts(input.kubernetesVersion, nodeArch, spec.prepare.downloads)
+      // A kubelet nobody installs is not downloaded.
+      .filter((a) => needsKubelet || a.name !== "kubelet");
+    jobs.push(
+      allOrFirstError(artifacts.map((a) => fetchArtifact(a, opts))).then((fetched) => {
+        official.set(arch, fetched);
+      }),
+    );
+  }
+  for (const source of sources) {
+    jobs.push(fetchKubeletOverride(source, opts).then((f) => void custom.set(source, f)));
+  }
+  await allOrFirstError(jobs);
+  // A custom kubelet built for another architecture is refused here, not on the host.
+  for (const { node, arch } of input.nodes) {
+    const source = customKubeletOf(spec, node);
+    const f = source === undefined ? undefined : custom.get(source);
+    if (f && f.arch !== goArch(arch)) {
+      throw new Error(
+        `the custom kubelet ${f.source} is built for ${f.arch}, but node ${node.name} is ${goArch(arch)}`,
+      );
+    }
+  }
+  return { official, custom };
+}
+
+/** "<step>: <message>" without the host name the node modules already put first. */
+function inStep<T>(step: string, host: Host, run: () => Promise<T>): Promise<T> {
+  return run().catch((e: unknown) => {
+    let message = e instanceof Error ? e.message : String(e);
+    if (message.startsWith(`${host.name}: `)) message = message.slice(host.name.length + 2);
+    throw new Error(`${step}: ${message}`, { cause: e });
+  });
+}
+
+/**
+ * Prepares the hosts for kubeadm: downloads (once per architecture, on the runner), then per
+ * host in parallel (at most spec.concurrency at once) host settings and containerd, the
+ * binaries, the kubelet service, and the node's images pulled as soon as containerd and crictl
+ * are there. Idempotent: a prepared host is left as it is. With spec.prepare.enabled false it
+ * does nothing. Fails with every failing host named and the step that failed.
+ */
+export async function prepareNodes(input: PrepareNodesInput): Promise<void> {
+  const { spec } = input;
+  const prepare = spec.prepare;
+  if (!prepare.enabled || input.nodes.length === 0) return;
+  const first = input.nodes[0]!.node.name;
+  const runnerLog = (line: string) => input.reporter(first).info(`[prepare] runner: ${line}`);
+  const fetchOpts: FetchOptions = {
+    cacheDir: input.cacheDir ?? artifactCacheDir(input.env),
+    ...(input.ca !== undefined ? { ca: input.ca } : {}),
+    log: runnerLog,
+  };
+  const downloads = await download(input, fetchOpts);
+  const sandbox = sandboxImage(spec, input.release);
+
+  await fleet(
+    input.nodes,
+    (n) => n.node.name,
+    async ({ node, host, arch }) => {
+      const reporter = input.reporter(node.name);
+      const log = (line: string) => reporter.info(`[prepare] ${line}`);
+      const source = customKubeletOf(spec, node);
+      const fetched = [
+        ...(downloads.official.get(goArch(arch)) ?? []),
+        ...(source !== undefined ? [downloads.custom.get(source)!] : []),
+      ];
+      // Binaries need no package manager: they go in while apt/dnf (one lock) serves the host
+      // settings and then containerd.
+      const binaries = inStep("binaries", host, () => installArtifacts(host, fetched, { log }));
+      const runtime = (async () => {
+        await inStep("host settings", host, () =>
+          prepareHostSettings(host, { allowInstall: prepare.installPackages, log }),
+        );
+        return inStep("container runtime", host, () =>
+          prepareContainerd(
+            host,
+            {
+              sandboxImage: sandbox,
+              systemdCgroup: input.cgroupDriver === "systemd",
+              registryMirrors: prepare.registryMirrors,
+            },
+            {
+              allowInstall: prepare.installPackages,
+              log,
+              ...(input.runtimeTimeoutMs !== undefined
+                ? { waitTimeoutMs: input.runtimeTimeoutMs }
+                : {}),
+            },
+          ),
+        );
+      })();
+      await allOrFirstError<unknown>([binaries, runtime]);
+      const rt = await runtime;
+      // Pulls start once containerd answers and crictl is installed, and run while the kubelet
+      // service is written (and while the other hosts prepare).
+      const pulls = prepare.prePullImages
+        ? inStep("image pre-pull", host, () =>
+            prePullImages(
+              host,
+              nodeImages(spec, node.role, input.kubernetesVersion, input.release),
+              { criSocket: rt.criSocket, log },
+            ),
+          )
+        : Promise.resolve();
+      await allOrFirstError<unknown>([
+        pulls,
+        inStep("kubelet service", host, () =>
+          installKubeletService(host, { kubeletPath: KUBELET_PATH, log }),
+        ),
+      ]);
+    },
+    { concurrency: spec.concurrency },
+  );
+}

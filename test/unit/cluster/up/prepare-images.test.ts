@@ -1,0 +1,92 @@
+import { describe, expect, it } from "vitest";
+import {
+  kubeletCgroupDriver,
+  nodeImages,
+  sandboxImage,
+} from "../../../../src/cluster/up/prepare.js";
+import { defaultClusterSpec } from "../../../../src/config/cluster/defaults.js";
+import type { ClusterSpec } from "../../../../src/config/cluster/types.js";
+import { releaseFor } from "../../../../src/config/versions.js";
+
+const V = "v1.35.2";
+const R = releaseFor(V);
+
+function spec(documents?: string, skipPhases?: string[]): ClusterSpec {
+  const s = defaultClusterSpec();
+  return {
+    ...s,
+    kubeadm: documents ? { documents } : {},
+    ...(skipPhases ? { skipPhases } : {}),
+  };
+}
+
+describe("nodeImages", () => {
+  it("a control plane gets kubeadm's `config images list`, in its order", () => {
+    // kubeadm images.GetControlPlaneImages with the default ClusterConfiguration.
+    expect(nodeImages(spec(), "control-plane", V, R)).toEqual([
+      `registry.k8s.io/kube-apiserver:${V}`,
+      `registry.k8s.io/kube-controller-manager:${V}`,
+      `registry.k8s.io/kube-scheduler:${V}`,
+      `registry.k8s.io/kube-proxy:${V}`,
+      `registry.k8s.io/coredns/coredns:${R.coreDNSVersion}`,
+      `registry.k8s.io/pause:${R.pauseVersion}`,
+      `registry.k8s.io/etcd:${R.etcdVersion}`,
+    ]);
+  });
+
+  it("a worker gets pause, kube-proxy and CoreDNS", () => {
+    expect(nodeImages(spec(), "worker", V, R)).toEqual([
+      `registry.k8s.io/pause:${R.pauseVersion}`,
+      `registry.k8s.io/kube-proxy:${V}`,
+      `registry.k8s.io/coredns/coredns:${R.coreDNSVersion}`,
+    ]);
+  });
+
+  it("follows the user's ClusterConfiguration: repositories, tags, disabled addons, external etcd", () => {
+    const docs = `apiVersion: kubeadm.k8s.io/v1beta4
+kind: ClusterConfiguration
+imageRepository: mirror.example.com/k8s
+dns: {imageTag: v9.9.9}
+proxy: {disabled: true}
+etcd: {external: {endpoints: ["https://10.0.0.1:2379"], caFile: /ca, certFile: /c, keyFile: /k}}
+`;
+    expect(nodeImages(spec(docs), "control-plane", "v1.35.2+build.1", R)).toEqual([
+      "mirror.example.com/k8s/kube-apiserver:v1.35.2_build.1",
+      "mirror.example.com/k8s/kube-controller-manager:v1.35.2_build.1",
+      "mirror.example.com/k8s/kube-scheduler:v1.35.2_build.1",
+      // A custom repository gets no "/coredns" suffix (kubeadm GetDNSImage).
+      "mirror.example.com/k8s/coredns:v9.9.9",
+      `mirror.example.com/k8s/pause:${R.pauseVersion}`,
+    ]);
+    expect(sandboxImage(spec(docs), R)).toBe(`mirror.example.com/k8s/pause:${R.pauseVersion}`);
+  });
+
+  it.each([
+    [["addon/kube-proxy"], ["kube-proxy"]],
+    [["addon/coredns"], ["coredns"]],
+    [["addon/all"], ["kube-proxy", "coredns"]],
+  ])("skipping %j leaves out %j (kubeadm init disables the addon)", (skip, gone) => {
+    const images = nodeImages(spec(undefined, skip), "worker", V, R);
+    for (const name of gone) expect(images.join(" ")).not.toContain(`/${name}:`);
+    expect(images).toContain(`registry.k8s.io/pause:${R.pauseVersion}`);
+  });
+
+  it("reads InitConfiguration.skipPhases too", () => {
+    const docs =
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nskipPhases: [addon/coredns]\n";
+    expect(nodeImages(spec(docs), "control-plane", V, R).join(" ")).not.toContain("coredns");
+  });
+});
+
+describe("kubeletCgroupDriver", () => {
+  it("is systemd by default (kubeadm's default) and the KubeletConfiguration's when set", () => {
+    expect(kubeletCgroupDriver(spec())).toBe("systemd");
+    expect(
+      kubeletCgroupDriver(
+        spec(
+          "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: cgroupfs\n",
+        ),
+      ),
+    ).toBe("cgroupfs");
+  });
+});
