@@ -7,7 +7,7 @@ import {
 import { applyJoinFlags, type JoinFlags } from "../config/join-flags.js";
 import { validateJoinConfig } from "../config/join-validate.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
-import { dryRunStackedEtcd, realStackedEtcd } from "../etcd/access.js";
+import { dryRunStackedEtcd, stackedEtcdThrough } from "../etcd/access.js";
 import type { Release } from "../config/release.js";
 import type { ConfigDocuments, InitConfig } from "../config/types.js";
 import { releaseFor } from "../config/versions.js";
@@ -22,6 +22,7 @@ import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { JoinData } from "../phases/join/data.js";
 import { joinPhases } from "../phases/join/index.js";
 import { KeyPool } from "../pki/keys.js";
+import { routeThrough } from "../remote/route.js";
 import { Runner } from "../workflow/runner.js";
 import { runMode, type WorkflowRequest } from "./run-mode.js";
 
@@ -126,6 +127,10 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   const dryRun = request.dryRun || cfg.join.dryRun;
   const { host: nodeHost, cluster, output, dryRunDir } = await runMode({ ...request, dryRun });
 
+  // Connections the node would open (discovery, the TLS bootstrap client, etcd) leave this
+  // process along the node's route: through its SSH connection when this process cannot
+  // connect itself; directly for this machine (remote/route.ts).
+  const route = routeThrough(host);
   // Discovery is real even in a dry run (kubeadm: "dry-run performs discovery"): it only reads.
   const tlsBootstrap = once<TLSBootstrapDiscovery>(() =>
     discoverTLSBootstrapConfig(cfg.join.discovery, {
@@ -133,13 +138,14 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
       log: info,
       warn,
       readFile: (path) => host.readFile(path),
+      route,
     }),
   );
 
   const bootstrapClient = once(async () =>
     kubeClientFromKubeConfig(
       renderKubeConfig((await tlsBootstrap()).tlsBootstrap, { preferences: false }),
-      { description: "the TLS bootstrap kubeconfig" },
+      { description: "the TLS bootstrap kubeconfig", route },
     ),
   );
 
@@ -202,7 +208,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
     cfg,
     host: nodeHost,
     cluster,
-    etcd: dryRun ? dryRunStackedEtcd(info) : realStackedEtcd,
+    etcd: dryRun ? dryRunStackedEtcd(info) : stackedEtcdThrough(route),
     dryRun,
     patchesDir: cfg.join.patches?.directory,
     ignorePreflightErrors,

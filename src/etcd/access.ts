@@ -1,5 +1,6 @@
 import type { EtcdMember } from "../manifests/etcd.js";
 import type { KubeClient } from "../kube/types.js";
+import type { Route } from "../remote/route.js";
 import type { EtcdTLSCredentials } from "./client.js";
 import { EtcdCluster, etcdPodLister, joinStackedEtcdMember } from "./cluster.js";
 
@@ -25,16 +26,26 @@ export interface StackedEtcdAccess {
   ): Promise<EtcdMember[]>;
 }
 
-export const realStackedEtcd: StackedEtcdAccess = {
-  async checkClusterHealth(admin, tls) {
-    const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls);
-    await cluster.checkClusterHealth();
-  },
-  async joinMember(admin, tls, join) {
-    const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls);
-    return joinStackedEtcdMember(cluster, join);
-  },
-};
+/**
+ * The real etcd cluster, its members reached along `route` (the joining node's: the etcd Pods'
+ * client URLs are the cluster network's addresses). No route: directly.
+ */
+export function stackedEtcdThrough(route?: Route): StackedEtcdAccess {
+  const opts = route ? { route } : {};
+  return {
+    async checkClusterHealth(admin, tls) {
+      const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls, opts);
+      await cluster.checkClusterHealth();
+    },
+    async joinMember(admin, tls, join) {
+      const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls, opts);
+      return joinStackedEtcdMember(cluster, join);
+    },
+  };
+}
+
+/** The real etcd cluster, reached directly (the joining node is this machine). */
+export const realStackedEtcd: StackedEtcdAccess = stackedEtcdThrough();
 
 export function dryRunStackedEtcd(log: (line: string) => void): StackedEtcdAccess {
   return {

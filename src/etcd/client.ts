@@ -2,6 +2,7 @@ import { createPrivateKey, X509Certificate } from "node:crypto";
 import { request as httpsRequest, type RequestOptions } from "node:https";
 import { createSecureContext, type SecureContext } from "node:tls";
 import { formatGoDuration } from "../config/duration.js";
+import { urlTarget, verifyServerAs, type Route } from "../remote/route.js";
 
 // An etcd v3 client over etcd's JSON gRPC gateway, which every etcd ≥ 3.4 serves on its client
 // URLs next to gRPC (go.etcd.io/etcd api/etcdserverpb/gw): POST /v3/<service>/<method> with the
@@ -40,6 +41,12 @@ export interface EtcdClientOptions {
   tls: EtcdTLSCredentials;
   /** Deadline of one request, from connecting to the last byte. Default 2 s (kubeadm's). */
   requestTimeoutMs?: number;
+  /**
+   * How this process reaches the endpoints, which are a node's view (remote/route.ts): a routed
+   * connection still verifies the serving certificate against the endpoint's own host (etcd's
+   * server certificate names the advertise IP, 127.0.0.1 and localhost). Default: directly.
+   */
+  route?: Route;
 }
 
 /** One member as etcd's Cluster API reports it. IDs are uint64 in decimal, as the gateway sends them. */
@@ -300,6 +307,7 @@ export class EtcdClient {
   private eps: URL[];
   private readonly context: SecureContext;
   private readonly timeoutMs: number;
+  private readonly route: Route | undefined;
   /** Index of the endpoint that answered last: tried first next time. */
   private preferred = 0;
 
@@ -308,6 +316,7 @@ export class EtcdClient {
     if (this.eps.length === 0) throw new Error("an etcd client needs at least one endpoint");
     this.context = secureContextOf(opts.tls);
     this.timeoutMs = opts.requestTimeoutMs ?? ETCD_REQUEST_TIMEOUT_MS;
+    this.route = opts.route;
   }
 
   /** The client URLs in use, as given ("https://127.0.0.1:2379"). */
@@ -466,8 +475,33 @@ export class EtcdClient {
     return parsed as T;
   }
 
+  /**
+   * Where the request for `url` connects: the endpoint itself, or its routed address with the
+   * certificate still checked against the endpoint's host. Not bounded by the request timeout:
+   * the route bounds its own probe, and a forward is opened once.
+   */
+  private async connectionTo(url: URL, operation: string): Promise<RequestOptions> {
+    const { host, port } = urlTarget(url);
+    if (!this.route) return { hostname: host, port };
+    let to;
+    try {
+      to = await this.route(host, port);
+    } catch (e) {
+      throw new EtcdRequestError(
+        operation,
+        url.origin,
+        "connection",
+        `cannot reach it through the node: ${(e as Error).message}`,
+        undefined,
+        undefined,
+        e,
+      );
+    }
+    return { hostname: to.host, port: to.port, ...verifyServerAs(host, to.host) };
+  }
+
   /** The HTTPS exchange itself, bounded by the request timeout. */
-  private exchange(
+  private async exchange(
     url: URL,
     operation: string,
     method: "GET" | "POST",
@@ -478,8 +512,7 @@ export class EtcdClient {
     // tls.connect takes a prepared secureContext; https.RequestOptions does not declare it.
     const options: RequestOptions & { secureContext: SecureContext } = {
       protocol: "https:",
-      hostname: url.hostname.replace(/^\[|\]$/g, ""),
-      port: url.port || 443,
+      ...(await this.connectionTo(url, operation)),
       method,
       path,
       secureContext: this.context,

@@ -1,5 +1,6 @@
 import { formatGoDuration } from "../config/duration.js";
 import { poll } from "../kube/poll.js";
+import type { Route } from "../remote/route.js";
 import type { KubeClient, KubeObject } from "../kube/types.js";
 import { ETCD_CLIENT_URLS_ANNOTATION, type EtcdMember } from "../manifests/etcd.js";
 import {
@@ -112,6 +113,8 @@ export interface EtcdClusterFromPodsOptions extends EtcdClusterOptions {
   /** Deadline of one etcd request. Default 2 s. */
   requestTimeoutMs?: number;
   discovery?: EtcdEndpointDiscoveryOptions;
+  /** How this process reaches the endpoints (the node's view); default directly. */
+  route?: Route;
 }
 
 /** kubeadm's etcdutil.Client. */
@@ -137,11 +140,12 @@ export class EtcdCluster {
     opts: EtcdClusterFromPodsOptions = {},
   ): Promise<EtcdCluster> {
     const endpoints = await etcdEndpointsFromPods(listPods, opts.discovery);
-    const client = new EtcdClient(
-      opts.requestTimeoutMs === undefined
-        ? { endpoints, tls }
-        : { endpoints, tls, requestTimeoutMs: opts.requestTimeoutMs },
-    );
+    const client = new EtcdClient({
+      endpoints,
+      tls,
+      ...(opts.requestTimeoutMs === undefined ? {} : { requestTimeoutMs: opts.requestTimeoutMs }),
+      ...(opts.route ? { route: opts.route } : {}),
+    });
     const cluster = new EtcdCluster(client, opts);
     await cluster.sync();
     return cluster;

@@ -1,7 +1,9 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { posix } from "node:path";
+import type { ConnectionOptions } from "node:tls";
 import type { Host } from "../remote/host.js";
+import { routeThrough, routeURL, verifyServerAs, type Route } from "../remote/route.js";
 import { kubeClientFromKubeConfig } from "./client.js";
 import { describeNetworkFailure } from "./errors.js";
 import type { ClusterAccess, KubeClient, ProbeOptions, RawResponse } from "./types.js";
@@ -9,22 +11,36 @@ import type { ClusterAccess, KubeClient, ProbeOptions, RawResponse } from "./typ
 // The cluster as seen from a machine kubeforge reaches directly: kubeconfig files (and the
 // certificates they reference, such as kubelet.conf's kubelet-client-current.pem) are read
 // through the node's Host, so --rootfs and remote hosts map paths; requests leave from this
-// process.
+// process, along the node's Route (remote/route.ts): directly when this process reaches the
+// address, else through the node's SSH connection, so they connect as the node would.
 
 export interface NodeClusterAccessOptions {
   /** Bound on each API request (default 30 s). */
   requestTimeoutMs?: number;
+  /** How connections reach what the node sees; default the node's shared routeThrough(host). */
+  route?: Route;
 }
 
 // Health bodies are short ("ok", a /livez?verbose report); more is never needed.
 const MAX_PROBE_BODY = 64 * 1024;
 
-/** One GET from this process; resolves with any HTTP answer, rejects only when none arrives. */
-export function httpGet(url: string, opts: ProbeOptions): Promise<RawResponse> {
+/** Where a probe connects instead of its URL's own address (remote/route.ts). */
+export interface ProbeVia {
+  /** The routed URL: same path, the routed host and port. */
+  url: string;
+  /** TLS options verifying the server as the original URL's host. */
+  tls: ConnectionOptions;
+}
+
+/**
+ * One GET from this process; resolves with any HTTP answer, rejects only when none arrives.
+ * With `via`, the request goes to the routed address; messages still name `url`.
+ */
+export function httpGet(url: string, opts: ProbeOptions, via?: ProbeVia): Promise<RawResponse> {
   return new Promise((resolve, reject) => {
     let target: URL;
     try {
-      target = new URL(url);
+      target = new URL(via?.url ?? url);
     } catch (e) {
       reject(new Error(`"${url}" is not a URL`, { cause: e }));
       return;
@@ -42,7 +58,7 @@ export function httpGet(url: string, opts: ProbeOptions): Promise<RawResponse> {
         timeout: opts.timeoutMs,
         // No keep-alive: a probe must not hold the process open once the wait is over.
         agent: false,
-        ...(secure ? { rejectUnauthorized: opts.insecureSkipTLSVerify !== true } : {}),
+        ...(secure ? { ...via?.tls, rejectUnauthorized: opts.insecureSkipTLSVerify !== true } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];
@@ -78,36 +94,20 @@ export function httpGet(url: string, opts: ProbeOptions): Promise<RawResponse> {
 }
 
 /**
- * ClusterAccess for a node: its Host reads the files. Probes of node-local endpoints (the
- * kubelet's healthz, the controller-manager and scheduler on 127.0.0.1) are made on the node, as
- * kubeadm makes them: through the host's forwarding when it is remote (SSH), from this process
- * when the host is this machine.
+ * ClusterAccess for a node: its Host reads the files, its Route carries the connections. Probes
+ * of node-local endpoints (the kubelet's healthz, the controller-manager and scheduler on
+ * 127.0.0.1) and API requests are made as kubeadm makes them on the node: over a remote host
+ * (SSH) through its forwarding when this process cannot connect itself (always for loopback),
+ * from this process when the host is this machine.
  */
 export class NodeClusterAccess implements ClusterAccess {
-  private readonly forwards = new Map<string, Promise<string>>();
+  private readonly route: Route;
 
   constructor(
     private readonly host: Host,
     private readonly opts: NodeClusterAccessOptions = {},
-  ) {}
-
-  /** The URL that reaches `url` as the node sees it. */
-  private async onNode(url: string): Promise<string> {
-    const forward = this.host.forward?.bind(this.host);
-    if (!forward) return url;
-    const target = new URL(url);
-    const port = Number(target.port || (target.protocol === "https:" ? 443 : 80));
-    const hostname = target.hostname.replace(/^\[|\]$/g, "");
-    const key = `${hostname}:${port}`;
-    let local = this.forwards.get(key);
-    if (!local) {
-      local = forward(hostname, port).then((f) => `127.0.0.1:${f.port}`);
-      // A failed forward is not cached: the next attempt of a poll tries again.
-      local.catch(() => this.forwards.delete(key));
-      this.forwards.set(key, local);
-    }
-    target.host = await local;
-    return target.toString();
+  ) {
+    this.route = opts.route ?? routeThrough(host);
   }
 
   async clientFor(kubeconfigPath: string, opts: { server?: string } = {}): Promise<KubeClient> {
@@ -123,6 +123,7 @@ export class NodeClusterAccess implements ClusterAccess {
       description: kubeconfigPath,
       readFile: (path) => this.host.readFile(path),
       baseDir: posix.dirname(kubeconfigPath),
+      route: this.route,
       ...(opts.server === undefined ? {} : { server: opts.server }),
       ...(this.opts.requestTimeoutMs === undefined
         ? {}
@@ -131,6 +132,13 @@ export class NodeClusterAccess implements ClusterAccess {
   }
 
   async probe(url: string, opts: ProbeOptions): Promise<RawResponse> {
-    return httpGet(await this.onNode(url), opts);
+    // Not a URL, or not http(s): httpGet says so.
+    if (!/^https?:\/\/[^/]/i.test(url) || !URL.canParse(url)) return httpGet(url, opts);
+    const routed = await routeURL(this.route, url);
+    if (routed.url === url) return httpGet(url, opts);
+    return httpGet(url, opts, {
+      url: routed.url,
+      tls: verifyServerAs(routed.original, routed.routed),
+    });
   }
 }

@@ -1,7 +1,16 @@
 import { readFile as readLocalFile } from "node:fs/promises";
 import { posix } from "node:path";
 import { HttpMethod, KubeConfig } from "@kubernetes/client-node";
-import type { Cluster, Configuration, RequestContext, User } from "@kubernetes/client-node";
+import type {
+  Cluster,
+  Configuration,
+  DispatcherOptions,
+  RequestContext,
+  User,
+} from "@kubernetes/client-node";
+import type { AgentOptions } from "node:https";
+import type { ConnectionOptions } from "node:tls";
+import { routeURL, verifyServerAs, type Route } from "../remote/route.js";
 import { currentEntries, parseKubeConfig } from "../kubeconfig/parse.js";
 import type { KubeConfigCluster, KubeConfigUser } from "../kubeconfig/types.js";
 import {
@@ -41,6 +50,12 @@ export interface KubeClientOptions {
   server?: string;
   /** Bound on each request, so a silent server cannot stall a retry loop. Default 30 s. */
   requestTimeoutMs?: number;
+  /**
+   * How the server is reached from this process (remote/route.ts): requests go to the routed
+   * address while the serving certificate is still checked against the server's own name.
+   * Default: directly.
+   */
+  route?: Route;
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
@@ -155,16 +170,55 @@ export async function kubeClientFromKubeConfig(
   const config = parseKubeConfig(text, opts.description);
   const entries = currentEntries(config, opts.description);
   const readFile = opts.readFile ?? ((path: string) => readLocalFile(path));
-  const cluster = await clusterEntry(entries.clusterName, entries.cluster, readFile, opts);
+  let cluster = await clusterEntry(entries.clusterName, entries.cluster, readFile, opts);
   const user = await userEntry(
     entries.userName,
     entries.user as (KubeConfigUser & Record<string, unknown>) | undefined,
     readFile,
     opts,
   );
-  const kc = new KubeConfig();
+  const server = cluster.server;
+  let kc = new KubeConfig();
+  if (opts.route && /^https?:\/\//i.test(server)) {
+    const routed = await routeURL(opts.route, server);
+    if (routed.url !== server) {
+      // A kubeconfig's tls-server-name already names what the certificate is checked against.
+      const identity = cluster.tlsServerName ? {} : verifyServerAs(routed.original, routed.routed);
+      kc = new RoutedKubeConfig(identity);
+      cluster = { ...cluster, server: routed.url };
+    }
+  }
   kc.loadFromClusterAndUser(cluster, user);
-  return new KubeConfigClient(kc, opts.description, cluster.server, opts.requestTimeoutMs);
+  return new KubeConfigClient(kc, opts.description, server, opts.requestTimeoutMs);
+}
+
+/**
+ * A KubeConfig whose connections verify the server certificate against the original server
+ * name while connecting to a routed address (client-node builds its undici dispatcher here).
+ */
+class RoutedKubeConfig extends KubeConfig {
+  constructor(private readonly identity: ConnectionOptions) {
+    super();
+  }
+
+  override createDispatcherOptions(
+    cluster: Cluster | null,
+    agentOptions: AgentOptions,
+  ): DispatcherOptions {
+    const options = super.createDispatcherOptions(cluster, agentOptions);
+    if (Object.keys(this.identity).length === 0) return options;
+    if (options.type === "agent") {
+      return { ...options, connect: { ...options.connect, ...this.identity } };
+    }
+    if (options.type === "none") {
+      // No TLS setting of its own (the system's CAs): still an agent, to carry the identity.
+      return {
+        type: "agent",
+        connect: { ...this.identity, keepAlive: true, keepAliveInitialDelay: 30_000 },
+      };
+    }
+    return options;
+  }
 }
 
 class KubeConfigClient implements KubeClient {

@@ -2,6 +2,7 @@ import { parseYAMLDocuments } from "../../config/yaml.js";
 import { renderKubeConfig } from "../../kubeconfig/build.js";
 import { parseKubeConfig } from "../../kubeconfig/parse.js";
 import type { KubeConfig } from "../../kubeconfig/types.js";
+import type { Route } from "../../remote/route.js";
 import { kubeClientFromKubeConfig } from "../client.js";
 import type { KubeClient, ObjectRef } from "../types.js";
 
@@ -30,6 +31,8 @@ export type ClientFactory = (
     requestTimeoutMs: number;
     readFile?: (path: string) => Promise<Buffer>;
     baseDir?: string;
+    /** How the joining node's connections leave this process (remote/route.ts). */
+    route?: Route;
   },
 ) => Promise<KubeClient>;
 
@@ -39,6 +42,7 @@ export const defaultClientFactory: ClientFactory = (kubeconfig, opts) =>
     requestTimeoutMs: opts.requestTimeoutMs,
     ...(opts.readFile ? { readFile: opts.readFile } : {}),
     ...(opts.baseDir ? { baseDir: opts.baseDir } : {}),
+    ...(opts.route ? { route: opts.route } : {}),
   });
 
 /** The text a client is built from (clientcmd.Write layout). */

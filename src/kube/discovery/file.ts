@@ -10,6 +10,7 @@ import {
 } from "../../kubeconfig/bootstrap.js";
 import type { KubeConfig, KubeConfigUser } from "../../kubeconfig/types.js";
 import { isForbidden } from "../errors.js";
+import type { Route } from "../../remote/route.js";
 import { poll, PollTimeoutError } from "../poll.js";
 import type { KubeObject } from "../types.js";
 import {
@@ -46,6 +47,8 @@ export interface FileDiscoveryOptions {
   extraCACerts?: string | Buffer | readonly (string | Buffer)[];
   /** Builds the cluster-info client; default kube/client.ts. */
   clientFor?: ClientFactory;
+  /** How the joining node's connections leave this process (the download too); default directly. */
+  route?: Route;
 }
 
 /** Where a discovery file comes from. */
@@ -88,6 +91,7 @@ export async function discoverFromFile(
     text = await downloadDiscoveryFile(location.url, {
       timeoutMs,
       ...(o.extraCACerts === undefined ? {} : { extraCACerts: o.extraCACerts }),
+      ...(o.route ? { route: o.route } : {}),
     });
   } else {
     source = `the discovery file ${location.path}`;
@@ -279,6 +283,7 @@ export async function validateConfigInfo(
       requestTimeoutMs: Math.min(DISCOVERY_REQUEST_TIMEOUT_MS, timeoutMs),
       readFile: (p) => o.readFile(p),
       ...(baseDir === undefined ? {} : { baseDir }),
+      ...(o.route ? { route: o.route } : {}),
     },
   );
   const server = cluster.cluster.server;

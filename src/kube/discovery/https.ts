@@ -1,7 +1,8 @@
 import { STATUS_CODES } from "node:http";
-import { request } from "node:https";
+import { request, type RequestOptions } from "node:https";
 import { getCACertificates, rootCertificates } from "node:tls";
 import { formatGoDuration } from "../../config/duration.js";
+import { urlTarget, verifyServerAs, type Route } from "../../remote/route.js";
 import { describeNetworkFailure } from "../errors.js";
 
 // HTTPS discovery's download (kubeadm: discovery/https/https.go RetrieveValidatedConfigInfo): a
@@ -18,6 +19,8 @@ export interface HttpsDownloadOptions {
   timeoutMs: number;
   /** PEM certificates trusted besides the host's (a private CA; tests). */
   extraCACerts?: string | Buffer | readonly (string | Buffer)[];
+  /** How the joining node reaches the URL's host from this process; default directly. */
+  route?: Route;
 }
 
 /**
@@ -46,11 +49,33 @@ interface Answer {
   body: Buffer;
 }
 
-function getOnce(url: URL, ca: (string | Buffer)[], signal: AbortSignal): Promise<Answer> {
+/**
+ * Connection options sending the request for `url` to its routed address: the certificate is
+ * checked against the URL's host and the Host header still names it (virtual hosts).
+ */
+async function routedOptions(url: URL, route: Route | undefined): Promise<RequestOptions> {
+  if (!route) return {};
+  const { host, port } = urlTarget(url);
+  const to = await route(host, port);
+  if (to.host === host && to.port === port) return {};
+  return {
+    hostname: to.host,
+    port: to.port,
+    ...verifyServerAs(host, to.host),
+    headers: { Accept: "*/*", Host: url.host },
+  };
+}
+
+function getOnce(
+  url: URL,
+  ca: (string | Buffer)[],
+  signal: AbortSignal,
+  via: RequestOptions,
+): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = request(
       url,
-      { method: "GET", ca, agent: false, signal, headers: { Accept: "*/*" } },
+      { method: "GET", ca, agent: false, signal, headers: { Accept: "*/*" }, ...via },
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
@@ -99,7 +124,7 @@ export async function downloadDiscoveryFile(
     }
     let answer: Answer;
     try {
-      answer = await getOnce(target, ca, signal);
+      answer = await getOnce(target, ca, signal, await routedOptions(target, opts.route));
     } catch (e) {
       const why = signal.aborted
         ? `no answer within ${formatGoDuration(opts.timeoutMs)}`

@@ -6,6 +6,7 @@ import {
   type ClusterEntry,
 } from "../../kubeconfig/bootstrap.js";
 import type { KubeConfig } from "../../kubeconfig/types.js";
+import type { Route } from "../../remote/route.js";
 import type { ClientFactory } from "./common.js";
 import { discoverFromFile, discoveryFileLocation } from "./file.js";
 import { discoverWithToken } from "./token.js";
@@ -46,6 +47,11 @@ export interface DiscoverOptions {
   extraCACerts?: string | Buffer | readonly (string | Buffer)[];
   /** Builds API clients; default kube/client.ts. */
   clientFor?: ClientFactory;
+  /**
+   * How the joining node's connections (cluster-info, an https discovery file) leave this
+   * process (remote/route.ts); default directly.
+   */
+  route?: Route;
 }
 
 export type DiscoveryMethod = "token" | "file" | "https";
@@ -91,6 +97,7 @@ export async function discover(
       ...(opts.intervalMs === undefined ? {} : { intervalMs: opts.intervalMs }),
       log: opts.log,
       ...(opts.clientFor ? { clientFor: opts.clientFor } : {}),
+      ...(opts.route ? { route: opts.route } : {}),
     });
   } else {
     throw new Error(

@@ -7,6 +7,7 @@ import { detachedTokenIsValid } from "../../pki/jws.js";
 import { pemDecodeAll } from "../../pki/pem.js";
 import { PinSet, certificateHash } from "../../pki/pin.js";
 import { parseBootstrapToken, type BootstrapTokenString } from "../../pki/token.js";
+import type { Route } from "../../remote/route.js";
 import { poll, PollTimeoutError } from "../poll.js";
 import type { KubeClient, KubeObject } from "../types.js";
 import {
@@ -51,6 +52,8 @@ export interface DiscoveryOptions {
   log: (line: string) => void;
   /** Builds the discovery clients; default kube/client.ts. */
   clientFor?: ClientFactory;
+  /** How the joining node reaches the endpoint from this process; default directly. */
+  route?: Route;
 }
 
 /** The last thing a cluster-info attempt ran into, kept for the timeout message. */
@@ -231,6 +234,7 @@ export async function discoverWithToken(o: DiscoveryOptions): Promise<KubeConfig
   const insecureClient = await clientFor(kubeconfigText(insecureBootstrapKubeConfig(endpoint)), {
     description: `the anonymous discovery client of ${server}`,
     requestTimeoutMs,
+    ...(o.route ? { route: o.route } : {}),
   });
   const insecureInfo = await getClusterInfo(insecureClient, token.id, server, timing, o.log);
   const insecureKubeconfig = validateClusterInfoToken(insecureInfo, token);
@@ -249,7 +253,11 @@ export async function discoverWithToken(o: DiscoveryOptions): Promise<KubeConfig
   );
   const secureClient = await clientFor(
     kubeconfigText(secureBootstrapKubeConfig(endpoint, caBundle)),
-    { description: `the discovery client of ${server} trusting the pinned CA`, requestTimeoutMs },
+    {
+      description: `the discovery client of ${server} trusting the pinned CA`,
+      requestTimeoutMs,
+      ...(o.route ? { route: o.route } : {}),
+    },
   );
   const secureInfo = await getClusterInfo(secureClient, token.id, server, timing, o.log);
   const secureKubeconfig = dataOf(secureInfo)[KUBECONFIG_KEY] ?? "";

@@ -7,6 +7,7 @@ import {
 } from "../../etcd/cluster.js";
 import type { KubeClient } from "../../kube/types.js";
 import type { Host } from "../../remote/host.js";
+import { routeThrough, type NodeRoute } from "../../remote/route.js";
 
 // How reset removes this node's etcd member: kubeadm's RemoveStackedEtcdMemberFromCluster
 // (phases/etcd/local.go) — the member whose peer URL is this node's is removed through the etcd
@@ -17,9 +18,9 @@ import type { Host } from "../../remote/host.js";
 // then syncs with the member list (clientv3's Sync): the member is removed as long as some
 // member answers, API server or not. The request goes to the other members first, so that a
 // member never has to remove itself.
-// Over a Host that forwards ports (SSH), every endpoint is reached through the node: etcd's
-// serving certificates name 127.0.0.1 (kubeadm's etcd server certificate SANs), so TLS still
-// verifies. Endpoints are then not synced: the member list's URLs are the node's view.
+// Every endpoint is reached along the node's route (remote/route.ts): directly when this process
+// connects itself, else through the node's SSH connection, the certificate still checked against
+// the endpoint's own address; the member list's URLs are the node's view, and so routed too.
 
 /** This node's etcd member, from its etcd.yaml. */
 export interface LocalEtcdMember {
@@ -50,17 +51,9 @@ export interface RealResetEtcdOptions {
   requestTimeoutMs?: number;
   /** How long to wait for the etcd Pods' annotations when the API answers. Default 5 s. */
   podDiscoveryTimeoutMs?: number;
+  /** A route of its own for the host, closed when the removal ends; default routeThrough(host, {}). */
+  routeFor?: (host: Host) => NodeRoute;
 }
-
-/** A TCP port on this machine reaching a port as seen from the host (SshHost.forward). */
-interface Forwarding {
-  forward?(
-    targetHost: string,
-    targetPort: number,
-  ): Promise<{ port: number; close(): Promise<void> }>;
-}
-
-const ETCD_CLIENT_PORT = 2379;
 
 /** The etcd Pods' client URLs the API knows, or none when it does not answer in time. */
 async function endpointsFromAPI(client: KubeClient, timeoutMs: number): Promise<string[]> {
@@ -82,29 +75,15 @@ export function realResetEtcd(opts: RealResetEtcdOptions = {}): ResetEtcdAccess 
         const known = await endpointsFromAPI(client, opts.podDiscoveryTimeoutMs ?? 5_000);
         for (const e of known) if (!endpoints.includes(e)) endpoints.push(e);
       }
-      const forward = (host as Host & Forwarding).forward?.bind(host);
-      const opened: { close(): Promise<void> }[] = [];
+      const own = member.clientURL;
+      // A route of its own: the forwards it opens end with the removal.
+      const route = (opts.routeFor ?? ((h: Host) => routeThrough(h, {})))(host);
       try {
-        let reach = endpoints;
-        let own = member.clientURL;
-        if (forward) {
-          reach = [];
-          for (const endpoint of endpoints) {
-            const url = new URL(endpoint);
-            const f = await forward(
-              url.hostname.replace(/^\[|\]$/g, ""),
-              Number(url.port || ETCD_CLIENT_PORT),
-            );
-            opened.push(f);
-            const local = `https://127.0.0.1:${f.port}`;
-            reach.push(local);
-            if (endpoint === member.clientURL) own = local;
-          }
-        }
         const cluster = new EtcdCluster(
           new EtcdClient({
-            endpoints: reach,
+            endpoints,
             tls,
+            route,
             ...(opts.requestTimeoutMs !== undefined
               ? { requestTimeoutMs: opts.requestTimeoutMs }
               : {}),
@@ -118,13 +97,11 @@ export function realResetEtcd(opts: RealResetEtcdOptions = {}): ResetEtcdAccess 
               : {}),
           },
         );
-        if (!forward) {
-          await cluster.sync();
-          const synced = cluster.endpoints;
-          const others = synced.filter((e) => e !== own);
-          if (others.length > 0 && others.length < synced.length) {
-            cluster.client.setEndpoints([...others, own]);
-          }
+        await cluster.sync();
+        const synced = cluster.endpoints;
+        const others = synced.filter((e) => e !== own);
+        if (others.length > 0 && others.length < synced.length) {
+          cluster.client.setEndpoints([...others, own]);
         }
         const members = await cluster.listMembers();
         if (!members.some((m) => m.peerURL === member.peerURL)) return "not-a-member";
@@ -134,7 +111,7 @@ export function realResetEtcd(opts: RealResetEtcdOptions = {}): ResetEtcdAccess 
         });
         return removed ? "removed" : "only-member";
       } finally {
-        await Promise.allSettled(opened.map((f) => f.close()));
+        await route.close();
       }
     },
   };

@@ -15,6 +15,7 @@ import {
 import { clusterCAData, clusterOf } from "../../../src/kubeconfig/bootstrap.js";
 import { renderKubeConfig } from "../../../src/kubeconfig/build.js";
 import type { KubeConfig } from "../../../src/kubeconfig/types.js";
+import type { Route } from "../../../src/remote/route.js";
 import { TOKEN, startDiscoveryCluster, type DiscoveryCluster } from "./sim-cluster.js";
 
 // File and HTTPS discovery against the simulated control plane: files on disk (a path, a
@@ -291,6 +292,35 @@ describe("HTTPS discovery", () => {
     pages["/login.txt"] = { status: 200, type: "text/plain", body: html };
     const { opts } = options(trusted ? { extraCACerts: web.caPEM } : {});
     expect((await failure(discoverFromFile(`${web.base}${path}`, opts))).message).toMatch(message);
+  });
+
+  it("follows the node's route to the URL's host, the certificate checked against that host", async () => {
+    pages["/discovery.conf"] = {
+      status: 200,
+      type: "application/yaml",
+      body: discoveryKubeconfig(),
+    };
+    const webPort = Number(new URL(web.base).port);
+    const asked: string[] = [];
+    // The node reaches 127.0.0.1:1 and 192.0.2.1 as this web server; anything else directly.
+    const route: Route = (host, port) => {
+      asked.push(`${host}:${port}`);
+      return Promise.resolve(
+        port === 1 || host === "192.0.2.1" ? { host: "127.0.0.1", port: webPort } : { host, port },
+      );
+    };
+    const { opts } = options({ extraCACerts: web.caPEM, route });
+    const config = await discoverFromFile("https://127.0.0.1:1/discovery.conf", opts);
+    expect(clusterOf(config)!.cluster.server).toBe(c.server);
+    expect(asked[0]).toBe("127.0.0.1:1");
+    // The cluster-info read that validates the file goes along the same route.
+    expect(asked).toContain(`${new URL(c.server).hostname}:${new URL(c.server).port}`);
+    // The web server's certificate names 127.0.0.1, not 192.0.2.1.
+    expect(
+      (await failure(discoverFromFile("https://192.0.2.1/discovery.conf", opts))).message,
+    ).toMatch(
+      /^cannot download the discovery file https:\/\/192\.0\.2\.1\/discovery\.conf: .*192\.0\.2\.1/,
+    );
   });
 
   it("refuses a plain http URL before any request", async () => {

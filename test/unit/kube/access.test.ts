@@ -1,5 +1,11 @@
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer, type Server } from "node:http";
+import {
+  connect,
+  createServer as createNetServer,
+  type Server as NetServer,
+  type Socket,
+} from "node:net";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -128,5 +134,63 @@ describe("NodeClusterAccess.probe", () => {
     });
     expect(answer.status).toBe(200);
     expect(server.requests.at(-1)!.clientCN).toBeUndefined();
+  });
+});
+
+describe("NodeClusterAccess over a host that forwards ports", () => {
+  /** Forwards by relaying from this machine, recording each target it was asked for. */
+  class RelayHost extends LocalHost {
+    forwarded: string[] = [];
+    private readonly servers: NetServer[] = [];
+    private readonly sockets = new Set<Socket>();
+
+    async forward(targetHost: string, targetPort: number) {
+      this.forwarded.push(`${targetHost}:${targetPort}`);
+      const relay = createNetServer((inbound) => {
+        const outbound = connect(targetPort, targetHost);
+        this.sockets.add(inbound).add(outbound);
+        inbound.pipe(outbound).pipe(inbound);
+        inbound.on("error", () => outbound.destroy());
+        outbound.on("error", () => inbound.destroy());
+      });
+      await new Promise<void>((resolve) => relay.listen(0, "127.0.0.1", resolve));
+      this.servers.push(relay);
+      return {
+        port: (relay.address() as AddressInfo).port,
+        close: () => new Promise<void>((resolve) => relay.close(() => resolve())),
+      };
+    }
+
+    override async close() {
+      for (const s of this.sockets) s.destroy();
+      await Promise.all(this.servers.map((s) => new Promise((r) => s.close(r))));
+    }
+  }
+
+  it("probes the node's loopback through the host, the URL named as given", async () => {
+    const relay = new RelayHost({ rootfs });
+    const access = new NodeClusterAccess(relay);
+    const answer = await access.probe(`${server.url}/livez`, {
+      timeoutMs: 1000,
+      insecureSkipTLSVerify: true,
+    });
+    expect(answer.status).toBe(200);
+    expect(relay.forwarded).toEqual([`127.0.0.1:${new URL(server.url).port}`]);
+    await relay.close();
+  });
+
+  it("sends API requests for the node's loopback through the node, TLS verified", async () => {
+    const relay = new RelayHost({ rootfs });
+    await relay.writeFile(
+      "/etc/kubernetes/admin.conf",
+      kubeconfigText(server.url, { "certificate-authority-data": b64(pki.caCert) }, { token: "t" }),
+      0o600,
+    );
+    const access = new NodeClusterAccess(relay);
+    const client = await access.clientFor("/etc/kubernetes/admin.conf");
+    expect((await client.getRaw("/livez")).status).toBe(200);
+    expect(relay.forwarded).toHaveLength(1);
+    expect(server.requests.map((r) => r.path)).toEqual(["/livez"]);
+    await relay.close();
   });
 });

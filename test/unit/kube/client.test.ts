@@ -12,6 +12,7 @@ import {
   isTransient,
 } from "../../../src/kube/errors.js";
 import type { KubeClient, KubeObject } from "../../../src/kube/types.js";
+import type { Route } from "../../../src/remote/route.js";
 import {
   b64,
   FakeAPIServer,
@@ -448,5 +449,56 @@ describe("errors", () => {
     expect(e.message).toMatch(
       /^creating Secret kube-system\/bootstrap-token-abcdef: no response from https:\/\/127\.0\.0\.1:\d+: /,
     );
+  });
+});
+
+describe("route", () => {
+  const kubeconfigFor = (serverURL: string, cluster: Record<string, unknown> = {}) =>
+    kubeconfigText(
+      serverURL,
+      { "certificate-authority-data": b64(pki.caCert), ...cluster },
+      { token: "t" },
+    );
+  const toFakeServer = (asked: string[]): Route => {
+    const port = Number(new URL(server.url).port);
+    return (host, p) => {
+      asked.push(`${host}:${p}`);
+      return Promise.resolve({ host: "127.0.0.1", port });
+    };
+  };
+
+  it("sends requests to the routed address and verifies the certificate as the server's own", async () => {
+    const asked: string[] = [];
+    // The certificate names 127.0.0.1: a server of 127.0.0.1 on another port verifies.
+    const client = await kubeClientFromKubeConfig(kubeconfigFor("https://127.0.0.1:1"), {
+      description: "admin.conf",
+      route: toFakeServer(asked),
+    });
+    await client.getRaw("/livez");
+    await client.getRaw("/readyz");
+    expect(server.requests.map((r) => r.path)).toEqual(["/livez", "/readyz"]);
+    expect(asked).toEqual(["127.0.0.1:1"]);
+  });
+
+  it("refuses a routed server whose certificate does not name the original IP, naming that server", async () => {
+    const client = await kubeClientFromKubeConfig(kubeconfigFor("https://192.0.2.1:6443"), {
+      description: "admin.conf",
+      route: toFakeServer([]),
+    });
+    const e = (await client.getRaw("/livez").catch((x: unknown) => x)) as ApiError;
+    expect(e).toBeInstanceOf(ApiError);
+    expect(e.message).toMatch(
+      /^getting \/livez: no response from https:\/\/192\.0\.2\.1:6443: .*192\.0\.2\.1/,
+    );
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it("still refuses a server certificate from another CA through a route", async () => {
+    const client = await kubeClientFromKubeConfig(
+      kubeconfigFor("https://127.0.0.1:1", { "certificate-authority-data": b64(pki.otherCaCert) }),
+      { description: "admin.conf", route: toFakeServer([]) },
+    );
+    await expect(client.getRaw("/livez")).rejects.toThrow(/certificate/);
+    expect(server.requests).toHaveLength(0);
   });
 });
