@@ -11,6 +11,7 @@ import {
 } from "../../config/paths.js";
 import { getInitSystem } from "../../node/init-system.js";
 import type { LookupOptions } from "../../node/lookpath.js";
+import { APISERVER_PROXY_UNIT, APISERVER_PROXY_UNIT_PATH } from "../../node/apiserver-proxy.js";
 import { BRIDGE_NAME, CNI_CONFIG_DIR } from "../../node/cni/bridge.js";
 import type { Host } from "../../remote/host.js";
 import type { Logger, Phase } from "../../workflow/phase.js";
@@ -36,6 +37,7 @@ import { KUBELET_RUN_DIR, resolveKubeletDir, unmountUnder } from "./unmount.js";
 //   network is not the old one's;
 // - the bridge kubeforge's built-in pod network created (it keeps the old pod CIDR's address,
 //   which the bridge plugin refuses to change);
+// - kubeforge's node-local API server proxy unit (kubeforge-apiserver-proxy.service), stopped;
 // - kubeforge's own state (/etc/kubeforge, /var/lib/kubeforge: the node marker, the node-local
 //   API proxy's configuration).
 // Left alone on purpose: the kubelet's installation (binary, unit and its 10-kubeadm.conf
@@ -146,6 +148,27 @@ async function cleanDirsAndFiles(
   }
 }
 
+/** kubeforge's node-local API server proxy (several control planes without an endpoint). */
+async function removeApiServerProxy(data: ResetData, log: Logger): Promise<void> {
+  const { host, dryRun } = data;
+  if (!(await host.exists(APISERVER_PROXY_UNIT_PATH))) return;
+  log.info(
+    `[reset] ${dryRun ? "Would stop and delete" : "Stopping and deleting"} the API server proxy ${APISERVER_PROXY_UNIT}`,
+  );
+  try {
+    const init = await getInitSystem(host);
+    await init?.serviceStop(APISERVER_PROXY_UNIT);
+    await host.exec(["systemctl", "disable", APISERVER_PROXY_UNIT], {
+      sudo: true,
+      timeoutMs: 30_000,
+    });
+    await host.remove(APISERVER_PROXY_UNIT_PATH);
+    await host.exec(["systemctl", "daemon-reload"], { sudo: true, timeoutMs: 30_000 });
+  } catch (e) {
+    log.warn(`[reset] Failed to remove ${APISERVER_PROXY_UNIT}: ${messageOf(e)}`);
+  }
+}
+
 /** kubeforge's additions (see the top of this file). */
 async function cleanKubeforgeState(data: ResetData, log: Logger): Promise<void> {
   const { host, dryRun } = data;
@@ -161,6 +184,7 @@ async function cleanKubeforgeState(data: ResetData, log: Logger): Promise<void> 
   for (const dir of [CNI_CONFIG_DIR, CNI_STATE_DIR])
     if (!(await isDirEmpty(host, dir))) cniDirs.push(dir);
   if (cniDirs.length > 0) await cleanDirsAndFiles(host, cniDirs, [], dryRun, log);
+  await removeApiServerProxy(data, log);
   const own = await present(KUBEFORGE_DIRS);
   if (own.length > 0) {
     log.info(

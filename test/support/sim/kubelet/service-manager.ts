@@ -115,13 +115,50 @@ stop_kubelet() {
   rm -f "$PIDFILE"
 }
 
+# Any other unit is one kubeforge wrote: its first ExecStart= line runs detached, with a pid
+# file, like Type=simple (systemd.service(5)); Restart= is not simulated.
+UNITS=${q(join(opts.rootfs, "etc/systemd/system"))}
+UNIT_STATE=${q(join(opts.stateDir, "units"))}
+unit_file() { [ -f "$UNITS/$1.service" ] && echo "$UNITS/$1.service"; }
+unit_pid() {
+  [ -f "$UNIT_STATE/$1.pid" ] || return 1
+  pid=$(cat "$UNIT_STATE/$1.pid" 2>/dev/null)
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+start_unit() {
+  unit_pid "$1" >/dev/null && return 0
+  cmd=$(sed -n 's/^ExecStart=//p' "$(unit_file "$1")" | head -n 1)
+  [ -n "$cmd" ] || { echo "$1.service has no ExecStart=" >&2; return 1; }
+  mkdir -p "$UNIT_STATE"
+  setsid sh -c "echo \\$\\$ > '$UNIT_STATE/$1.pid'; exec $cmd" </dev/null >>"$UNIT_STATE/$1.out" 2>&1 &
+  i=0
+  while [ $i -lt 100 ]; do
+    unit_pid "$1" >/dev/null && { sleep 0.2; unit_pid "$1" >/dev/null && return 0; }
+    i=$((i + 1))
+    sleep 0.05
+  done
+  echo "Job for $1.service failed because the control process exited with error code." >&2
+  return 1
+}
+stop_unit() {
+  pid=$(unit_pid "$1") || { rm -f "$UNIT_STATE/$1.pid"; return 0; }
+  kill -TERM "$pid" 2>/dev/null
+  i=0
+  while kill -0 "$pid" 2>/dev/null; do
+    i=$((i + 1))
+    if [ $i -gt 200 ]; then kill -KILL "$pid" 2>/dev/null; fi
+    sleep 0.05
+  done
+  rm -f "$UNIT_STATE/$1.pid"
+}
+
 unit_of() { echo "\${1%.service}"; }
-known() { case "$1" in kubelet|containerd) return 0;; *) return 1;; esac; }
+known() { case "$1" in kubelet|containerd) return 0;; *) unit_file "$1" >/dev/null;; esac; }
 active() {
   case "$1" in
     kubelet) kubelet_pid >/dev/null;;
     containerd) return 0;;
-    *) return 1;;
+    *) unit_pid "$1" >/dev/null;;
   esac
 }
 
@@ -138,11 +175,15 @@ case "$verb" in
     rc=0
     for u in $units; do
       if ! known "$u"; then echo "Failed to $verb $u.service: Unit $u.service not found." >&2; rc=5; continue; fi
-      [ "$u" = kubelet ] || continue
+      case "$u" in
+        kubelet) start=start_kubelet stop=stop_kubelet;;
+        containerd) continue;;
+        *) start="start_unit $u" stop="stop_unit $u";;
+      esac
       case "$verb" in
-        start) start_kubelet || rc=1;;
-        stop) stop_kubelet;;
-        *) stop_kubelet; start_kubelet || rc=1;;
+        start) $start || rc=1;;
+        stop) $stop;;
+        *) $stop; $start || rc=1;;
       esac
     done
     exit $rc;;
