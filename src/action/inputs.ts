@@ -262,3 +262,8 @@ export async function clusterFromInputs(
     throw e;
   }
 }
+
+/** The runner-side tunnel's pid file (cluster/tunnel.ts), in the cluster's state folder. */
+export function tunnelStateFile(stateDir: string): string {
+  return join(stateDir, "tunnel.json");
+}

@@ -1,11 +1,19 @@
 import * as core from "@actions/core";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
 import { up, type UpResult } from "../cluster/up/index.js";
 import { resetNode } from "../cluster/up/reset-node.js";
+import { startTunnelProcess } from "../cluster/tunnel.js";
 import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
-import { clusterFromInputs, readInputs, stateDirOf, type ActionInputs } from "./inputs.js";
+import {
+  clusterFromInputs,
+  readInputs,
+  stateDirOf,
+  tunnelStateFile,
+  type ActionInputs,
+} from "./inputs.js";
 import { parsePlan } from "./plan.js";
 import { GitHubReporter } from "./reporter.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";
@@ -27,6 +35,11 @@ function maskSpecSecrets(spec: ClusterSpec, reporter: GitHubReporter): void {
 }
 
 /** Dry run: the plan in one file and each node's kubeadm documents in plan/<node>.yaml. */
+/** dist/cli.js, next to this bundle (dist/main.js). */
+function siblingCli(): string {
+  return join(dirname(fileURLToPath(import.meta.url)), "cli.js");
+}
+
 async function savePlan(stateDir: string, plan: string, result: UpResult) {
   const planFile = join(stateDir, "plan.yaml");
   await writeFile(planFile, plan, { mode: 0o600 });
@@ -74,6 +87,13 @@ async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: str
     kubeconfigPath,
     stdout: (text) => (plan += text),
     runnerAddresses,
+    // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
+    // (the runner ends a job's leftover processes when the job ends).
+    tunnel: (targets) =>
+      startTunnelProcess(
+        { cluster: spec, targets },
+        { cliPath: siblingCli(), stateFile: tunnelStateFile(stateDir), env: process.env },
+      ),
   });
   // up registered the token and certificate key when it made them; the rest is new here.
   reporter.mask(result.token);

@@ -11,7 +11,14 @@ import { parseHostURL } from "../config/cluster/host-url.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import { fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
-import { clusterFromInputs, readInputs, stateDirOf, type ActionInputs } from "./inputs.js";
+import { stopTunnelProcess } from "../cluster/tunnel.js";
+import {
+  clusterFromInputs,
+  readInputs,
+  stateDirOf,
+  tunnelStateFile,
+  type ActionInputs,
+} from "./inputs.js";
 import { GitHubReporter } from "./reporter.js";
 
 // The action's post step (action.yml `post`). It runs after the job's other steps, with the same
@@ -334,6 +341,10 @@ async function post(): Promise<void> {
     if (spec && connections) await teardown(spec, inputs, connections, reporter);
   } finally {
     await connections?.closeAll();
+    // The job's steps are over: the runner-side tunnel to the API servers is not needed.
+    if (await stopTunnelProcess(tunnelStateFile(stateDir)).catch(() => false)) {
+      core.info("kubeforge: the tunnel to the API servers was stopped");
+    }
   }
 }
 

@@ -7,6 +7,7 @@ import { down } from "../cluster/down.js";
 import { up } from "../cluster/up/index.js";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
 import { resetNode } from "../cluster/up/reset-node.js";
+import { startTunnelProcess, stopTunnelProcess, tunnelMain } from "../cluster/tunnel.js";
 import { defaultClusterSpec, loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
 import { TerminalReporter, type Reporter } from "../workflow/reporter.js";
@@ -35,6 +36,11 @@ async function readSpec(file: string | undefined, reporter: Reporter): Promise<C
     readFile: (p) => readFileSync(p, "utf8"),
     warn: (m) => reporter.warn(m),
   });
+}
+
+/** The runner-side tunnel's pid file, next to the admin.conf it serves. */
+export function tunnelStateFile(kubeconfigPath: string): string {
+  return `${kubeconfigPath}.tunnel.json`;
 }
 
 /** Where admin.conf goes on the runner by default: one file per cluster name. */
@@ -75,6 +81,15 @@ export function registerUp(program: Command): void {
         kubeconfigPath,
         stdout: (text) => process.stdout.write(text),
         runnerAddresses,
+        tunnel: (targets) =>
+          startTunnelProcess(
+            { cluster: spec, targets },
+            {
+              cliPath: process.argv[1]!,
+              stateFile: tunnelStateFile(kubeconfigPath),
+              env: process.env,
+            },
+          ),
       });
       if (o.dryRun) return;
       for (const n of result.nodes) {
@@ -100,9 +115,18 @@ export function registerUp(program: Command): void {
       await down({ spec, connect: connector(spec, reporter), reporter, dryRun: o.dryRun === true });
       if (o.dryRun) return;
       const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
+      if (await stopTunnelProcess(tunnelStateFile(kubeconfigPath))) {
+        reporter.info("[down] the SSH tunnel to the API servers was stopped");
+      }
       await rm(kubeconfigPath, { force: true });
       reporter.info(
         `[down] Cluster "${spec.name}": every host was reset; ${kubeconfigPath} removed`,
       );
     });
+
+  // Internal: the runner-side tunnel `up` starts (cluster/tunnel.ts); its spec arrives on stdin.
+  program
+    .command("tunnel", { hidden: true })
+    .description("Serve the runner-side tunnel to the API servers (started by kubeforge up)")
+    .action(() => tunnelMain(process.stdin));
 }

@@ -1,8 +1,7 @@
 import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js";
 import { parseGoDuration } from "../../config/duration.js";
 import { joinHostPort } from "../../config/network.js";
-import { resolveKubernetesVersion } from "../../config/versions.js";
-import { withServer } from "../../kubeconfig/bootstrap.js";
+import { releaseFor, resolveKubernetesVersion } from "../../config/versions.js";
 import { NodeClusterAccess } from "../../kube/access.js";
 import type { KubeClient } from "../../kube/types.js";
 import { joinCommand as formatJoinCommand } from "../../manifests/join-command.js";
@@ -15,12 +14,9 @@ import { initPhases } from "../../phases/init/index.js";
 import { joinPhases } from "../../phases/join/index.js";
 import type { Reporter } from "../../workflow/reporter.js";
 import { Runner } from "../../workflow/runner.js";
-import {
-  parseAdminConf,
-  reachableServer,
-  serverOf,
-  writeRunnerKubeConfig,
-} from "./admin-kubeconfig.js";
+import { parseAdminConf, writeRunnerKubeConfig } from "./admin-kubeconfig.js";
+import { runnerServer } from "./runner-server.js";
+import type { TunnelTargetSpec } from "../tunnel.js";
 import { installPodNetwork } from "./pod-network.js";
 import { describeInventory, inspectHost, type HostInventory } from "./inventory.js";
 import {
@@ -38,8 +34,10 @@ import {
   runJoin,
   type NodeRun,
 } from "./node-workflows.js";
+import { kubeletCgroupDriver, prepareNodes } from "./prepare.js";
 import { waitForCluster } from "./readiness.js";
 import { applyNodeLabels } from "./labels.js";
+import { installLocalEndpoint, localEndpoint as localEndpointAddress } from "./local-endpoint.js";
 
 // `kubeforge up`: a Cluster file becomes a working cluster (issue 5). Every host is connected
 // and inspected first, every pending host passes preflight before any is changed, then init on
@@ -63,6 +61,11 @@ export interface UpRequest {
   stdout: (text: string) => void;
   /** The runner's host names for control planes (ssh URL hosts), added to the API server SANs. */
   runnerAddresses: (node: ClusterNodeSpec) => string[];
+  /**
+   * Starts the runner-side tunnel (cluster/tunnel.ts) to these API server targets and returns
+   * its loopback port. Without it, an API server the runner cannot reach is an error.
+   */
+  tunnel?: (targets: TunnelTargetSpec[]) => Promise<{ port: number }>;
 }
 
 export interface UpNode {
@@ -111,17 +114,6 @@ export async function up(req: UpRequest): Promise<UpResult> {
   const nodeReporter = (name: string) => hostReporter(reporter, name);
   // What the Cluster file alone decides is refused before any host is contacted.
   const skip = splitSkipPhases(spec.skipPhases ?? [], reporter);
-  if (spec.kubeletBinary || spec.nodes.some((n) => n.kubeletBinary)) {
-    throw new Error(
-      "kubeletBinary is not supported by this version of kubeforge up yet (node preparation comes with the GitHub Action); install the kubelet on the hosts instead",
-    );
-  }
-  const controlPlaneCount = spec.nodes.filter((n) => n.role === "control-plane").length;
-  if (controlPlaneCount > 1 && !spec.controlPlaneEndpoint) {
-    throw new Error(
-      "several control planes need a stable API endpoint: set controlPlaneEndpoint in the Cluster file (a load balancer, VIP or DNS name)",
-    );
-  }
   try {
     await reporter.group("connect", () =>
       fleet(
@@ -183,10 +175,12 @@ export async function up(req: UpRequest): Promise<UpResult> {
       );
     }
     const multiControlPlane = controlPlanes.length > 1;
+    // Several control planes without the user's endpoint: kubeforge's node-local proxies.
+    const localEndpoint = multiControlPlane && !spec.controlPlaneEndpoint;
     const settings: ClusterSettings = {
       kubernetesVersion,
       ...(spec.controlPlaneEndpoint ? { controlPlaneEndpoint: spec.controlPlaneEndpoint } : {}),
-      extraCertSANs: controlPlanes.flatMap((i) => [...req.runnerAddresses(i.node), i.address]),
+      extraCertSANs: [...controlPlanes.flatMap((i) => [...req.runnerAddresses(i.node), i.address])],
       ...skip,
       ...(spec.kubeadm.patchesDir ? { patchesDir: spec.kubeadm.patchesDir } : {}),
     };
@@ -196,18 +190,31 @@ export async function up(req: UpRequest): Promise<UpResult> {
     if (certificateKey) reporter.mask(certificateKey);
 
     const user = userDocuments(spec.kubeadm.documents);
-    const firstRun: NodeRun = {
+    const firstRunWith = (s: ClusterSettings): NodeRun => ({
       host: hostOf(first.node.name),
       reporter: nodeReporter(first.node.name),
       env: req.env,
-      documents: initDocuments(spec, user, { ...first.node, address: first.address }, settings, {
+      documents: initDocuments(spec, user, { ...first.node, address: first.address }, s, {
         token,
         ...(certificateKey ? { certificateKey } : {}),
       }),
-    };
-    const clusterView = await prepareFirstControlPlane(firstRun);
+    });
+    let firstRun = firstRunWith(settings);
+    let clusterView = await prepareFirstControlPlane(firstRun);
     clusterView.data.keys.discard();
     const bindPort = clusterView.data.cfg.init.localAPIEndpoint.bindPort;
+    const proxyBackends = controlPlanes.map((i) => ({
+      name: i.node.name,
+      address: i.address,
+      port: bindPort,
+    }));
+    if (localEndpoint) {
+      // The API servers' bind port comes from the kubeadm documents: known only now.
+      settings.controlPlaneEndpoint = localEndpointAddress(proxyBackends);
+      firstRun = firstRunWith(settings);
+      clusterView = await prepareFirstControlPlane(firstRun);
+      clusterView.data.keys.discard();
+    }
     const apiServerEndpoint =
       settings.controlPlaneEndpoint ?? joinHostPort(first.address, bindPort);
     const joinRun = (inv: HostInventory, secrets: JoinSecrets): NodeRun => ({
@@ -223,6 +230,12 @@ export async function up(req: UpRequest): Promise<UpResult> {
         inventory,
         actions,
         firstRun.documents,
+        {
+          endpoint: localEndpoint
+            ? `${apiServerEndpoint} (kubeforge's node-local API server proxy on every node)`
+            : apiServerEndpoint,
+          prepare: spec.prepare.enabled,
+        },
         (inv) =>
           joinRun(inv, {
             token,
@@ -279,6 +292,25 @@ export async function up(req: UpRequest): Promise<UpResult> {
         ),
       );
     }
+    // Node preparation (binaries, container runtime, host settings, kubelet unit, images) on
+    // the hosts still to init or join; finished hosts are left as they are.
+    if (pending.length > 0 && spec.prepare.enabled) {
+      await reporter.group("prepare", () =>
+        prepareNodes({
+          spec,
+          kubernetesVersion,
+          release: releaseFor(kubernetesVersion),
+          nodes: pending.map((i) => ({
+            node: i.node,
+            host: hostOf(i.node.name),
+            arch: i.facts.arch,
+          })),
+          cgroupDriver: kubeletCgroupDriver(spec),
+          reporter: nodeReporter,
+          env: req.env,
+        }),
+      );
+    }
     const preflightSecrets: JoinSecrets = {
       token,
       caCertHash: PLACEHOLDER_HASH,
@@ -302,6 +334,20 @@ export async function up(req: UpRequest): Promise<UpResult> {
             }
           },
           { concurrency: spec.concurrency },
+        ),
+      );
+    }
+
+    if (localEndpoint && pending.length > 0) {
+      await reporter.group("apiserver-proxy", () =>
+        installLocalEndpoint(
+          inventory.map((i) => ({ name: i.node.name, host: hostOf(i.node.name) })),
+          proxyBackends,
+          {
+            reporter: nodeReporter,
+            concurrency: Math.max(spec.concurrency, inventory.length),
+            allowInstall: spec.prepare.installPackages,
+          },
         ),
       );
     }
@@ -382,21 +428,23 @@ export async function up(req: UpRequest): Promise<UpResult> {
       await firstHost.readFile("/etc/kubernetes/admin.conf"),
       first.node.name,
     );
-    const server = serverOf(adminConf);
-    const port = Number(server.port || 443);
-    const candidates = [
-      server.hostname.replace(/^\[|\]$/g, ""),
-      ...controlPlanes.flatMap((i) => [...req.runnerAddresses(i.node), i.address]),
-    ];
-    const reachable = await reachableServer([...new Set(candidates)], port);
-    if (!reachable) {
-      throw new Error(
-        `the runner cannot reach the API server at any of ${[...new Set(candidates)].map((c) => joinHostPort(c, port)).join(", ")}; open port ${port} to the runner or set controlPlaneEndpoint to an address it can reach`,
-      );
-    }
-    await writeRunnerKubeConfig(req.kubeconfigPath, withServer(adminConf, reachable));
-    log(`admin.conf written to ${req.kubeconfigPath} (server ${reachable})`);
+    const runnerView = await runnerServer({
+      adminConf,
+      controlPlanes,
+      bindPort,
+      localEndpoint,
+      userEndpoint: spec.controlPlaneEndpoint !== undefined,
+      runnerAddresses: req.runnerAddresses,
+      hostOf,
+      ...(req.tunnel ? { tunnel: req.tunnel } : {}),
+    });
+    await writeRunnerKubeConfig(req.kubeconfigPath, runnerView.kubeconfig);
+    log(
+      `admin.conf written to ${req.kubeconfigPath} (server ${runnerView.server}${runnerView.via ? `, ${runnerView.via}` : ""})`,
+    );
+    const reachable = runnerView.server;
 
+    const joined = pending.length > 0;
     const joinCommand = formatJoinCommand({
       program: "kubeforge",
       server: apiServerEndpoint,
@@ -421,10 +469,11 @@ export async function up(req: UpRequest): Promise<UpResult> {
           action: action === "none" ? "none" : action.endsWith("init") ? "init" : "join",
         };
       }),
-      token,
+      // A run that joined nothing created no token in the cluster: none to hand out.
+      token: joined ? token : "",
       caCertHash: hash,
-      certificateKey,
-      joinCommand,
+      certificateKey: joined ? certificateKey : undefined,
+      joinCommand: joined ? joinCommand : "",
       timings,
     };
   } finally {
@@ -453,6 +502,7 @@ function printPlan(
   inventory: HostInventory[],
   actions: Map<string, Action>,
   initDocs: string,
+  cluster: { endpoint: string; prepare: boolean },
   joinDocs: (inv: HostInventory) => string,
 ): void {
   const redact = (text: string) =>
@@ -460,7 +510,11 @@ function printPlan(
       .replace(/(token: )"?[a-z0-9]{6}\.[a-z0-9]{16}"?/g, "$1<generated token>")
       .replace(/(certificateKey: )"?[0-9a-f]{64}"?/g, "$1<generated certificate key>")
       .replace(/(- )"?sha256:0{64}"?/g, "$1<CA hash after init>");
-  const lines = [`# kubeforge up --dry-run: cluster "${req.spec.name}"; nothing was changed`];
+  const lines = [
+    `# kubeforge up --dry-run: cluster "${req.spec.name}"; nothing was changed`,
+    `# API endpoint: ${cluster.endpoint}`,
+    `# node preparation (binaries, container runtime, host settings, images): ${cluster.prepare ? "on every host to init or join" : "off"}`,
+  ];
   for (const inv of inventory) {
     const action = actions.get(inv.node.name)!;
     lines.push(

@@ -556,23 +556,45 @@ export class SshHost implements Host {
 
   // ---- forwards and lifetime -------------------------------------------------------------
 
+  /** Whether commands and forwards can still use the connection. */
+  get isOpen(): boolean {
+    return this.state.kind === "open";
+  }
+
+  /**
+   * One TCP connection to targetHost:targetPort as seen from the host (a direct-tcpip channel);
+   * rejects when the host cannot connect (refused, unreachable) or the connection is gone.
+   */
+  connectTo(
+    targetHost: string,
+    targetPort: number,
+    from: { address: string; port: number } = { address: "127.0.0.1", port: 0 },
+  ): Promise<Duplex> {
+    return new Promise<Duplex>((resolve, reject) => {
+      if (this.state.kind !== "open")
+        return reject(this.unavailable(`connection to ${targetHost}:${targetPort}`));
+      try {
+        this.client.forwardOut(from.address, from.port, targetHost, targetPort, (err, s) =>
+          err ? reject(err) : resolve(s),
+        );
+      } catch (e) {
+        reject(e instanceof Error ? e : new Error(String(e)));
+      }
+    });
+  }
+
   async forward(targetHost: string, targetPort: number): Promise<Forward> {
     if (this.state.kind !== "open")
       throw this.unavailable(`forward to ${targetHost}:${targetPort}`);
+    // A dead target fails every retry of the client the same way: said once, not per attempt.
+    let said: string | undefined;
     const f = await openLocalForward(
-      (from) =>
-        new Promise<Duplex>((resolve, reject) => {
-          if (this.state.kind !== "open")
-            return reject(this.unavailable(`forward to ${targetHost}:${targetPort}`));
-          try {
-            this.client.forwardOut(from.address, from.port, targetHost, targetPort, (err, s) =>
-              err ? reject(err) : resolve(s),
-            );
-          } catch (e) {
-            reject(e instanceof Error ? e : new Error(String(e)));
-          }
-        }),
-      (m) => this.log(`forward to ${targetHost}:${targetPort}: ${m}`),
+      (from) => this.connectTo(targetHost, targetPort, from),
+      (m) => {
+        if (m === said) return;
+        said = m;
+        this.log(`forward to ${targetHost}:${targetPort}: ${m}`);
+      },
     );
     this.forwards.add(f);
     return {

@@ -45,21 +45,6 @@ async function refusal(text: string): Promise<{ error: string; connects: number 
 describe("up refuses before connecting", () => {
   it.each([
     {
-      what: "several control planes without controlPlaneEndpoint",
-      text: cluster("", [
-        "- {name: cp-1, role: control-plane, host: ssh://10.0.0.1}",
-        "- {name: cp-2, role: control-plane, host: ssh://10.0.0.2}",
-      ]),
-      error: /several control planes need a stable API endpoint: set controlPlaneEndpoint/,
-    },
-    {
-      what: "a kubelet binary (node preparation is not there yet)",
-      text: cluster("kubeletBinary: https://example.com/kubelet", [
-        "- {name: cp-1, role: control-plane, host: ssh://10.0.0.1}",
-      ]),
-      error: /kubeletBinary is not supported by this version of kubeforge up yet/,
-    },
-    {
       what: "a phase to skip that neither init nor join has",
       text: cluster("skipPhases: [addon/kube-proxy, certs/etcd-nope]", [
         "- {name: cp-1, role: control-plane, host: ssh://10.0.0.1}",

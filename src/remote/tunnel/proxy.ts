@@ -1,0 +1,116 @@
+import { connect, createServer, type Server, type Socket } from "node:net";
+import type { Duplex } from "node:stream";
+
+// A TCP proxy on the runner's loopback with failover across several ways to the same service:
+// the API servers of a cluster, each reached directly or through an SSH connection. Every
+// accepted connection goes to the target that answered last; when it cannot connect, the next
+// one is tried, so `kubectl` keeps working while any one control plane is down. TLS passes
+// through untouched: the client verifies the API server's own certificate.
+
+export interface ProxyTarget {
+  /** For logs: "cp-1 via ssh", "10.0.0.1:6443". */
+  readonly describe: string;
+  /** One connection to the service; rejects when the target cannot be reached now. */
+  open(): Promise<Duplex>;
+}
+
+export interface TunnelProxy {
+  port: number;
+  close(): Promise<void>;
+}
+
+/** A direct TCP target; the connection attempt is bounded by `timeoutMs`. */
+export function directTarget(host: string, port: number, timeoutMs = 5000): ProxyTarget {
+  return {
+    describe: `${host}:${port}`,
+    open: () =>
+      new Promise<Duplex>((resolve, reject) => {
+        const socket = connect({ host, port });
+        const timer = setTimeout(() => {
+          socket.destroy();
+          reject(new Error(`no connection to ${host}:${port} within ${timeoutMs} ms`));
+        }, timeoutMs);
+        socket.once("connect", () => {
+          clearTimeout(timer);
+          resolve(socket);
+        });
+        socket.once("error", (e) => {
+          clearTimeout(timer);
+          reject(e);
+        });
+      }),
+  };
+}
+
+export async function startTunnelProxy(
+  targets: readonly ProxyTarget[],
+  opts: { host?: string; port?: number; log?: (line: string) => void } = {},
+): Promise<TunnelProxy> {
+  if (targets.length === 0) throw new Error("a tunnel needs at least one target");
+  const log = opts.log ?? (() => {});
+  const sockets = new Set<Socket | Duplex>();
+  const track = (s: Socket | Duplex) => {
+    sockets.add(s);
+    s.once("close", () => sockets.delete(s));
+  };
+  let preferred = 0;
+
+  const openAny = async (): Promise<Duplex> => {
+    const failures: string[] = [];
+    for (let i = 0; i < targets.length; i++) {
+      const index = (preferred + i) % targets.length;
+      const target = targets[index]!;
+      try {
+        const stream = await target.open();
+        if (index !== preferred) log(`now using ${target.describe}`);
+        preferred = index;
+        return stream;
+      } catch (e) {
+        failures.push(`${target.describe}: ${(e as Error).message}`);
+      }
+    }
+    throw new Error(`no target answers: ${failures.join("; ")}`);
+  };
+
+  const server: Server = createServer((socket) => {
+    track(socket);
+    socket.on("error", () => socket.destroy());
+    socket.pause();
+    openAny().then(
+      (upstream) => {
+        if (socket.destroyed) {
+          upstream.destroy();
+          return;
+        }
+        track(upstream);
+        upstream.on("error", () => upstream.destroy());
+        // Either side ending ends the pair.
+        upstream.once("close", () => socket.destroy());
+        socket.once("close", () => upstream.destroy());
+        socket.pipe(upstream).pipe(socket);
+        socket.resume();
+      },
+      (e: Error) => {
+        log(e.message);
+        socket.destroy();
+      },
+    );
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once("error", reject);
+    server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => {
+      server.off("error", reject);
+      resolve();
+    });
+  });
+  const address = server.address();
+  const port = typeof address === "object" && address ? address.port : 0;
+  return {
+    port,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const s of sockets) s.destroy();
+        server.close(() => resolve());
+      }),
+  };
+}
