@@ -12,8 +12,9 @@ import {
 } from "../../../src/node/artifacts/fetch.js";
 import { installArtifacts } from "../../../src/node/artifacts/install.js";
 import { LocalHost } from "../../../src/remote/local.js";
-import { SshHost } from "../../../src/remote/ssh/host.js";
+import type { SshHost } from "../../../src/remote/ssh/host.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 
 // Installing fetched artifacts on a testbed host over SSH, as the non-root sudo user `kf` and as
@@ -35,12 +36,7 @@ const machineKubeletMtime = machineHadKubelet ? statSync("/usr/local/bin/kubelet
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 async function connect(user: string): Promise<SshHost> {
-  const host = await SshHost.connect({
-    name: h.name,
-    endpoint: { host: h.ssh.host, port: h.ssh.port, user },
-    credentials: { privateKey: h.ssh.privateKey },
-    hostKeys: { fingerprints: [h.ssh.hostKeyFingerprint] },
-  });
+  const host = await connectTestHost(h, user);
   hosts.push(host);
   return host;
 }

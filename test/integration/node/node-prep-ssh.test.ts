@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { SshHost } from "../../../src/remote/ssh/host.js";
+import type { SshHost } from "../../../src/remote/ssh/host.js";
 import { prepareHostSettings } from "../../../src/node/host-settings.js";
 import { installKubeletService } from "../../../src/node/kubelet-service.js";
 import {
@@ -9,6 +9,8 @@ import {
   CONTAINERD_CRI_SOCKET,
   prepareContainerd,
 } from "../../../src/node/runtime/containerd.js";
+import { machineSwapOn, machineWouldLoadModules } from "../../support/machine-safety.js";
+import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 
 // Node preparation over SSH on isolated test hosts (test/support/testbed.ts): as root and as a
@@ -21,13 +23,7 @@ import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/
 // could load overlay/br_netfilter (it has /lib/modules) and has not, a test host's "swapoff -a"
 // or modprobe would change the machine itself, so these tests do not run then.
 
-const machineSwap = existsSync("/proc/swaps")
-  ? readFileSync("/proc/swaps", "utf8").trim().split("\n").length > 1
-  : false;
-const machineWouldLoadModules =
-  existsSync("/lib/modules") &&
-  !(existsSync("/sys/module/overlay") && existsSync("/sys/module/br_netfilter"));
-const skip = machineSwap || machineWouldLoadModules;
+const skip = machineSwapOn || machineWouldLoadModules;
 
 let bed: SshTestbed;
 const hosts: SshHost[] = [];
@@ -43,12 +39,7 @@ afterAll(async () => {
 });
 
 async function connect(h: SshTestHost, user: string): Promise<SshHost> {
-  const host = await SshHost.connect({
-    name: h.name,
-    endpoint: { host: h.ssh.host, port: h.ssh.port, user },
-    credentials: { privateKey: h.ssh.privateKey },
-    hostKeys: { fingerprints: [h.ssh.hostKeyFingerprint] },
-  });
+  const host = await connectTestHost(h, user);
   hosts.push(host);
   return host;
 }

@@ -4,8 +4,9 @@ import { NodeClusterAccess } from "../../../src/kube/access.js";
 import { kubeClientFromKubeConfig } from "../../../src/kube/client.js";
 import type { Forward, Host } from "../../../src/remote/host.js";
 import { canConnect, routeThrough, type Route } from "../../../src/remote/route.js";
-import { SshHost } from "../../../src/remote/ssh/host.js";
+import type { SshHost } from "../../../src/remote/ssh/host.js";
 import { initFirstControlPlane } from "../../support/stacked-cluster.js";
+import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 
 // The route of a node over real SSH when the runner (this process, on the testbed bridge's
@@ -73,12 +74,7 @@ beforeAll(async () => {
   cp = bed.host("cp-1");
   const init = await initFirstControlPlane(cp, { token: TOKEN, certificateKey: CERTIFICATE_KEY });
   if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}\n${await cp.node.logs()}`);
-  ssh = await SshHost.connect({
-    name: cp.name,
-    endpoint: { host: cp.ssh.host, port: cp.ssh.port, user: "root" },
-    credentials: { privateKey: cp.ssh.privateKey },
-    hostKeys: { fingerprints: [cp.ssh.hostKeyFingerprint] },
-  });
+  ssh = await connectTestHost(cp);
   adminConf = (await ssh.readFile("/etc/kubernetes/admin.conf")).toString("utf8");
   const pki = (f: string) => ssh.readFile(`/etc/kubernetes/pki/etcd/${f}`).then(String);
   etcdTLS = {

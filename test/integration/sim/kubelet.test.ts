@@ -1054,6 +1054,34 @@ describe("systemctl shim", () => {
     expect(await systemctl("stop", "kubelet")).toMatchObject({ code: 0 }); // stopping a stopped unit
   });
 
+  it("runs a unit kubeforge wrote from its ExecStart= line, and stops it", async () => {
+    await writeNodeFile(
+      rootfs,
+      "/etc/systemd/system/kubeforge-test.service",
+      "[Service]\nExecStart=/bin/sleep 300\n",
+      0o644,
+    );
+    await writeNodeFile(
+      rootfs,
+      "/etc/systemd/system/kubeforge-broken.service",
+      "[Service]\nExecStart=/bin/false\n",
+      0o644,
+    );
+    expect((await systemctl("status", "kubeforge-test")).stdout).toContain("Loaded: loaded");
+    expect(await systemctl("is-active", "kubeforge-test")).toMatchObject({ code: 3 });
+    expect(await systemctl("restart", "kubeforge-test")).toMatchObject({ code: 0 });
+    expect(await systemctl("is-active", "kubeforge-test")).toMatchObject({
+      code: 0,
+      stdout: "active\n",
+    });
+    expect(await systemctl("stop", "kubeforge-test")).toMatchObject({ code: 0 });
+    expect(await systemctl("is-active", "kubeforge-test")).toMatchObject({ code: 3 });
+    // A command that exits at once did not start.
+    const broken = await systemctl("start", "kubeforge-broken");
+    expect(broken.code).not.toBe(0);
+    expect(broken.stderr).toContain("Job for kubeforge-broken.service failed");
+  });
+
   it("is driven by kubeforge's init-system module: restart, is-active, stop", async () => {
     const host = new LocalHost({ rootfs, env: node.env });
     const init = await getInitSystem(host);

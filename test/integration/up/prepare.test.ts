@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { existsSync, readFileSync, statSync } from "node:fs";
+import { existsSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -12,9 +12,11 @@ import {
 import { defaultClusterSpec } from "../../../src/config/cluster/defaults.js";
 import type { ClusterNodeSpec, ClusterSpec } from "../../../src/config/cluster/types.js";
 import { releaseFor } from "../../../src/config/versions.js";
-import { SshHost } from "../../../src/remote/ssh/host.js";
+import type { SshHost } from "../../../src/remote/ssh/host.js";
 import type { Reporter } from "../../../src/workflow/reporter.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { machineSwapOn, machineWouldLoadModules } from "../../support/machine-safety.js";
+import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 
 // prepareNodes over SSH on two testbed hosts (a control plane as root, a worker as the sudo user
@@ -27,12 +29,6 @@ import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/
 // run where a host's "swapoff -a" or modprobe would change the machine; it needs the machine's
 // containerd on the PATH (the hosts find it there, as on a hosted runner).
 
-const machineSwap = existsSync("/proc/swaps")
-  ? readFileSync("/proc/swaps", "utf8").trim().split("\n").length > 1
-  : false;
-const machineWouldLoadModules =
-  existsSync("/lib/modules") &&
-  !(existsSync("/sys/module/overlay") && existsSync("/sys/module/br_netfilter"));
 const machineContainerd = (() => {
   try {
     execFileSync("sh", ["-c", "command -v containerd"], { stdio: "ignore" });
@@ -41,7 +37,7 @@ const machineContainerd = (() => {
     return false;
   }
 })();
-const skip = machineSwap || machineWouldLoadModules || !machineContainerd;
+const skip = machineSwapOn || machineWouldLoadModules || !machineContainerd;
 
 const VERSION = "v1.35.2";
 const RELEASE = releaseFor(VERSION);
@@ -128,12 +124,7 @@ beforeAll(async () => {
   targets = [];
   for (const { node, user } of NODES) {
     const h = bed.host(node.name);
-    const host = await SshHost.connect({
-      name: node.name,
-      endpoint: { host: h.ssh.host, port: h.ssh.port, user },
-      credentials: { privateKey: h.ssh.privateKey },
-      hostKeys: { fingerprints: [h.ssh.hostKeyFingerprint] },
-    });
+    const host = await connectTestHost(h, user);
     hosts.push(host);
     targets.push({ node, host, arch: (await host.facts()).arch });
   }

@@ -125,3 +125,22 @@ export async function secretLines(bed: SshTestbed): Promise<string[]> {
   const key = await readFile(bed.hosts[0]!.ssh.privateKeyFile, "utf8");
   return key.split("\n").filter((l) => l.length > 20 && !l.startsWith("-----"));
 }
+
+/** Retries `attempt` until it resolves or `timeoutMs` passes (then fails with the last error). */
+export async function eventually<T>(
+  what: string,
+  attempt: () => Promise<T>,
+  timeoutMs = 60_000,
+): Promise<T> {
+  const end = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < end) {
+    try {
+      return await attempt();
+    } catch (e) {
+      last = e;
+      await new Promise((res) => setTimeout(res, 500));
+    }
+  }
+  throw new Error(`${what} did not happen within ${timeoutMs} ms: ${String(last)}`);
+}

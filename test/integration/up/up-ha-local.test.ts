@@ -4,7 +4,14 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stopTunnelProcess } from "../../../src/cluster/tunnel.js";
 import { alive } from "../../support/processes.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
-import { clusterFile, diagnostics, nodeReadiness, runner, type Runner } from "./support.js";
+import {
+  clusterFile,
+  diagnostics,
+  eventually,
+  nodeReadiness,
+  runner,
+  type Runner,
+} from "./support.js";
 
 // `kubeforge up` with three control planes, a worker and NO controlPlaneEndpoint: kubeforge
 // provides the stable endpoint itself — a real HAProxy on every node (node-local load balancing,
@@ -16,20 +23,6 @@ let bed: SshTestbed;
 let r: Runner;
 let kubeconfig: string;
 let clusterPath: string;
-
-async function eventually<T>(what: string, attempt: () => Promise<T>, timeoutMs = 90_000) {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      return await attempt();
-    } catch (e) {
-      last = e;
-      await new Promise((res) => setTimeout(res, 500));
-    }
-  }
-  throw new Error(`${what} did not happen within ${timeoutMs} ms: ${String(last)}`);
-}
 
 interface ConfigMap {
   data: Record<string, string>;
@@ -107,11 +100,15 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
 
   it("keeps the worker Ready and kubectl working with the first control plane stopped", async () => {
     await bed.host("cp-1").node.stop({ keepFiles: true });
-    const readiness = await eventually("cp-1 to be seen as not Ready", async () => {
-      const nodes = await nodeReadiness(r, kubeconfig);
-      if (nodes["cp-1"] === "True") throw new Error(JSON.stringify(nodes));
-      return nodes;
-    });
+    const readiness = await eventually(
+      "cp-1 to be seen as not Ready",
+      async () => {
+        const nodes = await nodeReadiness(r, kubeconfig);
+        if (nodes["cp-1"] === "True") throw new Error(JSON.stringify(nodes));
+        return nodes;
+      },
+      90_000,
+    );
     expect(readiness).toMatchObject({ "cp-1": "Unknown", "cp-2": "True", "w-1": "True" });
   }, 180_000);
 

@@ -6,6 +6,7 @@ import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import {
   clusterFile,
   diagnostics,
+  eventually,
   nodeReadiness,
   runner,
   secretLines,
@@ -24,20 +25,6 @@ let r: Runner;
 let haproxy: ChildProcess | undefined;
 let kubeconfig: string;
 let endpoint: string;
-
-async function eventually<T>(what: string, attempt: () => Promise<T>, timeoutMs = 60_000) {
-  const end = Date.now() + timeoutMs;
-  let last: unknown;
-  while (Date.now() < end) {
-    try {
-      return await attempt();
-    } catch (e) {
-      last = e;
-      await new Promise((res) => setTimeout(res, 500));
-    }
-  }
-  throw new Error(`${what} did not happen within ${timeoutMs} ms: ${String(last)}`);
-}
 
 beforeAll(async () => {
   bed = await createTestbed(["cp-1", "cp-2", "cp-3", "w-1"], { ssh: true });

@@ -80,11 +80,39 @@ PIDFILE=${q(paths.kubeletPidFile)}
 OUT=${q(paths.kubeletOut)}
 ${exports}
 
-kubelet_pid() {
-  [ -f "$PIDFILE" ] || return 1
-  pid=$(cat "$PIDFILE" 2>/dev/null)
+# The pid a pid file names, when that process still runs.
+pid_in() {
+  [ -f "$1" ] || return 1
+  pid=$(cat "$1" 2>/dev/null)
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
+
+# Waits until the pid file names a running process (the service started) or gives up.
+started() {
+  i=0
+  while [ $i -lt 200 ]; do
+    pid_in "$1" >/dev/null && return 0
+    i=$((i + 1))
+    sleep 0.05
+  done
+  echo "Job for $2.service failed because the control process exited with error code." >&2
+  return 1
+}
+
+# SIGTERM, then SIGKILL after $2 waits of 0.05 s (the kubelet: TimeoutStopSec, 90 s by default).
+stop_pid_file() {
+  pid=$(pid_in "$1") || { rm -f "$1"; return 0; }
+  kill -TERM "$pid" 2>/dev/null
+  i=0
+  while kill -0 "$pid" 2>/dev/null; do
+    i=$((i + 1))
+    if [ $i -gt "$2" ]; then kill -KILL "$pid" 2>/dev/null; fi
+    sleep 0.05
+  done
+  rm -f "$1"
+}
+
+kubelet_pid() { pid_in "$PIDFILE"; }
 
 start_kubelet() {
   kubelet_pid >/dev/null && return 0
@@ -92,65 +120,27 @@ start_kubelet() {
   # A new session, stdio away from the caller: the caller's exec returns at once and
   # ending the caller's process group does not end the service.
   setsid ${kubeletArgv.map(q).join(" ")} </dev/null >>"$OUT" 2>&1 &
-  i=0
-  while [ $i -lt 200 ]; do
-    kubelet_pid >/dev/null && return 0
-    i=$((i + 1))
-    sleep 0.05
-  done
-  echo "Job for kubelet.service failed because the control process exited with error code." >&2
-  return 1
+  started "$PIDFILE" kubelet
 }
 
-stop_kubelet() {
-  pid=$(kubelet_pid) || { rm -f "$PIDFILE"; return 0; }
-  kill -TERM "$pid" 2>/dev/null
-  i=0
-  while kill -0 "$pid" 2>/dev/null; do
-    i=$((i + 1))
-    # TimeoutStopSec (90 s by default), then SIGKILL.
-    if [ $i -gt 1800 ]; then kill -KILL "$pid" 2>/dev/null; fi
-    sleep 0.05
-  done
-  rm -f "$PIDFILE"
-}
+stop_kubelet() { stop_pid_file "$PIDFILE" 1800; }
 
 # Any other unit is one kubeforge wrote: its first ExecStart= line runs detached, with a pid
 # file, like Type=simple (systemd.service(5)); Restart= is not simulated.
 UNITS=${q(join(opts.rootfs, "etc/systemd/system"))}
 UNIT_STATE=${q(join(opts.stateDir, "units"))}
 unit_file() { [ -f "$UNITS/$1.service" ] && echo "$UNITS/$1.service"; }
-unit_pid() {
-  [ -f "$UNIT_STATE/$1.pid" ] || return 1
-  pid=$(cat "$UNIT_STATE/$1.pid" 2>/dev/null)
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null && echo "$pid"
-}
+unit_pid() { pid_in "$UNIT_STATE/$1.pid"; }
 start_unit() {
   unit_pid "$1" >/dev/null && return 0
   cmd=$(sed -n 's/^ExecStart=//p' "$(unit_file "$1")" | head -n 1)
   [ -n "$cmd" ] || { echo "$1.service has no ExecStart=" >&2; return 1; }
   mkdir -p "$UNIT_STATE"
   setsid sh -c "echo \\$\\$ > '$UNIT_STATE/$1.pid'; exec $cmd" </dev/null >>"$UNIT_STATE/$1.out" 2>&1 &
-  i=0
-  while [ $i -lt 100 ]; do
-    unit_pid "$1" >/dev/null && { sleep 0.2; unit_pid "$1" >/dev/null && return 0; }
-    i=$((i + 1))
-    sleep 0.05
-  done
-  echo "Job for $1.service failed because the control process exited with error code." >&2
-  return 1
+  # A command that exits at once (a configuration it refuses) did not start.
+  started "$UNIT_STATE/$1.pid" "$1" && sleep 0.2 && started "$UNIT_STATE/$1.pid" "$1"
 }
-stop_unit() {
-  pid=$(unit_pid "$1") || { rm -f "$UNIT_STATE/$1.pid"; return 0; }
-  kill -TERM "$pid" 2>/dev/null
-  i=0
-  while kill -0 "$pid" 2>/dev/null; do
-    i=$((i + 1))
-    if [ $i -gt 200 ]; then kill -KILL "$pid" 2>/dev/null; fi
-    sleep 0.05
-  done
-  rm -f "$UNIT_STATE/$1.pid"
-}
+stop_unit() { stop_pid_file "$UNIT_STATE/$1.pid" 200; }
 
 unit_of() { echo "\${1%.service}"; }
 known() { case "$1" in kubelet|containerd) return 0;; *) unit_file "$1" >/dev/null;; esac; }
