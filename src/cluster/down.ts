@@ -6,7 +6,8 @@ import { resetNode } from "./up/reset-node.js";
 
 // `kubeforge down`: kubeadm's reset on every host of the Cluster file, all in parallel (bounded
 // by `concurrency`). The whole etcd cluster goes away with its data directories, so reset's
-// remove-etcd-member phase is skipped: removing members one by one only shrinks a cluster that
+// remove-etcd-member phase cleans the data directory without removing the member: removing
+// members one by one only shrinks a cluster that
 // is deleted anyway, and once one control plane is down etcd refuses every removal that would
 // leave the rest without a quorum of started members ("etcdserver: unhealthy cluster"), which
 // kubeadm's reset retries for minutes per node.
@@ -26,7 +27,7 @@ export async function down(req: DownRequest): Promise<void> {
     hosts.push(host);
     await resetNode(host, hostReporter(reporter, node.name), {
       dryRun: req.dryRun,
-      skipPhases: ["remove-etcd-member"],
+      removeEtcdMember: false,
     });
   };
   try {

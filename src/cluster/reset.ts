@@ -76,6 +76,11 @@ export interface ResetRequest {
   etcd?: ResetEtcdAccess;
   /** Bound on each API request reading the configuration. Default 10 s. */
   apiRequestTimeoutMs?: number;
+  /**
+   * false: the whole cluster is being torn down (`kubeforge down`): the etcd member is not
+   * removed, its data directory is still cleaned. Default true (kubeadm's reset).
+   */
+  removeEtcdMember?: boolean;
 }
 
 export interface PreparedReset {
@@ -294,6 +299,7 @@ export async function prepareReset(request: ResetRequest): Promise<PreparedReset
     clusterConfiguration: view.config,
     client: view.client,
     etcd: request.etcd ?? realResetEtcd(),
+    removeEtcdMember: request.removeEtcdMember !== false,
     state: {},
   };
   return {

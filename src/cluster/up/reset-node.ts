@@ -8,7 +8,7 @@ import { prepareReset } from "../reset.js";
 export async function resetNode(
   host: Host,
   reporter: Reporter,
-  opts: { skipPhases?: string[]; dryRun?: boolean } = {},
+  opts: { skipPhases?: string[]; dryRun?: boolean; removeEtcdMember?: boolean } = {},
 ): Promise<void> {
   const prepared = await prepareReset({
     flags: { force: true, ...(opts.skipPhases ? { skipPhases: opts.skipPhases } : {}) },
@@ -16,6 +16,7 @@ export async function resetNode(
     dryRun: opts.dryRun === true,
     reporter,
     stdout: () => {},
+    ...(opts.removeEtcdMember === false ? { removeEtcdMember: false } : {}),
   });
   await prepared.runner.run(prepared.data, {
     skipPhases: prepared.skipPhases,

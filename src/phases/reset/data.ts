@@ -32,6 +32,8 @@ export interface ResetData {
   readonly client: KubeClient | undefined;
   /** How this node's etcd member is removed. */
   readonly etcd: ResetEtcdAccess;
+  /** false when the whole cluster goes (kubeforge down): the data directory is cleaned only. */
+  readonly removeEtcdMember: boolean;
   /** What the phases found and did, for later phases. */
   readonly state: ResetState;
 }

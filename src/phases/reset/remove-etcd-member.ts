@@ -153,7 +153,13 @@ export const removeEtcdMemberPhase: Phase<ResetData> = {
       ctx.log.info("[reset] Please, manually reset etcd to prevent further issues");
       return;
     }
-    if (where.member) await removeMember(data, where.member, ctx);
+    if (where.member && !data.removeEtcdMember) {
+      ctx.log.info(
+        "[reset] The whole cluster is being torn down: not removing this node's etcd member",
+      );
+    } else if (where.member) {
+      await removeMember(data, where.member, ctx);
+    }
     if (!data.dryRun) data.state.etcdDataDir = where.dataDir;
     if (await isDirEmpty(data.host, where.dataDir)) return;
     if (data.dryRun) {

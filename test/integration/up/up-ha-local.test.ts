@@ -129,6 +129,8 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
       const unit = await h.sshRun("test -e /etc/systemd/system/kubeforge-apiserver-proxy.service");
       expect(unit.code, h.name).not.toBe(0);
       expect((await h.sshRun("ss -Hltn sport = :7443")).stdout.trim(), h.name).toBe("");
+      // Not removed one by one, but every member's data is gone.
+      expect((await h.sshRun("ls -A /var/lib/etcd")).stdout.trim(), h.name).toBe("");
     }
     await eventually("the tunnel process to end", () =>
       alive(state.pid) ? Promise.reject(new Error("still running")) : Promise.resolve(),

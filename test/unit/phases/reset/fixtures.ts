@@ -39,6 +39,7 @@ export function resetData(host: Host, over: Partial<ResetData> = {}): ResetData 
     clusterConfiguration: undefined,
     client: undefined,
     etcd: recordingEtcd("removed").access,
+    removeEtcdMember: true,
     state: {},
     ...over,
   };

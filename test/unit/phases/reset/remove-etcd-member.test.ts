@@ -184,6 +184,19 @@ describe("the remove-etcd-member phase", () => {
     expect(await readdir(join(root, "var/lib/etcd"))).toEqual([]);
   });
 
+  it("when the whole cluster goes (kubeforge down), empties the data directory without removing the member", async () => {
+    const etcd = recordingEtcd("removed");
+    const data = resetData(host, { etcd: etcd.access, removeEtcdMember: false });
+    const log = await runResetPhase(removeEtcdMemberPhase, data);
+    expect(etcd.calls).toEqual([]);
+    expect(await readdir(join(root, "var/lib/etcd"))).toEqual([]);
+    expect(data.state.etcdDataDir).toBe("/var/lib/etcd");
+    expect(log.lines).toEqual([
+      "[reset] The whole cluster is being torn down: not removing this node's etcd member",
+      "[reset] Deleted contents of the etcd data directory: /var/lib/etcd",
+    ]);
+  });
+
   it("never touches anything for an external etcd", async () => {
     const etcd = recordingEtcd("removed");
     const log = await runResetPhase(
