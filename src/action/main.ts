@@ -6,6 +6,7 @@ import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
 import { up, type UpResult } from "../cluster/up/index.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
+import { restoreArtifacts } from "./artifact-cache.js";
 import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import {
   clusterFromInputs,
@@ -71,6 +72,14 @@ async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: str
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
   );
   const kubeconfigPath = join(stateDir, "admin.conf");
+  if (!inputs.dryRun && spec.prepare.enabled) {
+    // Release artifacts from an earlier run; the post step saves them after a good run.
+    const restored = await restoreArtifacts(process.env, spec.kubernetesVersion, (l) =>
+      reporter.info(l),
+    );
+    // "miss" or the key restored; absent: node preparation is off, nothing to cache.
+    core.saveState("artifact-cache", restored ?? "miss");
+  }
   let plan = "";
   const result = await up({
     spec,
@@ -95,6 +104,7 @@ async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: str
         { cliPath: siblingCli(), stateFile: tunnelStateFile(stateDir), env: process.env },
       ),
   });
+  core.saveState("kubernetes-version", result.kubernetesVersion);
   // up registered the token and certificate key when it made them; the rest is new here.
   reporter.mask(result.token);
   if (result.certificateKey) reporter.mask(result.certificateKey);

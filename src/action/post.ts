@@ -12,6 +12,7 @@ import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/clu
 import { fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
 import { stopTunnelProcess } from "../cluster/tunnel.js";
+import { saveArtifacts } from "./artifact-cache.js";
 import {
   clusterFromInputs,
   readInputs,
@@ -320,6 +321,17 @@ async function post(): Promise<void> {
   const secrets = specSecrets(spec, inputs);
   for (const s of secrets) reporter.mask(s);
 
+  // A good run's downloads, kept for the next run (after the job's own steps, off their path).
+  const artifactCache = core.getState("artifact-cache");
+  const version = core.getState("kubernetes-version");
+  if (!failed && !inputs.dryRun && artifactCache !== "" && version !== "") {
+    await saveArtifacts(
+      process.env,
+      version,
+      artifactCache === "miss" ? undefined : artifactCache,
+      (l) => core.info(`kubeforge: ${l}`),
+    );
+  }
   if (inputs.dryRun) {
     core.info(
       `kubeforge: dry run: nothing was changed, nothing to tear down; files in ${stateDir}`,
