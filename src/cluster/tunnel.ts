@@ -96,7 +96,7 @@ function sshTarget(
 /** The tunnel itself (run inside the `kubeforge tunnel` process, or a test). */
 export async function runTunnel(
   spec: TunnelSpec,
-  opts: { env: NodeJS.ProcessEnv; log: (line: string) => void; port?: number },
+  opts: { env: NodeJS.ProcessEnv; log: (line: string) => void },
 ): Promise<{ port: number; close(): Promise<void> }> {
   const closers: (() => Promise<void>)[] = [];
   const targets = spec.targets.map((t) => {
@@ -105,10 +105,7 @@ export async function runTunnel(
     closers.push(() => target.close());
     return target;
   });
-  const proxy = await startTunnelProxy(targets, {
-    log: opts.log,
-    ...(opts.port === undefined ? {} : { port: opts.port }),
-  });
+  const proxy = await startTunnelProxy(targets, { log: opts.log });
   opts.log(
     `tunnel for cluster "${spec.cluster.name}" on 127.0.0.1:${proxy.port} to ${targets.map((t) => t.describe).join(", ")}`,
   );

@@ -1,5 +1,6 @@
-import { connect, createServer, type Server, type Socket } from "node:net";
+import { connect } from "node:net";
 import type { Duplex } from "node:stream";
+import { openLocalForward } from "../ssh/forward.js";
 
 // A TCP proxy on the runner's loopback with failover across several ways to the same service:
 // the API servers of a cluster, each reached directly or through an SSH connection. Every
@@ -44,15 +45,10 @@ export function directTarget(host: string, port: number, timeoutMs = 5000): Prox
 
 export async function startTunnelProxy(
   targets: readonly ProxyTarget[],
-  opts: { host?: string; port?: number; log?: (line: string) => void } = {},
+  opts: { log?: (line: string) => void } = {},
 ): Promise<TunnelProxy> {
   if (targets.length === 0) throw new Error("a tunnel needs at least one target");
   const log = opts.log ?? (() => {});
-  const sockets = new Set<Socket | Duplex>();
-  const track = (s: Socket | Duplex) => {
-    sockets.add(s);
-    s.once("close", () => sockets.delete(s));
-  };
   let preferred = 0;
 
   const openAny = async (): Promise<Duplex> => {
@@ -72,45 +68,8 @@ export async function startTunnelProxy(
     throw new Error(`no target answers: ${failures.join("; ")}`);
   };
 
-  const server: Server = createServer((socket) => {
-    track(socket);
-    socket.on("error", () => socket.destroy());
-    socket.pause();
-    openAny().then(
-      (upstream) => {
-        if (socket.destroyed) {
-          upstream.destroy();
-          return;
-        }
-        track(upstream);
-        upstream.on("error", () => upstream.destroy());
-        // Either side ending ends the pair.
-        upstream.once("close", () => socket.destroy());
-        socket.once("close", () => upstream.destroy());
-        socket.pipe(upstream).pipe(socket);
-        socket.resume();
-      },
-      (e: Error) => {
-        log(e.message);
-        socket.destroy();
-      },
-    );
-  });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(opts.port ?? 0, opts.host ?? "127.0.0.1", () => {
-      server.off("error", reject);
-      resolve();
-    });
-  });
-  const address = server.address();
-  const port = typeof address === "object" && address ? address.port : 0;
-  return {
-    port,
-    close: () =>
-      new Promise<void>((resolve) => {
-        for (const s of sockets) s.destroy();
-        server.close(() => resolve());
-      }),
-  };
+  // The same listener as an SSH local forward (127.0.0.1, any free port), each accepted
+  // connection piped to whichever target answers.
+  const listener = await openLocalForward(openAny, log);
+  return { port: listener.port, close: () => listener.close() };
 }
