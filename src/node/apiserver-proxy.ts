@@ -1,7 +1,8 @@
 import { ipFamily, joinHostPort } from "../config/network.js";
 import { CommandError, readFileIfExists, type Host } from "../remote/host.js";
 import { getInitSystem } from "./init-system.js";
-import { lookPath } from "./lookpath.js";
+import { installPackages } from "./runtime/packages.js";
+import { whichAsRoot } from "./runtime/which.js";
 
 // kubeforge's own stable API endpoint for clusters with several control planes and no load
 // balancer of the user's: a node-local TCP proxy to every API server on every node, as
@@ -91,26 +92,18 @@ export function apiServerProxyUnit(haproxyPath: string): string {
 }
 
 async function haproxyOn(host: Host, allowInstall: boolean): Promise<string> {
-  const found = await lookPath(host, "haproxy");
+  // As root finds it: Debian gives login users no /usr/sbin, where HAProxy lives.
+  const found = await whichAsRoot(host, "haproxy");
   if (found) return found;
   if (allowInstall) {
-    for (const [manager, argv] of [
-      ["apt-get", ["apt-get", "install", "-y", "-q", "--no-install-recommends", "haproxy"]],
-      ["dnf", ["dnf", "install", "-y", "-q", "haproxy"]],
-    ] as const) {
-      if (!(await lookPath(host, manager))) continue;
-      const r = await host.exec([...argv], {
-        sudo: true,
-        timeoutMs: 300_000,
-      });
-      if (r.code !== 0) {
-        throw new Error(
-          `cannot install HAProxy for the API server proxy: ${new CommandError(host.name, [...argv], r).message}`,
-        );
-      }
-      const installed = await lookPath(host, "haproxy");
-      if (installed) return installed;
+    const { failed } = await installPackages(host, [{ "apt-get": "haproxy", dnf: "haproxy" }]);
+    if (failed.length > 0) {
+      throw new Error(
+        `cannot install HAProxy for the API server proxy: ${failed.map((f) => f.error).join("; ")}`,
+      );
     }
+    const installed = await whichAsRoot(host, "haproxy");
+    if (installed) return installed;
   }
   throw new Error(
     "HAProxy is not installed and could not be installed (the node-local API server proxy for several control planes needs it); install the haproxy package or set controlPlaneEndpoint to your own load balancer",
