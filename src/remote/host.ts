@@ -29,6 +29,11 @@ export interface HostFacts {
   memoryBytes: number;
   /** Effective uid of the connection (0 = root). */
   uid: number;
+  /**
+   * Commands run with `sudo: true` run as root: the user is root, or sudo works for it
+   * (without a password, or with the one configured). kubeadm, run with sudo, is root.
+   */
+  rootAccess: boolean;
 }
 
 export interface FileStat {

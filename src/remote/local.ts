@@ -208,14 +208,28 @@ export class LocalHost implements Host {
     return Promise.resolve();
   }
 
-  facts(): Promise<HostFacts> {
-    return Promise.resolve({
+  async facts(): Promise<HostFacts> {
+    const uid = process.getuid?.() ?? -1;
+    return {
       hostname: hostname(),
       arch: arch(),
       kernelRelease: release(),
       cpuCount: cpus().length,
       memoryBytes: totalmem(),
-      uid: process.getuid?.() ?? -1,
-    });
+      uid,
+      rootAccess: uid === 0 || (await this.sudoWorks()),
+    };
+  }
+
+  private sudoProbe: Promise<boolean> | undefined;
+
+  /** Whether `sudo -n` runs commands for this user (asked once; never with a rootfs). */
+  private sudoWorks(): Promise<boolean> {
+    if (this.asRoot === undefined) return Promise.resolve(false);
+    this.sudoProbe ??= this.spawnRaw(["true"], { sudo: true, timeoutMs: 10_000 }).then(
+      (r) => r.code === 0,
+      () => false,
+    );
+    return this.sudoProbe;
   }
 }

@@ -9,11 +9,19 @@ import { type Check, fail, makeCheck, pass, warn } from "./checks.js";
 export const CONTROL_PLANE_NUM_CPU = 2;
 export const CONTROL_PLANE_MEM_MB = 1700;
 
-/** Error unless the host connection is root (uid 0). kubeadm runs it first, on its own. */
+/**
+ * Error unless the node's commands run as root. kubeadm runs it first, on its own, and checks
+ * its own euid — root, since it is run with sudo. kubeforge is that sudo: a user whose sudo
+ * works passes, as `sudo kubeadm` would; one without gets kubeadm's message and the reason.
+ */
 export function isPrivilegedUserCheck(host: Host): Check {
-  return makeCheck("IsPrivilegedUser", async () =>
-    (await host.facts()).uid === 0 ? pass() : fail("user is not running as root"),
-  );
+  return makeCheck("IsPrivilegedUser", async () => {
+    const { uid, rootAccess } = await host.facts();
+    if (uid === 0 || rootAccess) return pass();
+    return fail(
+      `user is not running as root (uid ${uid}) and cannot use sudo: run as root, allow the user password-less sudo, or (over SSH) set ssh.sudoPassword`,
+    );
+  });
 }
 
 /**

@@ -551,6 +551,7 @@ export class SshHost implements Host {
       cpuCount: Number(cpus),
       memoryBytes: Number(memKiB) * 1024,
       uid: Number(uid),
+      rootAccess: this.sudoMode.kind !== "unavailable",
     };
   }
 

@@ -197,6 +197,7 @@ describe("SshHost facts", () => {
       cpuCount: cpus().length,
       memoryBytes: totalmem(),
       uid: 0,
+      rootAccess: true,
     });
     expect(await host.hostname()).toBe(facts.hostname);
   });

@@ -67,6 +67,7 @@ describe("sudo over SSH", () => {
     const alice = await connect("alice");
     expect(alice.uid).toBe(sshd.users.alice.uid);
     expect(alice.sudo).toEqual({ kind: "nopasswd" });
+    expect((await alice.facts()).rootAccess).toBe(true);
     expect((await alice.exec(["id", "-u"])).stdout.trim()).toBe(String(sshd.users.alice.uid));
     const r = await alice.exec(["id", "-u"], { sudo: true });
     expect(r).toEqual({ code: 0, stdout: "0\n", stderr: "" });
@@ -100,6 +101,7 @@ describe("sudo over SSH", () => {
     const pw = sshd.users.bob.password;
     const bob = await connect("bob", { sudoPassword: pw });
     expect(bob.sudo).toEqual({ kind: "password" });
+    expect((await bob.facts()).rootAccess).toBe(true);
     const input = Buffer.from([0, 1, 2, 255, 10, 13, 10]);
     const r = await bob.exec(["sh", "-c", "id -u; od -An -tx1"], { sudo: true, stdin: input });
     expect(r.code).toBe(0);
@@ -159,6 +161,7 @@ describe("sudo over SSH", () => {
   it("without sudoPassword, a sudo that wants one fails clearly; plain commands still work", async () => {
     const bob = await connect("bob");
     expect((await bob.exec(["id", "-un"])).stdout.trim()).toBe("bob");
+    expect((await bob.facts()).rootAccess).toBe(false);
     const e = (await bob.exec(["id", "-u"], { sudo: true }).catch((x: unknown) => x)) as SshError;
     expect(e).toBeInstanceOf(SshError);
     expect(e.failure).toBe("sudo");
@@ -214,6 +217,7 @@ await step("own", () => h.writeFile(${JSON.stringify(`${root}/../user-owned/file
 await step("remove", () => h.remove(${JSON.stringify(`${root}/etc`)}, { recursive: true }).then(() => "ok"));
 await step("gone", () => h.exists(${JSON.stringify(`${root}/etc`)}));
 await step("sudo", async () => (await h.exec(["id", "-u"], { sudo: true })).stdout.trim());
+await step("rootAccess", async () => (await h.facts()).rootAccess);
 process.stdout.write(JSON.stringify(out));
 `;
 
@@ -259,6 +263,7 @@ process.stdout.write(JSON.stringify(out));
       remove: "ok",
       gone: false,
       sudo: "0",
+      rootAccess: true,
     });
     expect((await stat(join(root, "var/lib/etcd"))).mode & 0o7777).toBe(0o700);
     expect((await stat(join(root, "var/lib/etcd"))).uid).toBe(0);
@@ -277,5 +282,6 @@ process.stdout.write(JSON.stringify(out));
       new RegExp(`^error: local: cannot write ${root}/etc/kubernetes/pki/sa.key: .*sudo`),
     );
     expect(out.gone).toBe(false);
+    expect(out.rootAccess).toBe(false); // preflight's IsPrivilegedUser fails for carol
   }, 60_000);
 });

@@ -82,14 +82,24 @@ describe("resources and privileges", () => {
     });
   });
 
-  it("IsPrivilegedUser fails for a non-root uid and passes for root", async () => {
-    const c = isPrivilegedUserCheck(double({ facts: { uid: 1000 } }));
+  it("IsPrivilegedUser passes for root and for a user whose sudo works, and fails otherwise", async () => {
+    const c = isPrivilegedUserCheck(double({ facts: { uid: 1000, rootAccess: false } }));
     expect(c.name()).toBe("IsPrivilegedUser");
-    expect(await run(c)).toEqual({ warnings: [], errors: ["user is not running as root"] });
-    expect(await run(isPrivilegedUserCheck(double({ facts: { uid: 0 } })))).toEqual({
+    expect(await run(c)).toEqual({
       warnings: [],
-      errors: [],
+      errors: [
+        "user is not running as root (uid 1000) and cannot use sudo: run as root, allow the user password-less sudo, or (over SSH) set ssh.sudoPassword",
+      ],
     });
+    for (const facts of [
+      { uid: 0, rootAccess: true },
+      { uid: 1000, rootAccess: true },
+    ]) {
+      expect(await run(isPrivilegedUserCheck(double({ facts })))).toEqual({
+        warnings: [],
+        errors: [],
+      });
+    }
   });
 
   const header = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";

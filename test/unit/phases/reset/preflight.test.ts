@@ -14,7 +14,7 @@ import { resetData, runResetPhase } from "./fixtures.js";
 // or --dry-run, then the root check alone.
 
 const root = new HostDouble(new LocalHost(), { facts: { uid: 0 } });
-const user = new HostDouble(new LocalHost(), { facts: { uid: 1000 } });
+const user = new HostDouble(new LocalHost(), { facts: { uid: 1000, rootAccess: false } });
 
 describe("reset phases", () => {
   it("are kubeadm's, in kubeadm's order", () => {
@@ -81,7 +81,7 @@ describe("reset preflight", () => {
       resetData(user, { ignorePreflightErrors: new Set(["isprivilegeduser"]) }),
     );
     expect(log.warnings).toEqual([
-      "[preflight] [WARNING IsPrivilegedUser]: user is not running as root",
+      "[preflight] [WARNING IsPrivilegedUser]: user is not running as root (uid 1000) and cannot use sudo: run as root, allow the user password-less sudo, or (over SSH) set ssh.sudoPassword",
     ]);
   });
 });
