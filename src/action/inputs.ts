@@ -16,6 +16,8 @@ import { Runner } from "../workflow/runner.js";
 // here depends on what the main step did. Every problem is one sentence starting with the input.
 
 export type Teardown = "auto" | "always" | "never";
+/** GitHub's job.status (the job-status input's default, evaluated again for the post step). */
+export type JobStatus = "success" | "failure" | "cancelled";
 
 export interface ActionInputs {
   /**
@@ -26,6 +28,8 @@ export interface ActionInputs {
   dryRun: boolean;
   /** auto (default): remote hosts are torn down in post, the runner left alone; always: the runner too; never: keep all */
   teardown: Teardown;
+  /** The job's status when this step started; undefined outside GitHub (the input is empty). */
+  jobStatus?: JobStatus;
   /** The `cluster` input as given: a Cluster file path or the YAML itself; undefined = one node on the runner. */
   cluster?: string;
   /** The `kubeadm-config` input as given: a file path or the YAML itself. */
@@ -56,9 +60,11 @@ export const INPUTS = [
   "teardown",
   "dry-run",
   "name",
+  "job-status",
 ] as const;
 
 const TEARDOWN: Teardown[] = ["auto", "always", "never"];
+const JOB_STATUS: JobStatus[] = ["success", "failure", "cancelled"];
 // The YAML 1.2 core schema booleans, as @actions/core's getBooleanInput accepts them.
 const TRUE = ["true", "True", "TRUE"];
 const FALSE = ["false", "False", "FALSE"];
@@ -119,6 +125,13 @@ export function readInputs(
   if (!TEARDOWN.includes(teardown)) {
     fail("teardown", `${JSON.stringify(teardown)} is not one of ${TEARDOWN.join(", ")}`);
   }
+  const jobStatus = get("job-status");
+  if (jobStatus !== "" && !JOB_STATUS.includes(jobStatus as JobStatus)) {
+    fail(
+      "job-status",
+      `${JSON.stringify(jobStatus)} is not one of ${JOB_STATUS.join(", ")} (leave it unset: GitHub fills it in)`,
+    );
+  }
 
   const overrides: ClusterOverrides = { from: {} };
   const from = overrides.from!;
@@ -165,6 +178,7 @@ export function readInputs(
     name: name || DEFAULT_CLUSTER_NAME,
     dryRun: TRUE.includes(dryRunText),
     teardown,
+    ...(jobStatus !== "" ? { jobStatus: jobStatus as JobStatus } : {}),
     ...(cluster.trim() !== "" ? { cluster } : {}),
     ...(kubeadmConfig.trim() !== "" ? { kubeadmConfig } : {}),
     ...(sshPrivateKey.trim() !== "" ? { sshPrivateKey } : {}),

@@ -23,9 +23,10 @@ import {
 import { GitHubReporter } from "./reporter.js";
 
 // The action's post step (action.yml `post`). It runs after the job's other steps, with the same
-// inputs as the main step (GitHub passes the same INPUT_* variables) and the main step's saved
-// state (state-dir, phase, outcome — never a secret). When the main step failed or did not finish,
-// it collects every node's diagnostics into RUNNER_TEMP/kubeforge-<name>-diagnostics, prints
+// inputs as the main step (GitHub passes the same INPUT_* variables, defaults evaluated again, so
+// job-status is the job's status now) and the main step's saved state (state-dir, phase,
+// outcome — never a secret). When the main step failed or did not finish, or a later step of the
+// job failed (the user's tests against the cluster), it collects every node's diagnostics into RUNNER_TEMP/kubeforge-<name>-diagnostics, prints
 // their tails, and uploads the folder as an artifact (helm/kind-action exports nothing and
 // deletes the nodes: engineering notes, "No logs when it matters"). Then it tears down what the
 // `teardown` input says. Nothing here fails the job: problems are warnings, and a teardown that
@@ -310,7 +311,10 @@ async function post(): Promise<void> {
   const stateDir = core.getState("state-dir") || stateDirOf(inputs, process.env);
   const outcome = core.getState("outcome");
   const phase = core.getState("phase");
-  const failed = outcome !== "success";
+  const mainFailed = outcome !== "success";
+  // The user's own steps against the cluster failing is when logs matter most.
+  const jobFailed = inputs.jobStatus === "failure" || inputs.jobStatus === "cancelled";
+  const failed = mainFailed || jobFailed;
 
   let spec: ClusterSpec | undefined;
   try {
@@ -324,7 +328,7 @@ async function post(): Promise<void> {
   // A good run's downloads, kept for the next run (after the job's own steps, off their path).
   const artifactCache = core.getState("artifact-cache");
   const version = core.getState("kubernetes-version");
-  if (!failed && !inputs.dryRun && artifactCache !== "" && version !== "") {
+  if (!mainFailed && !inputs.dryRun && artifactCache !== "" && version !== "") {
     await saveArtifacts(
       process.env,
       version,
@@ -342,7 +346,9 @@ async function post(): Promise<void> {
   try {
     if (failed) {
       core.info(
-        `kubeforge: the main step ${outcome === "failure" ? "failed" : "did not finish"}${phase ? ` (in ${phase})` : ""}: collecting diagnostics`,
+        mainFailed
+          ? `kubeforge: the main step ${outcome === "failure" ? "failed" : "did not finish"}${phase ? ` (in ${phase})` : ""}: collecting diagnostics`
+          : `kubeforge: ${inputs.jobStatus === "cancelled" ? "the job was cancelled" : "a later step of the job failed"}: collecting diagnostics`,
       );
       try {
         await collect(spec, spec?.name ?? inputs.name, stateDir, connections, secrets);

@@ -41,6 +41,7 @@ describe("readInputs", () => {
         "ssh-host-key-fingerprints": "SHA256:a SHA256:b",
         "ssh-private-key": "KEY\n",
         cluster: "cluster.yaml",
+        "job-status": "failure",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
@@ -48,6 +49,7 @@ describe("readInputs", () => {
       name: "e2e",
       dryRun: true,
       teardown: "never",
+      jobStatus: "failure",
       cluster: "cluster.yaml",
       sshPrivateKey: "KEY\n",
       overrides: {
@@ -74,6 +76,15 @@ describe("readInputs", () => {
       },
     });
     expect(stateDirOf(i, { RUNNER_TEMP: "/rt" })).toBe("/rt/kubeforge-e2e");
+  });
+
+  it("takes job-status only as GitHub's job.status spells it", () => {
+    for (const s of ["success", "failure", "cancelled"]) {
+      expect(readInputs(inputsOf({ "job-status": s }), {}).jobStatus).toBe(s);
+    }
+    expect(() => readInputs(inputsOf({ "job-status": "failed" }), {})).toThrow(
+      'input job-status: "failed" is not one of success, failure, cancelled (leave it unset: GitHub fills it in)',
+    );
   });
 });
 
