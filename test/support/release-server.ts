@@ -42,7 +42,7 @@ export type Fault =
   | "hang";
 
 export interface ReleaseServer {
-  /** https://127.0.0.1:<port> */
+  /** https://<address>:<port> */
   url: string;
   /** PEM of the CA that signed the server certificate. */
   ca: string;
@@ -65,7 +65,10 @@ export interface ReleaseServer {
 
 const ELF_MACHINE = { amd64: 62, arm64: 183 } as Record<string, number>;
 
-async function makeCertificates(dir: string): Promise<{ ca: string; cert: string; key: string }> {
+async function makeCertificates(
+  dir: string,
+  address: string,
+): Promise<{ ca: string; cert: string; key: string }> {
   const f = (n: string) => join(dir, n);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
   await execFileAsync("openssl", [
@@ -97,7 +100,7 @@ async function makeCertificates(dir: string): Promise<{ ca: string; cert: string
   ]);
   await writeFile(
     f("server.ext"),
-    "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n",
+    `subjectAltName=IP:${address},DNS:localhost\nextendedKeyUsage=serverAuth\n`,
   );
   await execFileAsync("openssl", [
     "x509",
@@ -132,9 +135,15 @@ const CNI =
 const HTML_PAGE =
   "<!DOCTYPE html>\n<html><head><title>502 Bad Gateway</title></head><body><h1>Bad Gateway</h1><p>The mirror is having a bad day.</p></body></html>\n";
 
-export async function startReleaseServer(): Promise<ReleaseServer> {
+export interface ReleaseServerOptions {
+  /** The IPv4 address it listens on and its certificate names (default 127.0.0.1). */
+  address?: string;
+}
+
+export async function startReleaseServer(o: ReleaseServerOptions = {}): Promise<ReleaseServer> {
+  const address = o.address ?? "127.0.0.1";
   const dir = await mkdtemp(join(tmpdir(), "kubeforge-release-server-"));
-  const tls = await makeCertificates(dir);
+  const tls = await makeCertificates(dir, address);
   const trueBytes = await readFile("/bin/true");
   const requests: string[] = [];
   const faults = new Map<string, Fault>();
@@ -298,9 +307,9 @@ export async function startReleaseServer(): Promise<ReleaseServer> {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const { port } = server.address() as { port: number };
-  const url = `https://127.0.0.1:${port}`;
+  const url = `https://${address}:${port}`;
 
   return {
     url,

@@ -1,9 +1,10 @@
 import { spawn } from "node:child_process";
-import { mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { chown, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { build } from "esbuild";
 import { buildOptions } from "../../../scripts/build-options.mjs";
+import { shellJoin, shellQuote } from "../../../src/remote/ssh/quote.js";
 
 // The action's main step run as the GitHub runner runs it: `node main.js` from a bundle of the
 // current sources (built as `npm run build` builds dist/main.js), inputs in INPUT_* variables
@@ -52,6 +53,12 @@ export interface RunStepOptions {
   runnerTemp?: string;
   env?: NodeJS.ProcessEnv;
   timeoutMs?: number;
+  /**
+   * Runs the step somewhere else (as another user, on a test host): the step's folders are
+   * handed to `owner`, the whole step (its folder, environment and `node <script>`) is written
+   * to a shell script, and `launch(scriptPath)` gives the argv run here (e.g. ssh ... sh FILE).
+   */
+  elsewhere?: { owner: { uid: number; gid: number }; launch: (stepScript: string) => string[] };
 }
 
 /** Runs main.js as the runner does and collects what it wrote. */
@@ -75,9 +82,24 @@ export async function runStep(mainJs: string, o: RunStepOptions): Promise<StepRe
   for (const [k, v] of Object.entries(o.inputs))
     env[`INPUT_${k.replace(/ /g, "_").toUpperCase()}`] = v;
   await mkdir(runnerTemp, { recursive: true });
+  let argv = [process.execPath, mainJs];
+  if (o.elsewhere) {
+    const stepScript = join(work, "step.sh");
+    const assignments = Object.entries(env)
+      .filter((e): e is [string, string] => e[1] !== undefined)
+      .map(([k, v]) => `${k}=${v}`);
+    await writeFile(
+      stepScript,
+      `cd ${shellQuote(work)} && exec ${shellJoin(["env", "-i", ...assignments, process.execPath, mainJs])}\n`,
+    );
+    const { uid, gid } = o.elsewhere.owner;
+    for (const p of [work, runnerTemp, stepScript, ...Object.values(files)])
+      await chown(p, uid, gid);
+    argv = o.elsewhere.launch(stepScript);
+  }
   const result = await new Promise<{ code: number | null; stdout: string; stderr: string }>(
     (resolve) => {
-      const child = spawn(process.execPath, [mainJs], { env, cwd: work });
+      const child = spawn(argv[0]!, argv.slice(1), { env, cwd: work });
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));

@@ -1,0 +1,242 @@
+import { execFile } from "node:child_process";
+import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { build } from "esbuild";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { buildOptions } from "../../../scripts/build-options.mjs";
+import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
+import { SUDO_USER, sshClientArgv } from "../../support/testbed-ssh.js";
+import {
+  bundledMain,
+  runStep,
+  unmaskedLines,
+  type RunStepOptions,
+  type StepResult,
+} from "./support.js";
+
+// The action's first user story, as close to a stock ubuntu-24.04 runner as this machine gets:
+// main.js and post.js run *on* a testbed host (its own address, hostname and node folders) as a
+// non-root user with password-less sudo, as the hosted runner's `runner` user is, and build a
+// one-node cluster on that machine itself — no SSH to a node, every root-owned file through
+// sudo. Node preparation is on: the binaries come from a local release server whose CA the
+// step trusts through NODE_EXTRA_CA_CERTS (as a self-hosted runner behind a mirror would).
+
+const NAME = "local";
+let bed: SshTestbed;
+let runner: SshTestHost;
+let mainJs: string;
+let postJs: string;
+let server: ReleaseServer;
+let caFile: string;
+let owner: { uid: number; gid: number };
+
+/** The hosted runner's PATH, roughly: /usr/local/sbin (here the simulated node's shims) first. */
+const RUNNER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+async function bundledPost(): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), "kubeforge-post-bundle-"));
+  await build({ ...buildOptions(dir), entryPoints: { post: "src/action/post.ts" } });
+  return join(dir, "post.js");
+}
+
+/** Inputs of this cluster: one node, this machine, prepared from the local release server. */
+function inputs(over: Record<string, string> = {}): Record<string, string> {
+  const d = server.sources;
+  return {
+    cluster: [
+      "apiVersion: kubeforge.dev/v1alpha1",
+      "kind: Cluster",
+      "kubernetesVersion: v1.35.0",
+      "nodes:",
+      "- {name: runner, role: control-plane, host: local}",
+      "prepare:",
+      "  installPackages: false",
+      `  downloads: {kubernetes: "${d.kubernetes}", crictl: "${d.crictl}", cniPlugins: "${d.cniPlugins}"}`,
+      "",
+    ].join("\n"),
+    // What the testbed cannot be: the downloaded kubelet is a stand-in that prints no version,
+    // and the host has no cgroup mount of its own. IsPrivilegedUser is checked: the runner's
+    // user is root through sudo.
+    "kubeadm-config": [
+      "apiVersion: kubeadm.k8s.io/v1beta4",
+      "kind: InitConfiguration",
+      "nodeRegistration: {ignorePreflightErrors: [KubeletVersion, SystemVerification]}",
+      "",
+    ].join("\n"),
+    name: NAME,
+    "dry-run": "false",
+    teardown: "auto",
+    ...over,
+  };
+}
+
+/** Runs a step's script on the runner host as the sudo user. */
+function asRunnerUser(o: RunStepOptions): RunStepOptions {
+  return {
+    ...o,
+    env: { PATH: RUNNER_PATH, NODE_EXTRA_CA_CERTS: caFile, ...o.env },
+    elsewhere: {
+      owner,
+      launch: (script) => sshClientArgv(runner.ssh, bed.knownHostsFile, SUDO_USER, `sh ${script}`),
+    },
+  };
+}
+
+async function onRunner(command: string): Promise<string> {
+  const r = await runner.sshRun(command, { timeoutMs: 60_000 });
+  if (r.code !== 0) throw new Error(`${command}: ${r.stderr}`);
+  return r.stdout;
+}
+
+function report(step: StepResult): string {
+  return `exit ${step.code}\n--- stdout\n${step.stdout.slice(-8000)}\n--- stderr\n${step.stderr.slice(-3000)}`;
+}
+
+function kubectl(kubeconfig: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) =>
+    execFile(
+      "kubectl",
+      ["--kubeconfig", kubeconfig, "--request-timeout", "20s", ...args],
+      { env: { PATH: process.env.PATH, HOME: dirname(kubeconfig) }, timeout: 60_000 },
+      (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)),
+    ),
+  );
+}
+
+beforeAll(async () => {
+  [bed, mainJs, postJs] = await Promise.all([
+    createTestbed(["runner"], { ssh: true }),
+    bundledMain(),
+    bundledPost(),
+  ]);
+  runner = bed.host("runner");
+  // The bundles are read by the runner's user.
+  for (const f of [mainJs, postJs]) await chmod(dirname(f), 0o755);
+  server = await startReleaseServer({ address: bed.gateway });
+  const caDir = await mkdtemp(join(tmpdir(), "kubeforge-local-ca-"));
+  await chmod(caDir, 0o755);
+  caFile = join(caDir, "release-ca.pem");
+  await writeFile(caFile, server.ca, { mode: 0o644 });
+  const [uid, gid] = (await runner.sshRun("id -u; id -g", { user: SUDO_USER })).stdout
+    .trim()
+    .split("\n")
+    .map(Number);
+  owner = { uid: uid!, gid: gid! };
+}, 240_000);
+
+afterAll(async () => {
+  await bed?.stop();
+  await server?.close();
+  for (const f of [mainJs, postJs]) if (f) await rm(dirname(f), { recursive: true, force: true });
+  if (caFile) await rm(dirname(caFile), { recursive: true, force: true });
+}, 120_000);
+
+describe("action on the runner itself, as a non-root user with sudo", () => {
+  let main: StepResult;
+
+  it("prepares this machine and builds a one-node cluster; later steps reach it", async () => {
+    main = await runStep(mainJs, asRunnerUser({ inputs: inputs(), timeoutMs: 500_000 }));
+    if (main.code !== 0) throw new Error(report(main));
+
+    // Outputs: the runner's own copy of admin.conf, owned by the runner's user, 0600.
+    const stateDir = join(main.runnerTemp, `kubeforge-${NAME}`);
+    const kubeconfig = join(stateDir, "admin.conf");
+    expect(main.outputs.get("kubeconfig")).toBe(kubeconfig);
+    expect(main.env.get("KUBECONFIG")).toBe(kubeconfig);
+    const st = await stat(kubeconfig);
+    expect([st.uid, st.mode & 0o777]).toEqual([owner.uid, 0o600]);
+    expect(main.outputs.get("api-server")).toBe(`https://${runner.address}:6443`);
+    expect(JSON.parse(main.outputs.get("nodes")!)).toEqual([
+      { name: "runner", role: "control-plane", address: runner.address, action: "init" },
+    ]);
+    // Nothing the step left in RUNNER_TEMP belongs to root (the runner could not clean it up).
+    const entries = await readdir(main.runnerTemp, { recursive: true });
+    for (const e of entries) {
+      expect((await stat(join(main.runnerTemp, e))).uid, e).toBe(owner.uid);
+    }
+
+    // Node preparation ran here through sudo, with the downloads trusted by NODE_EXTRA_CA_CERTS.
+    const kubeletPath = "/dl/release/v1.35.0/bin/linux/amd64/kubelet";
+    expect(server.hits(kubeletPath)).toBe(1);
+    expect(await onRunner("sha256sum < /usr/local/bin/kubelet | cut -d' ' -f1")).toBe(
+      `${(await server.payload(`${kubeletPath}.sha256`)).toString().trim()}\n`,
+    );
+    expect(
+      await onRunner("stat -c '%U %a' /etc/kubernetes/admin.conf /etc/containerd/config.toml"),
+    ).toBe("root 600\nroot 644\n");
+
+    // A later step: kubectl with the exported KUBECONFIG sees the node Ready.
+    const nodes = JSON.parse(await kubectl(kubeconfig, ["get", "nodes", "-o", "json"])) as {
+      items: {
+        metadata: { name: string };
+        status: { conditions: { type: string; status: string }[] };
+      }[];
+    };
+    expect(
+      nodes.items.map((n) => [
+        n.metadata.name,
+        n.status.conditions.find((c) => c.type === "Ready")?.status,
+      ]),
+    ).toEqual([["runner", "True"]]);
+
+    // The admin credentials were registered before anything printed them.
+    const clientKey = /client-key-data: (\S+)/.exec(await readFile(kubeconfig, "utf8"))![1]!;
+    expect(unmaskedLines(main.stdout, clientKey)).toEqual([]);
+  }, 600_000);
+
+  /** post.js after the job's steps, with main's saved state (as STATE_*) and the same inputs. */
+  async function post(over: Record<string, string>): Promise<StepResult> {
+    const state: Record<string, string> = {};
+    for (const [k, v] of main.state) state[`STATE_${k}`] = v;
+    const step = await runStep(
+      postJs,
+      asRunnerUser({
+        inputs: inputs(over),
+        runnerTemp: main.runnerTemp,
+        env: state,
+        timeoutMs: 300_000,
+      }),
+    );
+    if (step.code !== 0) throw new Error(report(step));
+    return step;
+  }
+
+  it("post, teardown auto: the runner itself is left alone", async () => {
+    expect(main?.code).toBe(0);
+    const step = await post({ teardown: "auto" });
+    expect(step.stdout).toContain("kubeforge: teardown auto keeps runner (local)");
+    expect((await runner.daemonPids()).kubelet).toBeDefined();
+    expect(await readdir(runner.path("etc/kubernetes/manifests"))).toContain("etcd.yaml");
+  }, 300_000);
+
+  it("post after a later step failed: diagnostics of this machine through sudo", async () => {
+    expect(main?.code).toBe(0);
+    const step = await post({ teardown: "auto", "job-status": "failure" });
+    const diagDir = join(main.runnerTemp, `kubeforge-${NAME}-diagnostics`);
+    const files = await readdir(diagDir, { recursive: true });
+    expect(files).toEqual(
+      expect.arrayContaining([
+        "runner/kubelet.log",
+        "runner/crictl-ps.txt",
+        "runner/manifests/kube-apiserver.yaml",
+        "runner/containers/kube-apiserver.log",
+      ]),
+    );
+    // Root-owned node files were read through sudo; the copies are the runner user's.
+    expect(await readFile(join(diagDir, "runner/manifests/etcd.yaml"), "utf8")).toBe(
+      await readFile(runner.path("etc/kubernetes/manifests/etcd.yaml"), "utf8"),
+    );
+    for (const f of files) expect((await stat(join(diagDir, f))).uid, f).toBe(owner.uid);
+    expect(step.stdout).toContain("a later step of the job failed");
+  }, 300_000);
+
+  it("post, teardown always: this machine is reset", async () => {
+    expect(main?.code).toBe(0);
+    const step = await post({ teardown: "always" });
+    expect(step.stdout).toContain("kubeforge: reset runner");
+    expect((await runner.daemonPids()).kubelet).toBeUndefined();
+    expect(await readdir(runner.path("etc/kubernetes/manifests")).catch(() => [])).toEqual([]);
+  }, 300_000);
+});
