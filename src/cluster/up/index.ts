@@ -34,7 +34,7 @@ import {
   runJoin,
   type NodeRun,
 } from "./node-workflows.js";
-import { kubeletCgroupDriver, prepareNodes } from "./prepare.js";
+import { ImagePulls, kubeletCgroupDriver, prepareNodes } from "./prepare.js";
 import { waitForCluster } from "./readiness.js";
 import { applyNodeLabels } from "./labels.js";
 import { installLocalEndpoint, localEndpoint as localEndpointAddress } from "./local-endpoint.js";
@@ -294,8 +294,9 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
     // Node preparation (binaries, container runtime, host settings, kubelet unit, images) on
     // the hosts still to init or join; finished hosts are left as they are.
+    let imagePulls = new ImagePulls();
     if (pending.length > 0 && spec.prepare.enabled) {
-      await reporter.group("prepare", () =>
+      imagePulls = await reporter.group("prepare", () =>
         prepareNodes({
           spec,
           kubernetesVersion,
@@ -355,6 +356,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     const firstHost = hostOf(first.node.name);
     if (actions.get(first.node.name) !== "none") {
       await reporter.group(`init ${first.node.name}`, async () => {
+        await imagePulls.done(first.node.name);
         await writeMarker(firstHost, markerFor(first, "started"));
         record(first.node.name, await runInit(firstRun, { uploadCerts: multiControlPlane }));
         await writeMarker(firstHost, markerFor(first, "done"));
@@ -373,6 +375,8 @@ export async function up(req: UpRequest): Promise<UpResult> {
     const secrets: JoinSecrets = { ...preflightSecrets, caCertHash: hash };
 
     const joinNode = async (inv: HostInventory) => {
+      // Pulled while the control plane initialised (and earlier nodes joined).
+      await imagePulls.done(inv.node.name);
       const host = hostOf(inv.node.name);
       const run = joinRun(inv, secrets);
       await writeMarker(host, markerFor(inv, "started"));

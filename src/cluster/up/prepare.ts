@@ -207,17 +207,40 @@ function inStep<T>(step: string, host: Host, run: () => Promise<T>): Promise<T> 
   });
 }
 
+/** The image pulls prepareNodes started, still running when it returns. */
+export class ImagePulls {
+  private readonly pulls = new Map<string, Promise<void>>();
+
+  /** Keeps a node's pulls; a failure waits for whoever asks (never an unhandled rejection). */
+  add(node: string, pulls: Promise<void>): void {
+    pulls.catch(() => {});
+    this.pulls.set(node, pulls);
+  }
+
+  /** Resolves once the node's images are in (at once when none were pulled). */
+  async done(node: string): Promise<void> {
+    try {
+      await this.pulls.get(node);
+    } catch (e) {
+      throw new Error(`${node}: ${(e as Error).message}`, { cause: e });
+    }
+  }
+}
+
 /**
  * Prepares the hosts for kubeadm: downloads (once per architecture, on the runner), then per
  * host in parallel (at most spec.concurrency at once) host settings and containerd, the
- * binaries, the kubelet service, and the node's images pulled as soon as containerd and crictl
- * are there. Idempotent: a prepared host is left as it is. With spec.prepare.enabled false it
+ * binaries and the kubelet service. The node's images are pulled from the moment containerd and
+ * crictl are there and go on after this returns: a worker's pulls run while the control plane
+ * initialises, off the critical path, and `up` waits for a node's pulls just before that node's
+ * init or join. Idempotent: a prepared host is left as it is. With spec.prepare.enabled false it
  * does nothing. Fails with every failing host named and the step that failed.
  */
-export async function prepareNodes(input: PrepareNodesInput): Promise<void> {
+export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls> {
   const { spec } = input;
   const prepare = spec.prepare;
-  if (!prepare.enabled || input.nodes.length === 0) return;
+  const imagePulls = new ImagePulls();
+  if (!prepare.enabled || input.nodes.length === 0) return imagePulls;
   const first = input.nodes[0]!.node.name;
   const runnerLog = (line: string) => input.reporter(first).info(`[prepare] runner: ${line}`);
   const fetchOpts: FetchOptions = {
@@ -266,24 +289,25 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<void> {
       })();
       await allOrFirstError<unknown>([binaries, runtime]);
       const rt = await runtime;
-      // Pulls start once containerd answers and crictl is installed, and run while the kubelet
-      // service is written (and while the other hosts prepare).
-      const pulls = prepare.prePullImages
-        ? inStep("image pre-pull", host, () =>
+      // Pulls start once containerd answers and crictl is installed, and run on while the
+      // kubelet service is written, the other hosts prepare and the control plane initialises.
+      if (prepare.prePullImages) {
+        imagePulls.add(
+          node.name,
+          inStep("image pre-pull", host, () =>
             prePullImages(
               host,
               nodeImages(spec, node.role, input.kubernetesVersion, input.release),
               { criSocket: rt.criSocket, log },
             ),
-          )
-        : Promise.resolve();
-      await allOrFirstError<unknown>([
-        pulls,
-        inStep("kubelet service", host, () =>
-          installKubeletService(host, { kubeletPath: KUBELET_PATH, log }),
-        ),
-      ]);
+          ),
+        );
+      }
+      await inStep("kubelet service", host, () =>
+        installKubeletService(host, { kubeletPath: KUBELET_PATH, log }),
+      );
     },
     { concurrency: spec.concurrency },
   );
+  return imagePulls;
 }

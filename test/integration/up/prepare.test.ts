@@ -138,8 +138,14 @@ afterAll(async () => {
 });
 
 describe.skipIf(skip)("prepareNodes over SSH", () => {
+  /** prepareNodes, and then its image pulls, which go on after it returns. */
+  async function prepareAndPull(i: PrepareNodesInput): Promise<void> {
+    const pulls = await prepareNodes(i);
+    await Promise.all(i.nodes.map(({ node }) => pulls.done(node.name)));
+  }
+
   it("installs the binaries, configures containerd, writes the kubelet unit and pulls the node's images", async () => {
-    await prepareNodes(input());
+    await prepareAndPull(input());
     for (const { node } of NODES) {
       const h = bed.host(node.name);
       const arch =
@@ -202,7 +208,7 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
     const before = await Promise.all(NODES.map((n) => snapshot(bed.host(n.node.name))));
     const requests = server.requests.length;
     lines.length = 0;
-    await prepareNodes(input());
+    await prepareAndPull(input());
     const after = await Promise.all(NODES.map((n) => snapshot(bed.host(n.node.name))));
     expect(after).toEqual(before);
     expect(server.requests.length).toBe(requests);
@@ -236,6 +242,32 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
     }
     const after = await Promise.all(NODES.map((n) => snapshot(bed.host(n.node.name))));
     expect(after).toEqual(before);
+  }, 240_000);
+
+  it("a failing pull does not fail preparation: it is the node's error when up waits for its images", async () => {
+    const s = spec();
+    const unreachable = {
+      ...s,
+      kubeadm: {
+        documents: [
+          "apiVersion: kubeadm.k8s.io/v1beta4",
+          "kind: ClusterConfiguration",
+          "imageRepository: registry.invalid/k8s",
+          "",
+        ].join("\n"),
+      },
+    };
+    const pulls = await prepareNodes(input({ spec: unreachable }));
+    // Preparation itself succeeded: containerd now uses the configured repository's pause.
+    for (const { node } of NODES) {
+      expect(await onHost(bed.host(node.name), "cat /etc/containerd/config.toml")).toContain(
+        `sandbox_image = "registry.invalid/k8s/pause:${RELEASE.pauseVersion}"`,
+      );
+    }
+    await expect(pulls.done("prep-w")).rejects.toThrow(
+      /^prep-w: image pre-pull: .*registry\.invalid\/k8s\/pause.*no such host/s,
+    );
+    await expect(pulls.done("prep-cp")).rejects.toThrow(/^prep-cp: image pre-pull: /);
   }, 240_000);
 
   it("does nothing when preparation is off", async () => {
