@@ -18,6 +18,8 @@ export interface ClusterFileOptions {
   ssh?: string[];
   /** Replaces a node's host key pin (host-key mismatch tests). */
   pinFor?: (h: SshTestHost) => string;
+  /** The SSH login of a node (default root), e.g. the testbed's password-less sudo user. */
+  userFor?: (h: SshTestHost) => string;
 }
 
 /**
@@ -27,7 +29,7 @@ export interface ClusterFileOptions {
 export function clusterFile(o: ClusterFileOptions): string {
   const key = (o.controlPlanes[0] ?? o.workers[0])!.ssh.privateKeyFile;
   const node = (h: SshTestHost, role: string) =>
-    `- {name: ${h.name}, role: ${role}, host: "ssh://root@${h.ssh.host}:${h.ssh.port}", ssh: {hostKeyFingerprints: ["${o.pinFor ? o.pinFor(h) : h.ssh.hostKeyFingerprint}"]}}`;
+    `- {name: ${h.name}, role: ${role}, host: "ssh://${o.userFor?.(h) ?? "root"}@${h.ssh.host}:${h.ssh.port}", ssh: {hostKeyFingerprints: ["${o.pinFor ? o.pinFor(h) : h.ssh.hostKeyFingerprint}"]}}`;
   return [
     "apiVersion: kubeforge.dev/v1alpha1",
     "kind: Cluster",

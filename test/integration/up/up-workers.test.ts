@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
+import { SUDO_USER } from "../../support/testbed-ssh.js";
 import {
   clusterFile,
   diagnostics,
@@ -13,8 +14,9 @@ import {
 } from "./support.js";
 
 // `kubeforge up` over real SSH (OpenSSH sshd in each testbed host's namespaces) against the
-// simulated control plane: one control plane and two workers, then `up` again (nothing
-// changes), then `down` (every host clean).
+// simulated control plane: one control plane and two workers — w-2 logged in as a non-root user
+// with password-less sudo, as on most cloud VMs — then `up` again (nothing changes), then
+// `down` (every host clean).
 
 let bed: SshTestbed;
 let r: Runner;
@@ -57,6 +59,7 @@ beforeAll(async () => {
       name: "ci",
       controlPlanes: [bed.host("cp-1")],
       workers: [bed.host("w-1"), bed.host("w-2")],
+      userFor: (h) => (h.name === "w-2" ? SUDO_USER : "root"),
     }),
   );
   kubeconfig = join(r.dir, "admin.conf");
@@ -83,10 +86,12 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
       ["-n", "kube-system", "get", "deployment", "coredns"],
     );
     expect(coredns.status.conditions.find((c) => c.type === "Available")?.status).toBe("True");
-    // Each host's files landed in its own rootfs through SSH, with kubeadm's modes.
+    // Each host's files landed in its own rootfs through SSH, with kubeadm's modes, root's
+    // also on w-2, where they went through sudo.
     for (const name of ["w-1", "w-2"]) {
       const h = bed.host(name);
-      expect((await stat(h.path("etc/kubernetes/kubelet.conf"))).mode & 0o777).toBe(0o600);
+      const kubeletConf = await stat(h.path("etc/kubernetes/kubelet.conf"));
+      expect([kubeletConf.mode & 0o777, kubeletConf.uid], name).toEqual([0o600, 0]);
       const cni = JSON.parse(
         await readFile(h.path("etc/cni/net.d/10-kubeforge-bridge.conflist"), "utf8"),
       ) as { plugins: { type: string }[] };
