@@ -10,6 +10,7 @@ import type {
 } from "ssh2";
 import { SshError, type SshFailure } from "./errors.js";
 import { HostKeyChecker, fingerprintOf } from "./host-keys.js";
+import { ssh2Key } from "./pkcs8.js";
 import type { HostKeyPolicy, SshCredentials, SshEndpoint } from "./types.js";
 
 const { Client, utils } = ssh2;
@@ -101,7 +102,15 @@ const METHOD_NAMES: Record<string, string> = {
 function readPrivateKey(target: ConnectTarget): ParsedKey | undefined {
   const { privateKey, passphrase } = target.credentials;
   if (privateKey === undefined) return undefined;
-  const parsed = utils.parseKey(privateKey, passphrase);
+  const usable = ssh2Key(privateKey, passphrase);
+  if ("problem" in usable) {
+    throw new SshError(
+      target.name,
+      "authentication",
+      `${target.prefix}cannot use the private key: ${usable.problem}`,
+    );
+  }
+  const parsed = utils.parseKey(usable.key, usable.passphrase);
   if (parsed instanceof Error) {
     // ssh2's message says what is wrong (encrypted without passphrase, bad passphrase,
     // unsupported format) and never contains key material.

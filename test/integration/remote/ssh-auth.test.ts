@@ -168,6 +168,68 @@ describe("SshHost authentication", () => {
     expect(e.message).not.toContain("wrong-password-123");
   });
 
+  describe("PKCS#8 keys (openssl genpkey's format), which OpenSSH reads and ssh2 does not", () => {
+    /** A PKCS#8 key made by openssl, its public half (from ssh-keygen) authorized for root. */
+    async function pkcs8Key(name: string, algorithm: string[], passphrase?: string) {
+      const file = join(work, name);
+      const cipher =
+        passphrase !== undefined ? ["-aes-256-cbc", "-pass", `pass:${passphrase}`] : [];
+      await run("openssl", ["genpkey", ...algorithm, ...cipher, "-out", file]);
+      const { chmod, appendFile, readFile } = await import("node:fs/promises");
+      await chmod(file, 0o600);
+      const privateKey = await readFile(file, "utf8");
+      if (algorithm[1] !== "ed25519") {
+        const pub = await run("ssh-keygen", ["-y", "-P", passphrase ?? "", "-f", file]);
+        await appendFile(join(sshd.dir, "authorized_keys"), pub.stdout);
+      }
+      return privateKey;
+    }
+
+    it("logs in with an RSA and an ECDSA key, plain and encrypted", async () => {
+      const rsa = await pkcs8Key("rsa.p8", [
+        "-algorithm",
+        "RSA",
+        "-pkeyopt",
+        "rsa_keygen_bits:2048",
+      ]);
+      expect(rsa).toMatch(/^-----BEGIN PRIVATE KEY-----/);
+      expect(await whoami(options({ privateKey: rsa }))).toBe("root");
+      const ec = await pkcs8Key("ec.p8", [
+        "-algorithm",
+        "EC",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+      ]);
+      expect(await whoami(options({ privateKey: ec }))).toBe("root");
+      const sealed = await pkcs8Key("rsa-enc.p8", ["-algorithm", "RSA"], "pkcs8-pass");
+      expect(sealed).toMatch(/^-----BEGIN ENCRYPTED PRIVATE KEY-----/);
+      expect(await whoami(options({ privateKey: sealed, passphrase: "pkcs8-pass" }))).toBe("root");
+
+      // A wrong or missing passphrase: said plainly, before dialling, nothing shown.
+      const before = await sshd.connectionCount();
+      const wrong = await failure(options({ privateKey: sealed, passphrase: "not-it" }));
+      expect(wrong.message).toMatch(
+        /: cannot use the private key: cannot decrypt the PKCS#8 key with the passphrase given$/,
+      );
+      expect(wrong.message).not.toContain("not-it");
+      const none = await failure(options({ privateKey: sealed }));
+      expect(none.message).toMatch(
+        /: cannot use the private key: the PKCS#8 key is encrypted and no passphrase was given$/,
+      );
+      expect(await sshd.connectionCount()).toBe(before);
+    });
+
+    it("refuses an Ed25519 key in PKCS#8 form, saying which form to give", async () => {
+      const ed = await pkcs8Key("ed.p8", ["-algorithm", "ed25519"]);
+      const e = await failure(options({ privateKey: ed }));
+      expect(e.failure).toBe("authentication");
+      expect(e.message).toMatch(
+        /: cannot use the private key: ed25519 keys in PKCS#8 form cannot be used \(OpenSSH cannot load them either\): give the key in OpenSSH's format, as ssh-keygen writes it$/,
+      );
+      expect(e.message).not.toContain(ed.split("\n")[1]!);
+    });
+  });
+
   it("needs some credentials", async () => {
     const e = await failure(options({}));
     expect(e.failure).toBe("authentication");
