@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { chmod, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { build } from "esbuild";
@@ -29,7 +29,10 @@ let runner: SshTestHost;
 let mainJs: string;
 let postJs: string;
 let server: ReleaseServer;
+/** A folder every user reaches: the release server's CA and a copy of this Node. */
+let shared: string;
 let caFile: string;
+let node: string;
 let owner: { uid: number; gid: number };
 
 /** The hosted runner's PATH, roughly: /usr/local/sbin (here the simulated node's shims) first. */
@@ -79,6 +82,7 @@ function asRunnerUser(o: RunStepOptions): RunStepOptions {
     env: { PATH: RUNNER_PATH, NODE_EXTRA_CA_CERTS: caFile, ...o.env },
     elsewhere: {
       owner,
+      node,
       launch: (script) => sshClientArgv(runner.ssh, bed.knownHostsFile, SUDO_USER, `sh ${script}`),
     },
   };
@@ -115,10 +119,14 @@ beforeAll(async () => {
   // The bundles are read by the runner's user.
   for (const f of [mainJs, postJs]) await chmod(dirname(f), 0o755);
   server = await startReleaseServer({ address: bed.gateway });
-  const caDir = await mkdtemp(join(tmpdir(), "kubeforge-local-ca-"));
-  await chmod(caDir, 0o755);
-  caFile = join(caDir, "release-ca.pem");
+  // The checkout may sit in a folder only root enters (a fresh clone in a 0700 mktemp -d).
+  shared = await mkdtemp(join(tmpdir(), "kubeforge-local-shared-"));
+  await chmod(shared, 0o755);
+  caFile = join(shared, "release-ca.pem");
   await writeFile(caFile, server.ca, { mode: 0o644 });
+  node = join(shared, "node");
+  await copyFile(process.execPath, node);
+  await chmod(node, 0o755);
   const [uid, gid] = (await runner.sshRun("id -u; id -g", { user: SUDO_USER })).stdout
     .trim()
     .split("\n")
@@ -130,7 +138,7 @@ afterAll(async () => {
   await bed?.stop();
   await server?.close();
   for (const f of [mainJs, postJs]) if (f) await rm(dirname(f), { recursive: true, force: true });
-  if (caFile) await rm(dirname(caFile), { recursive: true, force: true });
+  if (shared) await rm(shared, { recursive: true, force: true });
 }, 120_000);
 
 describe("action on the runner itself, as a non-root user with sudo", () => {

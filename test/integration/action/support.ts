@@ -58,7 +58,12 @@ export interface RunStepOptions {
    * handed to `owner`, the whole step (its folder, environment and `node <script>`) is written
    * to a shell script, and `launch(scriptPath)` gives the argv run here (e.g. ssh ... sh FILE).
    */
-  elsewhere?: { owner: { uid: number; gid: number }; launch: (stepScript: string) => string[] };
+  elsewhere?: {
+    owner: { uid: number; gid: number };
+    launch: (stepScript: string) => string[];
+    /** The Node binary there (default this one's, which the other user may not reach). */
+    node?: string;
+  };
 }
 
 /** Runs main.js as the runner does and collects what it wrote. */
@@ -90,7 +95,7 @@ export async function runStep(mainJs: string, o: RunStepOptions): Promise<StepRe
       .map(([k, v]) => `${k}=${v}`);
     await writeFile(
       stepScript,
-      `cd ${shellQuote(work)} && exec ${shellJoin(["env", "-i", ...assignments, process.execPath, mainJs])}\n`,
+      `cd ${shellQuote(work)} && exec ${shellJoin(["env", "-i", ...assignments, o.elsewhere.node ?? process.execPath, mainJs])}\n`,
     );
     const { uid, gid } = o.elsewhere.owner;
     for (const p of [work, runnerTemp, stepScript, ...Object.values(files)])
