@@ -2,14 +2,13 @@ import { execFile } from "node:child_process";
 import { chmod, copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildOptions } from "../../../scripts/build-options.mjs";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { SUDO_USER, sshClientArgv } from "../../support/testbed-ssh.js";
 import {
   bundledMain,
+  bundledPost,
   runStep,
   unmaskedLines,
   type RunStepOptions,
@@ -37,12 +36,6 @@ let owner: { uid: number; gid: number };
 
 /** The hosted runner's PATH, roughly: /usr/local/sbin (here the simulated node's shims) first. */
 const RUNNER_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-
-async function bundledPost(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "kubeforge-post-bundle-"));
-  await build({ ...buildOptions(dir), entryPoints: { post: "src/action/post.ts" } });
-  return join(dir, "post.js");
-}
 
 /** Inputs of this cluster: one node, this machine, prepared from the local release server. */
 function inputs(over: Record<string, string> = {}): Record<string, string> {

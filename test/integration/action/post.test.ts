@@ -1,12 +1,10 @@
 import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, relative } from "node:path";
-import { build } from "esbuild";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { buildOptions } from "../../../scripts/build-options.mjs";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile, diagnostics, runner, type Runner } from "../up/support.js";
-import { runStep, unmaskedLines, type StepResult } from "./support.js";
+import { bundledPost, runStep, unmaskedLines, type StepResult } from "./support.js";
 
 // The action's post step (post.js bundled from the current sources) run as the runner runs it
 // after the main step: the same INPUT_* variables, the main step's saved state as STATE_*
@@ -24,12 +22,6 @@ let clusterPath: string;
 let clusterInput: string;
 /** Secrets the cluster holds, gathered while it runs. */
 const secrets: string[] = [];
-
-async function bundledPost(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "kubeforge-post-bundle-"));
-  await build({ ...buildOptions(dir), entryPoints: { post: "src/action/post.ts" } });
-  return join(dir, "post.js");
-}
 
 async function up(): Promise<void> {
   const kubeconfig = join(r.dir, "admin.conf");

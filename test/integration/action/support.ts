@@ -12,12 +12,18 @@ import { shellJoin, shellQuote } from "../../../src/remote/ssh/quote.js";
 // files GITHUB_OUTPUT, GITHUB_ENV, GITHUB_STATE, GITHUB_STEP_SUMMARY plus RUNNER_TEMP in a
 // temporary folder.
 
-/** Bundles src/action/main.ts with the build's options into a temporary folder; returns main.js. */
-export async function bundledMain(): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), "kubeforge-action-bundle-"));
-  await build({ ...buildOptions(dir), entryPoints: { main: "src/action/main.ts" } });
-  return join(dir, "main.js");
+/** Bundles one of the action's entry points with the build's options into a temporary folder. */
+async function bundled(entry: "main" | "post"): Promise<string> {
+  const dir = await mkdtemp(join(tmpdir(), `kubeforge-${entry}-bundle-`));
+  await build({ ...buildOptions(dir), entryPoints: { [entry]: `src/action/${entry}.ts` } });
+  return join(dir, `${entry}.js`);
 }
+
+/** main.js bundled from the current sources, in a folder of its own. */
+export const bundledMain = () => bundled("main");
+
+/** post.js bundled from the current sources, in a folder of its own. */
+export const bundledPost = () => bundled("post");
 
 /** Reads a GitHub command file ("name<<delimiter\nvalue\ndelimiter" entries); later entries win. */
 export function commandFile(text: string): Map<string, string> {
