@@ -28,7 +28,10 @@ export interface ActionInputs {
   dryRun: boolean;
   /** auto (default): remote hosts are torn down in post, the runner left alone; always: the runner too; never: keep all */
   teardown: Teardown;
-  /** The job's status when this step started; undefined outside GitHub (the input is empty). */
+  /**
+   * The job's status as GitHub evaluated the input for this step — for the post step, after the
+   * job's other steps ran; undefined outside GitHub (the input is empty).
+   */
   jobStatus?: JobStatus;
   /** The `cluster` input as given: a Cluster file path or the YAML itself; undefined = one node on the runner. */
   cluster?: string;

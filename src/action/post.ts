@@ -26,11 +26,11 @@ import { GitHubReporter } from "./reporter.js";
 // inputs as the main step (GitHub passes the same INPUT_* variables, defaults evaluated again, so
 // job-status is the job's status now) and the main step's saved state (state-dir, phase,
 // outcome — never a secret). When the main step failed or did not finish, or a later step of the
-// job failed (the user's tests against the cluster), it collects every node's diagnostics into RUNNER_TEMP/kubeforge-<name>-diagnostics, prints
-// their tails, and uploads the folder as an artifact (helm/kind-action exports nothing and
-// deletes the nodes: engineering notes, "No logs when it matters"). Then it tears down what the
-// `teardown` input says. Nothing here fails the job: problems are warnings, and a teardown that
-// failed names the hosts it left behind.
+// job failed (the user's tests against the cluster), it collects every node's diagnostics into
+// RUNNER_TEMP/kubeforge-<name>-diagnostics, prints their tails, and uploads the folder as an
+// artifact (helm/kind-action exports nothing and deletes the nodes: engineering notes, "No logs
+// when it matters"). Then it tears down what the `teardown` input says. Nothing here fails the
+// job: problems are warnings, and a teardown that failed names the hosts it left behind.
 
 /** Lines of each collected file printed in the job log (the whole files are in the artifact). */
 const PRINTED_LINES = 40;
