@@ -2,15 +2,19 @@ import type { ClusterNodeSpec, ClusterSpec } from "../config/cluster/types.js";
 import { fleet, hostReporter } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
+import { nodeCondition } from "./up/node-state.js";
 import { resetNode } from "./up/reset-node.js";
 
 // `kubeforge down`: kubeadm's reset on every host of the Cluster file, all in parallel (bounded
-// by `concurrency`). The whole etcd cluster goes away with its data directories, so reset's
-// remove-etcd-member phase cleans the data directory without removing the member: removing
-// members one by one only shrinks a cluster that
-// is deleted anyway, and once one control plane is down etcd refuses every removal that would
-// leave the rest without a quorum of started members ("etcdserver: unhealthy cluster"), which
-// kubeadm's reset retries for minutes per node.
+// by `concurrency`). Every host is checked first, and none is reset when one of them is not
+// this cluster's node — another kubeforge cluster's, or a kubeadm cluster kubeforge did not set
+// up: a Cluster file naming the wrong hosts must not wipe someone else's cluster (k0sctl asks
+// before a reset; kubeforge, run in CI, refuses instead). The whole etcd cluster goes away with
+// its data directories, so reset's remove-etcd-member phase cleans the data directory without
+// removing the member: removing members one by one only shrinks a cluster that is deleted
+// anyway, and once one control plane is down etcd refuses every removal that would leave the
+// rest without a quorum of started members ("etcdserver: unhealthy cluster"), which kubeadm's
+// reset retries for minutes per node.
 
 export interface DownRequest {
   spec: ClusterSpec;
@@ -21,18 +25,38 @@ export interface DownRequest {
 
 export async function down(req: DownRequest): Promise<void> {
   const { spec, reporter } = req;
-  const hosts: Host[] = [];
-  const reset = async (node: ClusterNodeSpec) => {
-    const host = await req.connect(node);
-    hosts.push(host);
-    await resetNode(host, hostReporter(reporter, node.name), {
-      dryRun: req.dryRun,
-      removeEtcdMember: false,
-    });
-  };
+  const hosts = new Map<string, Host>();
   try {
-    await fleet(spec.nodes, (n) => n.name, reset, { concurrency: spec.concurrency });
+    const conditions = await fleet(
+      spec.nodes,
+      (n) => n.name,
+      async (node) => {
+        const host = await req.connect(node);
+        hosts.set(node.name, host);
+        return nodeCondition(host, { cluster: spec.name, node: node.name, role: node.role });
+      },
+      { concurrency: spec.concurrency },
+    );
+    const foreign = spec.nodes.flatMap((node, i) => {
+      const c = conditions[i]!;
+      return c.kind === "foreign" ? [` - ${node.name}: ${c.reason}`] : [];
+    });
+    if (foreign.length > 0) {
+      throw new Error(
+        `not tearing down the cluster "${spec.name}": ${foreign.length} of ${spec.nodes.length} hosts ${foreign.length === 1 ? "is not its node" : "are not its nodes"}; nothing was reset:\n${foreign.join("\n")}`,
+      );
+    }
+    await fleet(
+      spec.nodes,
+      (n) => n.name,
+      (node) =>
+        resetNode(hosts.get(node.name)!, hostReporter(reporter, node.name), {
+          dryRun: req.dryRun,
+          removeEtcdMember: false,
+        }),
+      { concurrency: spec.concurrency },
+    );
   } finally {
-    await closeHosts(hosts);
+    await closeHosts(hosts.values());
   }
 }

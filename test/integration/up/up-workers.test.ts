@@ -146,6 +146,34 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
     expect((await stat(kubeconfig)).isFile()).toBe(true);
   }, 120_000);
 
+  it("down with a Cluster file naming another cluster refuses, names every host, resets none", async () => {
+    const other = await r.writeClusterFile(
+      clusterFile({
+        name: "other",
+        controlPlanes: [bed.host("cp-1")],
+        workers: [bed.host("w-1"), bed.host("w-2")],
+        userFor: (h) => (h.name === "w-2" ? SUDO_USER : "root"),
+      }),
+      "other.yaml",
+    );
+    const before = await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))));
+    const result = await r.kubeforge(["down", "-f", other, "--kubeconfig", kubeconfig]);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(
+      'not tearing down the cluster "other": 3 of 3 hosts are not its nodes; nothing was reset:',
+    );
+    for (const name of ["cp-1", "w-1", "w-2"]) {
+      expect(result.stderr).toContain(
+        ` - ${name}: it belongs to the kubeforge cluster "ci"; run "kubeforge down" for that cluster first`,
+      );
+      expect((await bed.host(name).daemonPids()).kubelet, name).toBeDefined();
+    }
+    expect(await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))))).toEqual(
+      before,
+    );
+    expect((await stat(kubeconfig)).isFile()).toBe(true);
+  }, 120_000);
+
   it("down resets every host: no kubelet, no node files, no kubeforge state", async () => {
     const result = await r.kubeforge(["down", "-f", clusterPath, "--kubeconfig", kubeconfig]);
     if (result.code !== 0) throw new Error(await diagnostics(bed, result));
