@@ -225,6 +225,18 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
         "runner/containers/kube-apiserver.log",
       ]),
     );
+    // The control plane's container logs come from the runtime (crictl logs), not a placeholder.
+    for (const c of ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
+      const log = await readFile(join(diagDir, `runner/containers/${c}.log`), "utf8");
+      expect(log, c).toMatch(
+        /^# \S*crictl --runtime-endpoint \S+ logs --tail 1000 [0-9a-f]{32,}\n/,
+      );
+      expect(log.split("\n").length, c).toBeGreaterThan(2); // the header and a line at least
+    }
+    // etcd is the real one (Debian's): its own start-up lines.
+    expect(await readFile(join(diagDir, "runner/containers/etcd.log"), "utf8")).toMatch(
+      /etcdmain: etcd Version: \d+\.\d+/,
+    );
     // Root-owned node files were read through sudo; the copies are the runner user's.
     expect(await readFile(join(diagDir, "runner/manifests/etcd.yaml"), "utf8")).toBe(
       await readFile(runner.path("etc/kubernetes/manifests/etcd.yaml"), "utf8"),

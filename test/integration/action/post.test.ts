@@ -179,9 +179,13 @@ describe("action post step over SSH", () => {
         node,
         status: "done",
       });
-      for (const c of ["kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler"]) {
-        expect(files[`${node}/containers/${c}.log`]).toBeDefined();
-      }
+    }
+    // The control plane's container logs, from the runtime; the worker runs none of them.
+    for (const c of ["kube-apiserver", "etcd", "kube-controller-manager", "kube-scheduler"]) {
+      expect(files[`cp-1/containers/${c}.log`]).toMatch(/^# \S*crictl .* logs --tail 1000 \w+\n./);
+      expect(files[`w-1/containers/${c}.log`]).toMatch(
+        new RegExp(`could not be collected: the container runtime has no ${c} container`),
+      );
     }
     // The control plane's static pods, read back; the worker has none, and says so.
     expect(files["cp-1/crictl-ps.txt"]).toMatch(/kube-apiserver/);

@@ -1,4 +1,4 @@
-import { chmod, mkdir, writeFile } from "node:fs/promises";
+import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { memoryImageStore, normalizeReference, type ImageStore } from "./images.js";
 import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
@@ -19,7 +19,11 @@ import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
 // - `stopp ID...` prints "Stopped sandbox ID" per pod; stopping a stopped pod succeeds.
 // - `rmp ID...` prints "Removed sandbox ID"; a sandbox that still runs is refused unless
 //   --force/-f (crictl then stops it first); --all/-a removes every sandbox.
-// - `ps` lists containers (running only, unless --all/-a); --quiet/-q prints IDs.
+// - `ps` lists containers (running only, unless --all/-a); --quiet/-q prints IDs; with -o json
+//   the ListContainersResponse (container.go outputContainersJSON).
+// - `logs [--tail N] ID` prints the container's log (the CRI log file, each entry's text on the
+//   stream it was written to: cmd/crictl/logs.go → kubelet's kuberuntime/logs ReadLogs); an ID
+//   no container has fails with the runtime's NotFound.
 // - IDs may be unique prefixes (containerd resolves them with its truncindex).
 // - `pull IMAGE` prints "Image is up to date for <image ID>" (cmd/crictl/image.go
 //   pullImageCommand; containerd's PullImage answers the image's ID); a failure is the fatal
@@ -335,6 +339,29 @@ export async function runCrictl(
           io.out(rows.map((r) => `${containerId(r.c)}\n`).join(""));
           return 0;
         }
+        if (flags.get("output") === "json") {
+          // The CRI's ListContainersResponse as crictl prints it (protojson, int64 as a string).
+          const containers = rows.map(({ pod, c }) => ({
+            id: containerId(c),
+            podSandboxId: pod.sandboxId,
+            metadata: { name: c.name, attempt: c.restartCount },
+            image: { image: c.image },
+            imageRef: c.image,
+            state: c.state.running ? "CONTAINER_RUNNING" : "CONTAINER_EXITED",
+            createdAt: String(
+              BigInt(Date.parse(c.state.running?.startedAt ?? pod.startTime)) * 1_000_000n,
+            ),
+            labels: {
+              "io.kubernetes.container.name": c.name,
+              "io.kubernetes.pod.name": podName(pod),
+              "io.kubernetes.pod.namespace": podNamespace(pod),
+              "io.kubernetes.pod.uid": pod.uid,
+            },
+            annotations: {},
+          }));
+          io.out(`${JSON.stringify({ containers }, null, 2)}\n`);
+          return 0;
+        }
         io.out(
           table([
             ["CONTAINER", "IMAGE", "CREATED", "STATE", "NAME", "ATTEMPT", "POD ID", "POD"],
@@ -350,6 +377,33 @@ export async function runCrictl(
             ]),
           ]),
         );
+        return 0;
+      }
+      case "logs": {
+        const id = args[0];
+        if (!id) fatal("ID cannot be empty");
+        const found = (await runtime.list())
+          .flatMap((p) => p.containers)
+          .filter((c) => containerId(c) !== "" && containerId(c).startsWith(id));
+        const logPath = found.length === 1 ? found[0]!.logPath : undefined;
+        if (logPath === undefined) {
+          fatal(
+            `rpc error: code = NotFound desc = an error occurred when try to find container "${id}": not found`,
+          );
+        }
+        // The CRI log format: "<RFC3339Nano> <stdout|stderr> <F|P> <text>" per line; crictl
+        // writes each entry's text to its own stream, a partial (P) one without a new line.
+        let entries = (await readFile(logPath, "utf8").catch(() => ""))
+          .split("\n")
+          .map((l) => /^\S+ (stdout|stderr) ([FP]) (.*)$/.exec(l))
+          .filter((m): m is RegExpExecArray => m !== null);
+        const tail = Number(flags.get("tail") ?? "-1");
+        if (tail >= 0) entries = entries.slice(Math.max(0, entries.length - tail));
+        for (const [, stream, tag, text] of entries) {
+          const line = tag === "F" ? `${text}\n` : text!;
+          if (stream === "stdout") io.out(line);
+          else io.err(line);
+        }
         return 0;
       }
       case "pull": {

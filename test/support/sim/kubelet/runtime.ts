@@ -41,6 +41,8 @@ export interface ContainerStatus {
   restartCount: number;
   state: ContainerState;
   lastState?: ContainerState;
+  /** The container's log file on the machine (CRI format), for the simulated `crictl logs`. */
+  logPath?: string;
 }
 
 export interface PodStatus {
@@ -338,6 +340,7 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
           restartCount: s.restartCount,
           state: s.state,
           ...(s.lastState ? { lastState: s.lastState } : {}),
+          logPath: s.log.path,
         },
       ],
     };
