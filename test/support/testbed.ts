@@ -71,6 +71,8 @@ export interface SshTestHost extends TestHost {
     command: string,
     opts?: { user?: string; stdin?: string; timeoutMs?: number },
   ): Promise<CliResult>;
+  /** sshRun's stdout; a command that fails throws, naming the host, the command and its stderr. */
+  sshOutput(command: string, opts?: { user?: string; timeoutMs?: number }): Promise<string>;
   /** sshd's listener pid, when it runs. */
   sshdPid(): Promise<number | undefined>;
   /** Stops the listener (new connections are refused); open sessions go on, as with systemd. */
@@ -473,14 +475,20 @@ export async function createTestbed(
         netnsPids: () => pidsIn(ns),
       });
       sshLogFiles.set(name, sshd.logFile);
+      const sshRun: SshTestHost["sshRun"] = (command, opts = {}) =>
+        runSsh(
+          sshClientArgv(sshd.ssh, sshFiles.knownHostsFile, opts.user ?? "root", command),
+          opts,
+        );
       return {
         ...host,
         ssh: sshd.ssh,
-        sshRun: (command, opts = {}) =>
-          runSsh(
-            sshClientArgv(sshd.ssh, sshFiles.knownHostsFile, opts.user ?? "root", command),
-            opts,
-          ),
+        sshRun,
+        sshOutput: async (command, opts = {}) => {
+          const r = await sshRun(command, opts);
+          if (r.code !== 0) throw new Error(`${name}: ${command}: ${r.stderr}`);
+          return r.stdout;
+        },
         sshdPid: sshd.sshdPid,
         stopSsh: sshd.stopSsh,
         startSsh: sshd.startSsh,

@@ -81,11 +81,7 @@ function asRunnerUser(o: RunStepOptions): RunStepOptions {
   };
 }
 
-async function onRunner(command: string): Promise<string> {
-  const r = await runner.sshRun(command, { timeoutMs: 60_000 });
-  if (r.code !== 0) throw new Error(`${command}: ${r.stderr}`);
-  return r.stdout;
-}
+const onRunner = (command: string) => runner.sshOutput(command, { timeoutMs: 60_000 });
 
 function report(step: StepResult): string {
   return `exit ${step.code}\n--- stdout\n${step.stdout.slice(-8000)}\n--- stderr\n${step.stderr.slice(-3000)}`;

@@ -42,11 +42,7 @@ async function connect(user: string): Promise<SshHost> {
 }
 
 /** Runs a root shell command on the host; throws with its stderr when it fails. */
-async function onHost(command: string): Promise<string> {
-  const r = await h.sshRun(command);
-  if (r.code !== 0) throw new Error(`${command}: ${r.stderr}`);
-  return r.stdout;
-}
+const onHost = (command: string) => h.sshOutput(command);
 
 /** node path → "mode owner sha256" as the host's own tools see them. */
 async function nodeState(paths: string[]): Promise<Record<string, string>> {

@@ -1,5 +1,5 @@
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { mkdtemp, rm } from "node:fs/promises";
+import { appendFile, chmod, mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -175,7 +175,6 @@ describe("SshHost authentication", () => {
       const cipher =
         passphrase !== undefined ? ["-aes-256-cbc", "-pass", `pass:${passphrase}`] : [];
       await run("openssl", ["genpkey", ...algorithm, ...cipher, "-out", file]);
-      const { chmod, appendFile, readFile } = await import("node:fs/promises");
       await chmod(file, 0o600);
       const privateKey = await readFile(file, "utf8");
       if (algorithm[1] !== "ed25519") {

@@ -89,11 +89,7 @@ function input(over: Partial<PrepareNodesInput> = {}): PrepareNodesInput {
   };
 }
 
-async function onHost(h: SshTestHost, command: string): Promise<string> {
-  const r = await h.sshRun(command, { timeoutMs: 60_000 });
-  if (r.code !== 0) throw new Error(`${h.name}: ${command}: ${r.stderr}`);
-  return r.stdout;
-}
+const onHost = (h: SshTestHost, command: string) => h.sshOutput(command, { timeoutMs: 60_000 });
 
 const WATCHED = [
   "/usr/local/bin/kubelet",
