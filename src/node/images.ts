@@ -14,6 +14,8 @@ export interface PrePullOptions {
   log?: (line: string) => void;
   /** Per pull (default 15 minutes). */
   pullTimeoutMs?: number;
+  /** Ends the pulls running and starts no more; prePullImages then rejects. */
+  signal?: AbortSignal;
 }
 
 function lastLine(text: string): string {
@@ -50,12 +52,14 @@ export async function prePullImages(
     ...args,
   ];
 
+  const { signal } = opts;
   const failures = new Map<string, string>();
   const pullOne = async (image: string) => {
     const present = await host.exec(crictlArgv("inspecti", "-q", image), {
       sudo: true,
       readOnly: true,
       timeoutMs: 60_000,
+      ...(signal ? { signal } : {}),
     });
     if (present.code === 0) {
       log(`image ${image} already present`);
@@ -65,6 +69,7 @@ export async function prePullImages(
     const r = await host.exec(crictlArgv("pull", image), {
       sudo: true,
       timeoutMs: opts.pullTimeoutMs ?? 15 * 60_000,
+      ...(signal ? { signal } : {}),
     });
     if (r.code === 0) {
       log(`pulled ${image} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
@@ -75,12 +80,20 @@ export async function prePullImages(
 
   let next = 0;
   const worker = async () => {
-    while (next < wanted.length) {
+    while (next < wanted.length && !signal?.aborted) {
       const image = wanted[next++]!;
       await pullOne(image);
     }
   };
-  await Promise.all(Array.from({ length: Math.min(concurrency, wanted.length) }, worker));
+  // Settled, not all: when cancelled, every worker's pull is gone before this returns.
+  const workers = await Promise.allSettled(
+    Array.from({ length: Math.min(concurrency, wanted.length) }, worker),
+  );
+  if (signal?.aborted) {
+    throw new Error(`${host.name}: image pre-pull cancelled`, { cause: signal.reason });
+  }
+  const broken = workers.find((w) => w.status === "rejected");
+  if (broken) throw broken.reason;
   if (failures.size > 0) {
     // In the order asked, whatever order the pulls ended in.
     const lines = wanted.filter((i) => failures.has(i)).map((i) => ` - ${i}: ${failures.get(i)}`);

@@ -12,6 +12,11 @@ export interface ExecOptions {
    * others as "would run" without running them.
    */
   readOnly?: boolean;
+  /**
+   * Cancels the command: it is ended (and what it started, through sudo too) and exec rejects
+   * with "<host>: cancelled \"<command>\"" once it is gone.
+   */
+  signal?: AbortSignal;
 }
 
 export interface ExecResult {

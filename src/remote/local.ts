@@ -1,8 +1,14 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { arch, cpus, hostname, release, totalmem } from "node:os";
+import { arch, cpus, hostname, constants as osConstants, release, totalmem } from "node:os";
 import { dirname } from "node:path";
+import {
+  KILL_AFTER_SECONDS,
+  TIMED_OUT_CODE,
+  cancelledError,
+  timeLimited,
+} from "./command-limits.js";
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
 import { mapPath } from "./paths.js";
 import { ShellFiles, type RawResult } from "./ssh/shell-files.js";
@@ -64,11 +70,18 @@ export class LocalHost implements Host {
   }
 
   private spawnRaw(argv: string[], opts: ExecOptions): Promise<RawResult> {
-    const [cmd, ...args] =
-      opts.sudo && process.getuid?.() !== 0 ? ["sudo", "-n", "--", ...argv] : argv;
+    const viaSudo = opts.sudo === true && process.getuid?.() !== 0;
+    // Through sudo the limit must run as root inside it: this user could end sudo, not the
+    // root command sudo started (command-limits.ts).
+    const [cmd, ...args] = viaSudo
+      ? ["sudo", "-n", "--", ...timeLimited(argv, opts.timeoutMs)]
+      : argv;
+    const display = argv.join(" ");
     if (!cmd) return Promise.reject(new Error("exec needs a command"));
+    const { signal } = opts;
+    if (signal?.aborted) return Promise.reject(cancelledError(this.name, display, signal));
     return new Promise((resolve, reject) => {
-      // Own process group, so a timeout ends the command and everything it started.
+      // Own process group, so that ending it ends the command and everything it started.
       const child = spawn(cmd, args, {
         stdio: ["pipe", "pipe", "pipe"],
         detached: true,
@@ -78,32 +91,55 @@ export class LocalHost implements Host {
       const err: Buffer[] = [];
       child.stdout.on("data", (b: Buffer) => out.push(b));
       child.stderr.on("data", (b: Buffer) => err.push(b));
+      const signalGroup = (name: NodeJS.Signals) => {
+        try {
+          process.kill(-child.pid!, name);
+        } catch {
+          /* already gone */
+        }
+      };
+      // TERM first: sudo relays it to its command (a KILL would end sudo alone); KILL for
+      // whatever is still there a few seconds later.
+      let killTimer: NodeJS.Timeout | undefined;
+      const end = () => {
+        if (killTimer) return;
+        signalGroup("SIGTERM");
+        killTimer = setTimeout(() => signalGroup("SIGKILL"), KILL_AFTER_SECONDS * 1000);
+      };
       let timedOut = false;
       const timer =
         opts.timeoutMs === undefined
           ? undefined
           : setTimeout(() => {
               timedOut = true;
-              try {
-                process.kill(-child.pid!, "SIGKILL");
-              } catch {
-                /* already gone */
-              }
+              end();
             }, opts.timeoutMs);
-      child.on("error", (e: NodeJS.ErrnoException) => {
+      let aborted = false;
+      const onAbort = () => {
+        aborted = true;
+        end();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      const settle = () => {
         clearTimeout(timer);
+        clearTimeout(killTimer);
+        signal?.removeEventListener("abort", onAbort);
+      };
+      child.on("error", (e: NodeJS.ErrnoException) => {
+        settle();
         if (e.code === "ENOENT") {
           resolve({ code: 127, stdout: Buffer.alloc(0), stderr: `${cmd}: not found` });
         } else
-          reject(
-            new Error(`${this.name}: cannot run "${argv.join(" ")}": ${e.message}`, { cause: e }),
-          );
+          reject(new Error(`${this.name}: cannot run "${display}": ${e.message}`, { cause: e }));
       });
-      child.on("close", (code, signal) => {
-        clearTimeout(timer);
+      child.on("close", (code, exitSignal) => {
+        settle();
+        if (aborted) return reject(cancelledError(this.name, display, signal!));
         const stderr = Buffer.concat(err).toString();
         resolve({
-          code: code ?? 128 + (signal === "SIGKILL" ? 9 : 15),
+          code: timedOut
+            ? TIMED_OUT_CODE
+            : (code ?? 128 + (exitSignal ? (osConstants.signals[exitSignal] ?? 15) : 15)),
           stdout: Buffer.concat(out),
           stderr: timedOut ? `${stderr}timed out after ${opts.timeoutMs} ms` : stderr,
         });

@@ -114,6 +114,8 @@ export async function up(req: UpRequest): Promise<UpResult> {
   const nodeReporter = (name: string) => hostReporter(reporter, name);
   // What the Cluster file alone decides is refused before any host is contacted.
   const skip = splitSkipPhases(spec.skipPhases ?? [], reporter);
+  // Pulls started by preparation; ended in `finally` when up stops before a node needs them.
+  let imagePulls = new ImagePulls();
   try {
     await reporter.group("connect", () =>
       fleet(
@@ -294,7 +296,6 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
     // Node preparation (binaries, container runtime, host settings, kubelet unit, images) on
     // the hosts still to init or join; finished hosts are left as they are.
-    let imagePulls = new ImagePulls();
     if (pending.length > 0 && spec.prepare.enabled) {
       imagePulls = await reporter.group("prepare", () =>
         prepareNodes({
@@ -481,6 +482,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
       timings,
     };
   } finally {
+    await imagePulls.cancel();
     await closeHosts(hosts.values());
   }
 }

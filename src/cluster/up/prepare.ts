@@ -210,6 +210,12 @@ function inStep<T>(step: string, host: Host, run: () => Promise<T>): Promise<T> 
 /** The image pulls prepareNodes started, still running when it returns. */
 export class ImagePulls {
   private readonly pulls = new Map<string, Promise<void>>();
+  private readonly controller = new AbortController();
+
+  /** Given to the pulls: cancel() ends them. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
 
   /** Keeps a node's pulls; a failure waits for whoever asks (never an unhandled rejection). */
   add(node: string, pulls: Promise<void>): void {
@@ -224,6 +230,16 @@ export class ImagePulls {
     } catch (e) {
       throw new Error(`${node}: ${(e as Error).message}`, { cause: e });
     }
+  }
+
+  /**
+   * Ends the pulls still running and resolves once they are gone: `up` stopped before the
+   * nodes needed their images, and a pull must neither outlive it (a local one would keep the
+   * process alive for as long as the pull takes) nor go on changing the host.
+   */
+  async cancel(): Promise<void> {
+    this.controller.abort(new Error("stopped before the images were needed"));
+    await Promise.allSettled(this.pulls.values());
   }
 }
 
@@ -251,63 +267,69 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
   const downloads = await download(input, fetchOpts);
   const sandbox = sandboxImage(spec, input.release);
 
-  await fleet(
-    input.nodes,
-    (n) => n.node.name,
-    async ({ node, host, arch }) => {
-      const reporter = input.reporter(node.name);
-      const log = (line: string) => reporter.info(`[prepare] ${line}`);
-      const source = customKubeletOf(spec, node);
-      const fetched = [
-        ...(downloads.official.get(goArch(arch)) ?? []),
-        ...(source !== undefined ? [downloads.custom.get(source)!] : []),
-      ];
-      // Binaries need no package manager: they go in while apt/dnf (one lock) serves the host
-      // settings and then containerd.
-      const binaries = inStep("binaries", host, () => installArtifacts(host, fetched, { log }));
-      const runtime = (async () => {
-        await inStep("host settings", host, () =>
-          prepareHostSettings(host, { allowInstall: prepare.installPackages, log }),
-        );
-        return inStep("container runtime", host, () =>
-          prepareContainerd(
-            host,
-            {
-              sandboxImage: sandbox,
-              systemdCgroup: input.cgroupDriver === "systemd",
-              registryMirrors: prepare.registryMirrors,
-            },
-            {
-              allowInstall: prepare.installPackages,
-              log,
-              ...(input.runtimeTimeoutMs !== undefined
-                ? { waitTimeoutMs: input.runtimeTimeoutMs }
-                : {}),
-            },
-          ),
-        );
-      })();
-      await allOrFirstError<unknown>([binaries, runtime]);
-      const rt = await runtime;
-      // Pulls start once containerd answers and crictl is installed, and run on while the
-      // kubelet service is written, the other hosts prepare and the control plane initialises.
-      if (prepare.prePullImages) {
-        imagePulls.add(
-          node.name,
-          inStep("image pre-pull", host, () =>
-            prePullImages(
+  try {
+    await fleet(
+      input.nodes,
+      (n) => n.node.name,
+      async ({ node, host, arch }) => {
+        const reporter = input.reporter(node.name);
+        const log = (line: string) => reporter.info(`[prepare] ${line}`);
+        const source = customKubeletOf(spec, node);
+        const fetched = [
+          ...(downloads.official.get(goArch(arch)) ?? []),
+          ...(source !== undefined ? [downloads.custom.get(source)!] : []),
+        ];
+        // Binaries need no package manager: they go in while apt/dnf (one lock) serves the host
+        // settings and then containerd.
+        const binaries = inStep("binaries", host, () => installArtifacts(host, fetched, { log }));
+        const runtime = (async () => {
+          await inStep("host settings", host, () =>
+            prepareHostSettings(host, { allowInstall: prepare.installPackages, log }),
+          );
+          return inStep("container runtime", host, () =>
+            prepareContainerd(
               host,
-              nodeImages(spec, node.role, input.kubernetesVersion, input.release),
-              { criSocket: rt.criSocket, log },
+              {
+                sandboxImage: sandbox,
+                systemdCgroup: input.cgroupDriver === "systemd",
+                registryMirrors: prepare.registryMirrors,
+              },
+              {
+                allowInstall: prepare.installPackages,
+                log,
+                ...(input.runtimeTimeoutMs !== undefined
+                  ? { waitTimeoutMs: input.runtimeTimeoutMs }
+                  : {}),
+              },
             ),
-          ),
+          );
+        })();
+        await allOrFirstError<unknown>([binaries, runtime]);
+        const rt = await runtime;
+        // Pulls start once containerd answers and crictl is installed, and run on while the
+        // kubelet service is written, the other hosts prepare and the control plane initialises.
+        if (prepare.prePullImages) {
+          imagePulls.add(
+            node.name,
+            inStep("image pre-pull", host, () =>
+              prePullImages(
+                host,
+                nodeImages(spec, node.role, input.kubernetesVersion, input.release),
+                { criSocket: rt.criSocket, log, signal: imagePulls.signal },
+              ),
+            ),
+          );
+        }
+        await inStep("kubelet service", host, () =>
+          installKubeletService(host, { kubeletPath: KUBELET_PATH, log }),
         );
-      }
-      await inStep("kubelet service", host, () =>
-        installKubeletService(host, { kubeletPath: KUBELET_PATH, log }),
-      );
-    },
-    { concurrency: spec.concurrency },
-  );
+      },
+      { concurrency: spec.concurrency },
+    );
+  } catch (e) {
+    // Hosts that prepared before another failed have pulls running: nobody will wait for them.
+    await imagePulls.cancel();
+    throw e;
+  }
   return imagePulls;
 }

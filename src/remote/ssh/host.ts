@@ -7,13 +7,8 @@ import { SshError, endpointUrl, hostLabel } from "./errors.js";
 import { openLocalForward, type LocalForward } from "./forward.js";
 import { Semaphore } from "./semaphore.js";
 import { ShellFiles, type RawResult } from "./shell-files.js";
-import {
-  KILL_AFTER_SECONDS,
-  SUDO_PROBE_SCRIPT,
-  parseSudoProbe,
-  remoteCommand,
-  type SudoMode,
-} from "./sudo.js";
+import { KILL_AFTER_SECONDS, TIMED_OUT_CODE, cancelledError } from "../command-limits.js";
+import { SUDO_PROBE_SCRIPT, parseSudoProbe, remoteCommand, type SudoMode } from "./sudo.js";
 import type { SshEndpoint, SshHostOptions } from "./types.js";
 
 // A machine reached over SSH (ssh2): commands on exec channels, files through small shell
@@ -30,11 +25,11 @@ const DEFAULTS = {
   maxSessions: 8,
 };
 
-/** Exit code reported when kubeforge ended a command at its time limit (coreutils `timeout`'s). */
 /** Exit statuses recorded as soon as a channel exists (see openChannel). */
 const exitStatuses = new WeakMap<ClientChannel, { code: number }>();
 
-export const TIMED_OUT_CODE = 124;
+/** Exit code reported when kubeforge ended a command at its time limit (coreutils `timeout`'s). */
+export { TIMED_OUT_CODE };
 
 // A session channel past MaxSessions is refused ("open failed": OpenSSH answers
 // SSH_OPEN_CONNECT_FAILED, RFC 4254 5.1 reason 2; other servers ADMINISTRATIVELY_PROHIBITED, 1).
@@ -118,6 +113,24 @@ function checkOptions(opts: SshHostOptions): void {
   whole("connectTimeoutMs", 1);
   whole("keepaliveIntervalMs", 1);
   whole("retryDelayMs", 0);
+}
+
+/**
+ * Sends a signal request on a session channel. ssh2's channel.signal() drops it once the channel's
+ * EOF is sent (Channel.js sends requests only while `outgoing.state` is "open"), and kubeforge
+ * sends EOF on every command's stdin at once; RFC 4254 (5.3) lets a party send channel requests
+ * after its EOF, so the request goes through the channel's protocol object.
+ */
+function signalChannel(channel: ClientChannel, name: string): void {
+  const c = channel as unknown as {
+    outgoing?: { id: number; state: string };
+    _client?: { _protocol?: { signal(id: number, name: string): void } };
+  };
+  const protocol = c._client?._protocol;
+  if (!protocol || !c.outgoing) return channel.signal(name);
+  if (c.outgoing.state === "open" || c.outgoing.state === "eof") {
+    protocol.signal(c.outgoing.id, name);
+  }
 }
 
 /** Waits for an ssh2 client to close, ending it politely first and forcing it after a while. */
@@ -279,7 +292,7 @@ export class SshHost implements Host {
 
   private async rawExec(
     argv: string[],
-    opts: { sudo?: boolean; stdin?: string | Buffer; timeoutMs?: number },
+    opts: { sudo?: boolean; stdin?: string | Buffer; timeoutMs?: number; signal?: AbortSignal },
   ): Promise<RawResult> {
     const display = argv.join(" ");
     let sudo: SudoMode | undefined;
@@ -305,7 +318,7 @@ export class SshHost implements Host {
       ...(sudo ? { sudo } : {}),
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     });
-    return this.runChannel(command, display, stdin, opts.timeoutMs);
+    return this.runChannel(command, display, stdin, opts.timeoutMs, opts.signal);
   }
 
   private unavailable(display: string): SshError {
@@ -321,7 +334,9 @@ export class SshHost implements Host {
     display: string,
     stdin: Buffer | undefined,
     timeoutMs: number | undefined,
+    signal?: AbortSignal,
   ): Promise<RawResult> {
+    if (signal?.aborted) throw cancelledError(this.label, display, signal);
     if (this.state.kind !== "open") throw this.unavailable(display);
     let release: () => void;
     try {
@@ -348,9 +363,33 @@ export class SshHost implements Host {
         if (settled) return;
         settled = true;
         clearTimeout(timer);
+        signal?.removeEventListener("abort", onAbort);
         this.inFlight.delete(entry);
         how();
       };
+      // Cancelled: sshd sends TERM to the session's process group, sudo relays it to the
+      // command (a KILL would end sudo alone and orphan the root command), and `timeout`, when
+      // there is one, to its own group. The answer comes once the channel has closed, which
+      // sshd does when the command is gone; or a few seconds later where sshd refuses signals
+      // (root logins: "session signalling requires privilege separation"), and the command
+      // runs on there until its time limit.
+      let aborted = false;
+      const onAbort = () => {
+        aborted = true;
+        try {
+          signalChannel(channel, "TERM");
+        } catch {
+          /* the connection is going away */
+        }
+        channel.close();
+        const giveUp = setTimeout(
+          () => finish(() => reject(cancelledError(this.label, display, signal!))),
+          (KILL_AFTER_SECONDS + 1) * 1000,
+        );
+        giveUp.unref();
+      };
+      signal?.addEventListener("abort", onAbort, { once: true });
+      if (signal?.aborted) onAbort(); // while it waited for a session slot
       this.inFlight.add(entry);
 
       // The slot is given back when the channel is really closed, not when we stop waiting:
@@ -362,6 +401,7 @@ export class SshHost implements Host {
         // Let a connection loss that closed this channel be seen first.
         setImmediate(() =>
           finish(() => {
+            if (aborted) return reject(cancelledError(this.label, display, signal!));
             if (this.state.kind !== "open") return reject(this.droppedWhile(display));
             const stderr = Buffer.concat(err).toString();
             resolve({
@@ -387,7 +427,7 @@ export class SshHost implements Host {
               // The remote `timeout` ends the process tree (it runs as root under sudo); the
               // signal request and the close are the fast path for the session itself.
               try {
-                channel.signal("KILL");
+                signalChannel(channel, "TERM");
               } catch {
                 /* the server may not honour signal requests */
               }

@@ -1,3 +1,4 @@
+import { timeLimited } from "../command-limits.js";
 import { shellJoin } from "./quote.js";
 
 // How a command becomes root on the remote side. No PTY ever: a PTY mixes "\r\n" into output
@@ -10,9 +11,6 @@ export type SudoMode =
   | { kind: "nopasswd" }
   | { kind: "password" }
   | { kind: "unavailable"; reason: string };
-
-/** Seconds the remote `timeout` gets after the command's own limit before it sends SIGKILL. */
-export const KILL_AFTER_SECONDS = 5;
 
 /** The argv prefix that runs a command as root in this mode ([] when already root). */
 export function sudoPrefix(mode: SudoMode): string[] {
@@ -37,16 +35,10 @@ export function remoteCommand(
   argv: readonly string[],
   opts: { sudo?: SudoMode; timeoutMs?: number } = {},
 ): string {
-  const limit =
-    opts.timeoutMs === undefined
-      ? []
-      : [
-          "timeout",
-          "-k",
-          String(KILL_AFTER_SECONDS),
-          String(Math.max(1, Math.ceil(opts.timeoutMs / 1000))),
-        ];
-  return shellJoin([...(opts.sudo ? sudoPrefix(opts.sudo) : []), ...limit, ...argv]);
+  return shellJoin([
+    ...(opts.sudo ? sudoPrefix(opts.sudo) : []),
+    ...timeLimited(argv, opts.timeoutMs),
+  ]);
 }
 
 /** Run at connect: the uid, and for a non-root user whether `sudo -n` works. */

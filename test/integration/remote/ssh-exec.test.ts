@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { randomBytes } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { cpus, release, totalmem } from "node:os";
@@ -6,31 +5,13 @@ import { join } from "node:path";
 import ssh2 from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SshHost, TIMED_OUT_CODE, nodeArch } from "../../../src/remote/ssh/host.js";
+import { eventually, running, waitForFile } from "../../support/processes.js";
 import { startSshd, type Sshd } from "../../support/sshd.js";
 
 // Commands over a real sshd configured with MaxSessions 3 and a umask of 077.
 
 let sshd: Sshd;
 let host: SshHost;
-
-/** Whether a process runs (a zombie waiting for its reaper does not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return !/^\S+ \(.*\) Z/.test(stat);
-  } catch {
-    return false;
-  }
-}
-
-async function eventually(check: () => boolean, ms: number): Promise<boolean> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return check();
-}
 
 beforeAll(async () => {
   sshd = await startSshd({ maxSessions: 3, umask: "077" });
@@ -82,7 +63,7 @@ describe("SshHost.exec", () => {
     const pid = Number(await readFile(pidFile, "utf8"));
     expect(pid).toBeGreaterThan(1);
     // The namespace shares the machine's pid namespace: the test sees the remote process.
-    expect(await eventually(() => !alive(pid), 4000)).toBe(true);
+    expect(await eventually(() => !running(pid), 4000)).toBe(true);
   });
 
   it("kills a command that ignores SIGTERM (timeout -k)", async () => {
@@ -94,9 +75,32 @@ describe("SshHost.exec", () => {
     expect(r.code).toBe(TIMED_OUT_CODE);
     const pid = Number(await readFile(pidFile, "utf8"));
     // TERM at 2 s is ignored; KILL follows 5 s later.
-    expect(await eventually(() => !alive(pid), 2500)).toBe(false);
-    expect(await eventually(() => !alive(pid), 8000)).toBe(true);
+    expect(await eventually(() => !running(pid), 2500)).toBe(false);
+    expect(await eventually(() => !running(pid), 8000)).toBe(true);
   }, 20_000);
+
+  it("cancelled as root: rejects naming the host and command; the command ends at its time limit", async () => {
+    // sshd refuses signal requests on root logins ("session signalling requires privilege
+    // separation": OpenSSH turns privilege separation off after a root login), so the command
+    // runs on until its own time limit; exec gives up waiting a few seconds after the cancel.
+    // As a sudo user the command ends at once: ssh-sudo.test.ts.
+    const pidFile = join(sshd.dir, "cancelled.pid");
+    const controller = new AbortController();
+    const argv = ["sh", "-c", 'echo $$ > "$1"; exec sleep 30', "sh", pidFile];
+    const run = host.exec(argv, { signal: controller.signal, timeoutMs: 12_000 });
+    const pid = Number(await waitForFile(pidFile, 10_000));
+    controller.abort(new Error("stopped"));
+    const err = (await run.catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe(`${host.label}: cancelled "${argv.join(" ")}"`);
+    expect((err.cause as Error).message).toBe("stopped");
+    expect(await eventually(() => !running(pid), 10_000)).toBe(true);
+    // Already cancelled: nothing runs; and the connection still serves commands.
+    await expect(
+      host.exec(["touch", `${pidFile}.late`], { signal: controller.signal }),
+    ).rejects.toThrow("cancelled");
+    expect(await stat(`${pidFile}.late`).catch(() => undefined)).toBeUndefined();
+    expect((await host.exec(["echo", "ok"])).stdout).toBe("ok\n");
+  }, 30_000);
 
   it("runs 20 commands at once over a server allowing 3 sessions", async () => {
     // Control: without a limit, the same server refuses channels past its MaxSessions.

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { SshError } from "../../../src/remote/ssh/errors.js";
 import { SshHost } from "../../../src/remote/ssh/host.js";
 import type { SshHostOptions } from "../../../src/remote/ssh/types.js";
+import { eventually, running, waitForFile } from "../../support/processes.js";
 import { startSshd, type Sshd } from "../../support/sshd.js";
 
 // Non-root logins and sudo, on a real sshd and Debian's sudo 1.9 with private account files:
@@ -145,17 +146,23 @@ describe("sudo over SSH", () => {
     const pid = Number(readFileSync(pidFile, "utf8"));
     // The time limit runs inside sudo, as root: it can end a root process.
     expect(await sshd.sudoLog()).toContain(`COMMAND=/usr/bin/timeout -k 5 2 sh -c`);
-    const deadline = Date.now() + 5000;
-    let alive = true;
-    while (alive && Date.now() < deadline) {
-      await new Promise((res) => setTimeout(res, 100));
-      try {
-        alive = !/^\S+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
-      } catch {
-        alive = false;
-      }
-    }
-    expect(alive).toBe(false);
+    expect(await eventually(() => !running(pid), 5000)).toBe(true);
+  });
+
+  it("cancelling a sudo command ends the root process: sudo relays the TERM it is sent", async () => {
+    const alice = await connect("alice");
+    const pidFile = join(sshd.dir, "root-cancelled.pid");
+    const controller = new AbortController();
+    const run = alice.exec(["sh", "-c", 'echo $$ > "$1"; exec sleep 30', "sh", pidFile], {
+      sudo: true,
+      timeoutMs: 60_000,
+      signal: controller.signal,
+    });
+    const pid = Number(await waitForFile(pidFile, 10_000));
+    expect(readFileSync(`/proc/${pid}/status`, "utf8")).toMatch(/^Uid:\s+0\s/m);
+    controller.abort();
+    await expect(run).rejects.toThrow(/: cancelled "sh -c /);
+    expect(await eventually(() => !running(pid), 5000)).toBe(true);
   });
 
   it("without sudoPassword, a sudo that wants one fails clearly; plain commands still work", async () => {
@@ -218,6 +225,18 @@ await step("remove", () => h.remove(${JSON.stringify(`${root}/etc`)}, { recursiv
 await step("gone", () => h.exists(${JSON.stringify(`${root}/etc`)}));
 await step("sudo", async () => (await h.exec(["id", "-u"], { sudo: true })).stdout.trim());
 await step("rootAccess", async () => (await h.facts()).rootAccess);
+// A root command at its time limit, and one cancelled: this user cannot signal what sudo runs.
+const sleeper = (pidFile) => ["sh", "-c", 'echo $$ > "$1"; exec sleep 30', "sh", pidFile];
+await step("timeout", async () => {
+  const r = await h.exec(sleeper(${JSON.stringify(`${root}/../timeout.pid`)}), { sudo: true, timeoutMs: 1500 });
+  return r.code + " " + r.stderr.trim();
+});
+await step("cancel", async () => {
+  const c = new AbortController();
+  setTimeout(() => c.abort(), 1500);
+  await h.exec(sleeper(${JSON.stringify(`${root}/../cancel.pid`)}), { sudo: true, signal: c.signal });
+  return "finished";
+});
 process.stdout.write(JSON.stringify(out));
 `;
 
@@ -239,7 +258,7 @@ process.stdout.write(JSON.stringify(out));
       await copyFile(process.execPath, node);
       await chmod(node, 0o755);
     }
-    const r = await sshd.run([node, file], { user, timeoutMs: 40_000 });
+    const r = await sshd.run([node, file], { user, timeoutMs: 50_000 });
     if (r.code !== 0) throw new Error(`script as ${user} failed (${r.code}): ${r.stderr}`);
     return JSON.parse(r.stdout) as Record<string, unknown>;
   }
@@ -264,7 +283,16 @@ process.stdout.write(JSON.stringify(out));
       gone: false,
       sudo: "0",
       rootAccess: true,
+      timeout: "124 timed out after 1500 ms",
+      cancel:
+        'error: local: cancelled "sh -c echo $$ > "$1"; exec sleep 30 sh ' +
+        `${root}/../cancel.pid"`,
     });
+    // Both root processes are gone (before, a time limit ended sudo and left its command).
+    for (const f of ["timeout.pid", "cancel.pid"]) {
+      const pid = Number(readFileSync(join(root, "..", f), "utf8"));
+      expect(await eventually(() => !running(pid), 5000)).toBe(true);
+    }
     expect((await stat(join(root, "var/lib/etcd"))).mode & 0o7777).toBe(0o700);
     expect((await stat(join(root, "var/lib/etcd"))).uid).toBe(0);
     expect((await stat(join(userDir, "file"))).uid).toBe(sshd.users.alice.uid); // no sudo needed there
@@ -272,7 +300,7 @@ process.stdout.write(JSON.stringify(out));
       / : alice : PWD=\/ ; USER=root ; COMMAND=\/usr\/bin\/sh -c 'set -e#012/,
     );
     expect(await sshd.sudoLog()).not.toContain("secret-key-data");
-  }, 60_000);
+  }, 90_000);
 
   it("without sudo, says what could not be done", async () => {
     const root = join(sshd.dir, "local-carol", "root");

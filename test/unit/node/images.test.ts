@@ -2,14 +2,16 @@ import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { running, waitForFile } from "../../support/processes.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { prePullImages } from "../../../src/node/images.js";
 import { HostDouble, onPath } from "../../support/host-double.js";
 
 // prePullImages with a small fake crictl (a shell script in the test's folder): images it
 // "has" are files in a store folder, `pull` takes a moment and records when it ran, and an image
-// whose name contains "missing" fails as a registry's 404 does. The simulated node's crictl
-// (test/support/sim/kubelet/crictl.ts) has no pull or inspecti.
+// whose name contains "missing" fails as a registry's 404 does, one whose name contains "stalled"
+// waits as a pull from a registry that stopped answering (its pid in <name>.pid). The simulated
+// node's crictl (test/support/sim/kubelet/crictl.ts) records pulls without taking any time.
 
 let dir: string;
 let crictl: string;
@@ -38,6 +40,7 @@ case "$cmd" in
     [ -f "$DIR/store/$key" ] && { echo "sha256:abc"; exit 0; }
     echo "no such image \\"$1\\" present" >&2; exit 1;;
   pull)
+    case "$1" in *stalled*) echo $$ > "$DIR/$key.pid"; exec sleep 60;; esac
     echo "start $(date +%s%N)" >> "$DIR/timeline"
     sleep 0.3
     echo "end $(date +%s%N)" >> "$DIR/timeline"
@@ -145,4 +148,31 @@ describe("prePullImages", () => {
     ).rejects.toThrow("image pull concurrency must be a positive whole number, not 0");
     await expect(prePullImages(node(null), [], { criSocket: SOCKET })).resolves.toBeUndefined();
   });
+
+  it("cancelled: ends the pulls running, starts no more, and rejects once they are gone", async () => {
+    const controller = new AbortController();
+    const wanted = [
+      "registry.k8s.io/stalled-a:v1",
+      "registry.k8s.io/stalled-b:v1",
+      "registry.k8s.io/later:v1",
+    ];
+    const run = prePullImages(node(), wanted, {
+      criSocket: SOCKET,
+      concurrency: 2,
+      signal: controller.signal,
+    });
+    const pidFiles = ["stalled-a", "stalled-b"].map((n) =>
+      join(dir, `registry.k8s.io_${n}_v1.pid`),
+    );
+    const pids = await Promise.all(
+      pidFiles.map(async (f) => Number((await waitForFile(f, 10_000)).trim())),
+    );
+    controller.abort(new Error("up stopped"));
+    const err = (await run.catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe("local: image pre-pull cancelled");
+    expect((err.cause as Error).message).toBe("up stopped");
+    for (const pid of pids) expect(running(pid)).toBe(false);
+    const calls = await readFile(join(dir, "calls"), "utf8");
+    expect(calls).not.toContain("registry.k8s.io/later:v1");
+  }, 20_000);
 });

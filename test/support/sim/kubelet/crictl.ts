@@ -1,4 +1,6 @@
 import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
+import { request } from "node:https";
+import { isIP } from "node:net";
 import { join } from "node:path";
 import { memoryImageStore, normalizeReference, type ImageStore } from "./images.js";
 import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
@@ -29,7 +31,12 @@ import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
 //   pullImageCommand; containerd's PullImage answers the image's ID); a failure is the fatal
 //   "pulling image: <the runtime's error>". The simulation pulls nothing: the reference is
 //   recorded in the image store (images.ts); a registry under .invalid fails as an unresolvable
-//   host does in containerd ("failed to resolve reference ... no such host").
+//   host does in containerd ("failed to resolve reference ... no such host"). A registry given
+//   by IP address (a test's own) is contacted as containerd's resolver does first, with
+//   `HEAD https://<registry>/v2/<name>/manifests/<tag>` (core/remotes/docker/resolver.go
+//   Resolve): any answer counts as the image being there, a refused connection fails as in
+//   containerd ("dial tcp <addr>: connect: connection refused"), and a registry that never
+//   answers keeps the pull waiting, as a stalled registry does.
 // - `inspecti [-q] IMAGE...` prints the images' status as JSON ({"status": Image} per image, the
 //   verbose "info" left out with -q; image.go imageStatusCommand, json by default) and fails with
 //   "no such image \"X\" present" when the runtime has none (exit 1).
@@ -204,6 +211,31 @@ function sandboxFailure(verb: string, id: string, r: SandboxResult & { found: fa
   fatal(
     `${verb} the pod sandbox "${id}": rpc error: code = NotFound desc = an error occurred when try to find sandbox "${id}": ${r.reason === "ambiguous" ? "ambiguous ID" : "not found"}`,
   );
+}
+
+/**
+ * containerd's first request for a pull: HEAD on the manifest. Resolves to undefined on any
+ * answer, or to the dial error; never gives up on a registry that does not answer.
+ */
+function resolveManifest(ref: string, registry: string): Promise<string | undefined> {
+  const name = ref.slice(registry.length + 1).replace(/[:@][^/]*$/, "");
+  const tag = ref.slice(registry.length + 1 + name.length + 1);
+  return new Promise((resolve) => {
+    const req = request(`https://${registry}/v2/${name}/manifests/${tag}`, {
+      method: "HEAD",
+      rejectUnauthorized: false, // a test registry's certificate is not what is simulated
+    });
+    req.on("response", (res) => {
+      res.resume();
+      resolve(undefined);
+    });
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      resolve(
+        `dial tcp ${registry}: ${e.code === "ECONNREFUSED" ? "connect: connection refused" : e.message}`,
+      ),
+    );
+    req.end();
+  });
 }
 
 export interface CrictlIO {
@@ -418,6 +450,14 @@ export async function runCrictl(
           );
         }
         await runtime.list(); // connects (and starts the runtime) as a PullImage RPC would
+        if (isIP(host.replace(/^\[|\]$/g, "")) !== 0) {
+          const failure = await resolveManifest(ref, registry);
+          if (failure) {
+            fatal(
+              `pulling image: rpc error: code = Unknown desc = failed to pull and unpack image "${ref}": failed to resolve reference "${ref}": failed to do request: Head "https://${registry}/v2/": ${failure}`,
+            );
+          }
+        }
         const pulled = await images.add(image);
         io.out(`Image is up to date for ${pulled.id}\n`);
         return 0;

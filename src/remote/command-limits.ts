@@ -1,0 +1,32 @@
+// How a command is ended early: at its time limit, or when the caller cancels it.
+//
+// The time limit is enforced where the command runs. Under sudo the caller cannot signal
+// the root process tree (a user may signal sudo, not what sudo started), so the limit runs
+// inside sudo as coreutils `timeout`, which ends its whole process group even when nobody is
+// left to ask it to.
+
+/** Seconds `timeout` gives the command after its limit before it sends SIGKILL. */
+export const KILL_AFTER_SECONDS = 5;
+
+/** `timeout`'s exit code when the limit was reached. */
+export const TIMED_OUT_CODE = 124;
+
+/** `timeout -k 5 <seconds>` before argv (seconds rounded up, at least 1); argv alone without a limit. */
+export function timeLimited(argv: readonly string[], timeoutMs: number | undefined): string[] {
+  if (timeoutMs === undefined) return [...argv];
+  return [
+    "timeout",
+    "-k",
+    String(KILL_AFTER_SECONDS),
+    String(Math.max(1, Math.ceil(timeoutMs / 1000))),
+    ...argv,
+  ];
+}
+
+/**
+ * The error a cancelled command rejects with, once the command is gone: "<host>: cancelled
+ * \"<command>\"" and the signal's reason as the cause.
+ */
+export function cancelledError(host: string, command: string, signal: AbortSignal): Error {
+  return new Error(`${host}: cancelled "${command}"`, { cause: signal.reason });
+}
