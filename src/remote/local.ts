@@ -89,6 +89,7 @@ export class LocalHost implements Host {
       });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
+      const startedAt = Date.now();
       child.stdout.on("data", (b: Buffer) => out.push(b));
       child.stderr.on("data", (b: Buffer) => err.push(b));
       const signalGroup = (name: NodeJS.Signals) => {
@@ -136,6 +137,10 @@ export class LocalHost implements Host {
         settle();
         if (aborted) return reject(cancelledError(this.name, display, signal!));
         const stderr = Buffer.concat(err).toString();
+        // Through sudo, the `timeout` inside may end the command before this side's timer fires.
+        if (viaSudo && code === TIMED_OUT_CODE && opts.timeoutMs !== undefined) {
+          timedOut ||= Date.now() - startedAt >= opts.timeoutMs;
+        }
         resolve({
           code: timedOut
             ? TIMED_OUT_CODE

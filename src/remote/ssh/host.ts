@@ -354,6 +354,7 @@ export class SshHost implements Host {
     return new Promise<RawResult>((resolve, reject) => {
       const out: Buffer[] = [];
       const err: Buffer[] = [];
+      const startedAt = Date.now();
       let settled = false;
       const entry: InFlight = {
         command: display,
@@ -404,12 +405,20 @@ export class SshHost implements Host {
             if (aborted) return reject(cancelledError(this.label, display, signal!));
             if (this.state.kind !== "open") return reject(this.droppedWhile(display));
             const stderr = Buffer.concat(err).toString();
+            const code = exitStatuses.get(channel)?.code ?? 255;
+            // The remote `timeout` may end the command before this side's timer fires.
+            const limitReached =
+              timeoutMs !== undefined &&
+              code === TIMED_OUT_CODE &&
+              Date.now() - startedAt >= timeoutMs;
             resolve({
-              code: exitStatuses.get(channel)?.code ?? 255,
+              code,
               stdout: Buffer.concat(out),
-              stderr: exitStatuses.has(channel)
-                ? stderr
-                : `${stderr}the remote command ended without an exit status`,
+              stderr: limitReached
+                ? `${stderr}timed out after ${timeoutMs} ms`
+                : exitStatuses.has(channel)
+                  ? stderr
+                  : `${stderr}the remote command ended without an exit status`,
             });
           }),
         );
