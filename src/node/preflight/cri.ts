@@ -26,7 +26,9 @@ export async function presentCRISockets(host: Host): Promise<string[]> {
   const found: string[] = [];
   for (const endpoint of KNOWN_CRI_SOCKETS) {
     // /run and /var/run are the machine's own, also under --rootfs: ask the host's shell.
+    // As root: the runtime's folder need not be open to a user reached through sudo.
     const r = await host.exec(["test", "-S", criSocketPath(endpoint)], {
+      sudo: true,
       readOnly: true,
       timeoutMs: 10_000,
     });
@@ -60,7 +62,11 @@ export async function connectCRI(
   }
   // /run and /var/run are real host paths even under --rootfs: ask the host, not the file view.
   const socket = criSocketPath(endpoint);
-  const r = await host.exec(["test", "-S", socket], { readOnly: true, timeoutMs: 10_000 });
+  const r = await host.exec(["test", "-S", socket], {
+    sudo: true,
+    readOnly: true,
+    timeoutMs: 10_000,
+  });
   return r.code === 0
     ? { connected: true, crictl: undefined }
     : { connected: false, reason: `no container runtime socket at ${socket}` };

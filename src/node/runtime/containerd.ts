@@ -83,7 +83,11 @@ async function criStatus(host: Host): Promise<CRIStatus> {
       ? { ready: true, detail: "" }
       : { ready: false, detail: `the CRI plugin's status is "${status ?? ""}"` };
   }
-  const r = await host.exec(["test", "-S", SOCKET_PATH], { readOnly: true, timeoutMs: 10_000 });
+  const r = await host.exec(["test", "-S", SOCKET_PATH], {
+    sudo: true,
+    readOnly: true,
+    timeoutMs: 10_000,
+  });
   return r.code === 0
     ? { ready: true, detail: "" }
     : { ready: false, detail: `no socket at ${SOCKET_PATH}` };
@@ -140,6 +144,7 @@ export async function prepareContainerd(
   let installed = false;
   const binary = await whichAsRoot(host, "containerd");
   const socket = await host.exec(["test", "-S", SOCKET_PATH], {
+    sudo: true,
     readOnly: true,
     timeoutMs: 10_000,
   });

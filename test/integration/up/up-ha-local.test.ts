@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { stopTunnelProcess } from "../../../src/cluster/tunnel.js";
 import { alive } from "../../support/processes.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
+import { SUDO_USER } from "../../support/testbed-ssh.js";
 import {
   clusterFile,
   diagnostics,
@@ -17,7 +18,8 @@ import {
 // provides the stable endpoint itself — a real HAProxy on every node (node-local load balancing,
 // as kubespray and k0s do) that the worker's kubelet and kube-proxy use, and a runner-side tunnel
 // with failover that the exported admin.conf names. With one control plane stopped, the worker
-// stays Ready and kubectl through the exported admin.conf still works.
+// stays Ready and kubectl through the exported admin.conf still works. cp-2 is reached as a
+// non-root user with password-less sudo.
 
 let bed: SshTestbed;
 let r: Runner;
@@ -46,6 +48,8 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
         name: "ha-local",
         controlPlanes: ["cp-1", "cp-2", "cp-3"].map((n) => bed.host(n)),
         workers: [bed.host("w-1")],
+        // One control plane through a sudo user: its proxy, static pods and etcd go through sudo.
+        userFor: (h) => (h.name === "cp-2" ? SUDO_USER : "root"),
       }),
     );
     const result = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
