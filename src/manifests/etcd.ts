@@ -124,7 +124,10 @@ export function etcdCommand(pod: Pod): string[] {
 }
 
 /** etcd.local.imageTag, else the release's etcd version (kubeadm: images.GetEtcdImage). */
-export function etcdImageTag(cluster: InitConfig["cluster"], release: Release): string {
+export function etcdImageTag(
+  cluster: Pick<InitConfig["cluster"], "etcd">,
+  release: Release,
+): string {
   return cluster.etcd.local?.imageTag || release.etcdVersion;
 }
 

@@ -1,10 +1,10 @@
 import type { Host } from "../remote/host.js";
+import { CrictlImages } from "./runtime/crictl-images.js";
 import { whichAsRoot } from "./runtime/which.js";
 
 // Control-plane and addon images pulled ahead of kubeadm's phases, in parallel with the rest of
-// node preparation, so that pulls are not on the critical path (kubeadm's own "images pull"
-// does them one at a time, just before the manifests). Pulls go through crictl, the CRI client
-// kubeadm uses, so they land where the kubelet looks (containerd's k8s.io namespace).
+// node preparation, so that pulls are not on the critical path (kubeadm's own preflight pulls
+// them one at a time, after its checks: preflight/image-pull.ts).
 
 export interface PrePullOptions {
   /** CRI endpoint, e.g. unix:///var/run/containerd/containerd.sock (a bare path is accepted). */
@@ -16,10 +16,6 @@ export interface PrePullOptions {
   pullTimeoutMs?: number;
   /** Ends the pulls running and starts no more; prePullImages then rejects. */
   signal?: AbortSignal;
-}
-
-function lastLine(text: string): string {
-  return text.trim().split("\n").at(-1) ?? "";
 }
 
 /**
@@ -42,39 +38,24 @@ export async function prePullImages(
   if (crictl === undefined) {
     throw new Error(`${host.name}: cannot pre-pull images: crictl is not on the PATH`);
   }
-  const endpoint = opts.criSocket.includes("://") ? opts.criSocket : `unix://${opts.criSocket}`;
-  const crictlArgv = (...args: string[]) => [
-    crictl,
-    "--runtime-endpoint",
-    endpoint,
-    "--image-endpoint",
-    endpoint,
-    ...args,
-  ];
-
   const { signal } = opts;
+  const runtime = new CrictlImages(host, crictl, opts.criSocket, {
+    ...(signal ? { signal } : {}),
+    ...(opts.pullTimeoutMs !== undefined ? { pullTimeoutMs: opts.pullTimeoutMs } : {}),
+  });
+
   const failures = new Map<string, string>();
   const pullOne = async (image: string) => {
-    const present = await host.exec(crictlArgv("inspecti", "-q", image), {
-      sudo: true,
-      readOnly: true,
-      timeoutMs: 60_000,
-      ...(signal ? { signal } : {}),
-    });
-    if (present.code === 0) {
+    if (await runtime.exists(image)) {
       log(`image ${image} already present`);
       return;
     }
     const started = Date.now();
-    const r = await host.exec(crictlArgv("pull", image), {
-      sudo: true,
-      timeoutMs: opts.pullTimeoutMs ?? 15 * 60_000,
-      ...(signal ? { signal } : {}),
-    });
-    if (r.code === 0) {
+    const failure = await runtime.pull(image);
+    if (failure === undefined) {
       log(`pulled ${image} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
     } else {
-      failures.set(image, lastLine(r.stderr || r.stdout) || `exit code ${r.code}`);
+      failures.set(image, failure);
     }
   };
 

@@ -28,6 +28,7 @@ import {
 } from "./kubeadm-documents.js";
 import { writeMarker, type NodeMarker } from "./node-state.js";
 import {
+  preflightInit,
   preflightJoin,
   prepareFirstControlPlane,
   runInit,
@@ -326,7 +327,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
           (i) => i.node.name,
           async (i) => {
             if (i === first) {
-              await runInit(firstRun, { uploadCerts: false, filterPhases: ["preflight"] });
+              await preflightInit(firstRun);
             } else {
               await preflightJoin(joinRun(i, preflightSecrets), {
                 cfg: clusterView.data.cfg,

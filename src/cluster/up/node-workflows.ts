@@ -6,7 +6,7 @@ import { runChecks } from "../../node/preflight/checks.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Host } from "../../remote/host.js";
 import type { Reporter } from "../../workflow/reporter.js";
-import type { PhaseTiming } from "../../workflow/runner.js";
+import { PhaseError, type PhaseTiming } from "../../workflow/runner.js";
 import { prepareInit, type PreparedInit } from "../init.js";
 import { prepareJoin } from "../join.js";
 
@@ -78,6 +78,32 @@ export async function prepareFirstControlPlane(run: NodeRun): Promise<PreparedIn
 }
 
 /**
+ * Init's checks on the first control plane before `up` changes any host. Not its image pull:
+ * node preparation's pulls may still run; init's own preflight, once up has waited for them,
+ * finds the images there.
+ */
+export async function preflightInit(run: NodeRun): Promise<void> {
+  const prepared = await prepareInit({ ...request(run, () => {}), flags: {} });
+  prepared.data.keys.discard();
+  const log = run.reporter;
+  const out = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) };
+  const ignore = prepared.data.ignorePreflightErrors;
+  await asPreflightPhase(async () => {
+    await runChecks([isPrivilegedUserCheck(run.host)], ignore, out);
+    await runChecks(await initNodeChecks(prepared.data, { warn: out.warn }), ignore, out);
+  });
+}
+
+/** A failure reads as the workflow's own would: "error execution phase preflight: ...". */
+async function asPreflightPhase(checks: () => Promise<void>): Promise<void> {
+  try {
+    await checks();
+  } catch (e) {
+    throw new PhaseError("preflight", e);
+  }
+}
+
+/**
  * Join's node checks before the cluster exists (`up` checks every host before it changes any):
  * the cluster's configuration is the one init is about to create, so the checks need no API.
  */
@@ -99,5 +125,5 @@ export async function preflightJoin(
   if (prepared.data.cfg.join.controlPlane) {
     checks.push(...(await initNodeChecks(input, { secondaryControlPlane: true, warn: out.warn })));
   }
-  await runChecks(checks, ignore, out);
+  await asPreflightPhase(() => runChecks(checks, ignore, out));
 }

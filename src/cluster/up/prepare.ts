@@ -1,7 +1,11 @@
 import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js";
 import { DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
 import type { Release } from "../../config/release.js";
-import { imageName } from "../../manifests/static-pod.js";
+import { coreDNSImage } from "../../manifests/addons/coredns.js";
+import { kubeProxyImage } from "../../manifests/addons/kube-proxy.js";
+import { syncSkippedAddons } from "../../manifests/addons/skip.js";
+import { controlPlaneImages, type ImageCluster } from "../../manifests/images.js";
+import { pauseImage } from "../../manifests/kubelet.js";
 import { goArch, releaseArtifacts } from "../../node/artifacts/catalog.js";
 import {
   artifactCacheDir,
@@ -65,8 +69,11 @@ export function kubeletCgroupDriver(spec: ClusterSpec): "systemd" | "cgroupfs" {
   return text(kubelet?.cgroupDriver) === "cgroupfs" ? "cgroupfs" : "systemd";
 }
 
-/** The user's ClusterConfiguration settings that change image names, with kubeadm's defaults. */
-function imageSettings(spec: ClusterSpec) {
+/**
+ * The user's ClusterConfiguration settings that change image names, with kubeadm's defaults
+ * (the node is not initialised yet: its defaulted configuration does not exist).
+ */
+function imageCluster(spec: ClusterSpec, kubernetesVersion: string): ImageCluster {
   const docs = userDocuments(spec.kubeadm.documents);
   const cc = record(docs.cluster);
   const dns = record(cc.dns);
@@ -76,34 +83,48 @@ function imageSettings(spec: ClusterSpec) {
     ...(spec.skipPhases ?? []),
     ...(Array.isArray(docs.init?.skipPhases) ? (docs.init.skipPhases as string[]) : []),
   ]);
+  // kubeadm init turns the addons off when their phases are skipped (cmd/init.go).
+  const synced = syncSkippedAddons(
+    {
+      dns: { disabled: dns.disabled === true },
+      proxy: { disabled: record(cc.proxy).disabled === true },
+    },
+    [...skipped],
+  );
   return {
-    repository: text(cc.imageRepository) || DEFAULT_IMAGE_REPOSITORY,
-    dnsRepository: text(dns.imageRepository),
-    dnsTag: text(dns.imageTag),
-    // kubeadm init turns the addons off when their phases are skipped (cmd/init.go).
-    dnsDisabled: dns.disabled === true || skipped.has("addon/coredns") || skipped.has("addon/all"),
-    proxyDisabled:
-      record(cc.proxy).disabled === true ||
-      skipped.has("addon/kube-proxy") ||
-      skipped.has("addon/all"),
-    externalEtcd: etcd.external !== undefined && etcd.external !== null,
-    etcdRepository: text(local.imageRepository),
-    etcdTag: text(local.imageTag),
+    imageRepository: text(cc.imageRepository) || DEFAULT_IMAGE_REPOSITORY,
+    kubernetesVersion,
+    dns: {
+      disabled: synced.dnsDisabled,
+      ...(text(dns.imageRepository) ? { imageRepository: text(dns.imageRepository) } : {}),
+      ...(text(dns.imageTag) ? { imageTag: text(dns.imageTag) } : {}),
+    },
+    proxy: { disabled: synced.proxyDisabled },
+    etcd:
+      etcd.external !== undefined && etcd.external !== null
+        ? { external: { endpoints: [] } }
+        : {
+            local: {
+              ...(text(local.imageRepository)
+                ? { imageRepository: text(local.imageRepository) }
+                : {}),
+              ...(text(local.imageTag) ? { imageTag: text(local.imageTag) } : {}),
+            },
+          },
   };
 }
 
 /** `<repository>/pause:<tag>` (kubeadm images.GetPauseImage): containerd's sandbox image. */
 export function sandboxImage(spec: ClusterSpec, release: Release): string {
-  return imageName(imageSettings(spec).repository, "pause", release.pauseVersion);
+  return pauseImage(imageCluster(spec, "").imageRepository, release);
 }
 
 /**
  * The images a node needs. Control planes: kubeadm's `config images list`
- * (images.GetControlPlaneImages: apiserver, controller-manager, scheduler, kube-proxy unless
- * disabled, CoreDNS unless disabled, pause, etcd unless external) — what kubeadm's own
- * preflight pulls on init and on a control-plane join. Workers: kubeadm pulls nothing there; the
- * kubelet pulls pause (every pod's sandbox), kube-proxy (a DaemonSet on every node) and, once
- * workers exist, CoreDNS (scheduled on them: the control planes keep their taint).
+ * (controlPlaneImages) — what kubeadm's own preflight pulls on init and on a control-plane
+ * join. Workers: kubeadm pulls nothing there; the kubelet pulls pause (every pod's sandbox),
+ * kube-proxy (a DaemonSet on every node) and, once workers exist, CoreDNS (scheduled on them:
+ * the control planes keep their taint).
  */
 export function nodeImages(
   spec: ClusterSpec,
@@ -111,27 +132,12 @@ export function nodeImages(
   kubernetesVersion: string,
   release: Release,
 ): string[] {
-  const s = imageSettings(spec);
-  const k8s = (name: string) => imageName(s.repository, name, kubernetesVersion);
-  // kubeadm images.GetDNSImage: the default registry keeps CoreDNS under "/coredns".
-  let dnsRepository = s.dnsRepository || s.repository;
-  if (dnsRepository === DEFAULT_IMAGE_REPOSITORY) dnsRepository = `${dnsRepository}/coredns`;
-  const coreDNS = imageName(dnsRepository, "coredns", s.dnsTag || release.coreDNSVersion);
-  const pause = imageName(s.repository, "pause", release.pauseVersion);
-  const proxy = s.proxyDisabled ? [] : [k8s("kube-proxy")];
-  const dns = s.dnsDisabled ? [] : [coreDNS];
-  if (role === "worker") return [pause, ...proxy, ...dns];
-  const etcd = s.externalEtcd
-    ? []
-    : [imageName(s.etcdRepository || s.repository, "etcd", s.etcdTag || release.etcdVersion)];
+  const cluster = imageCluster(spec, kubernetesVersion);
+  if (role === "control-plane") return controlPlaneImages(cluster, release);
   return [
-    k8s("kube-apiserver"),
-    k8s("kube-controller-manager"),
-    k8s("kube-scheduler"),
-    ...proxy,
-    ...dns,
-    pause,
-    ...etcd,
+    pauseImage(cluster.imageRepository, release),
+    ...(cluster.proxy.disabled ? [] : [kubeProxyImage(cluster)]),
+    ...(cluster.dns.disabled ? [] : [coreDNSImage(cluster, release)]),
   ];
 }
 

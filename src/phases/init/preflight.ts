@@ -1,13 +1,20 @@
 // The "preflight" phase of `kubeforge init`: kubeadm's cmd/phases/init/preflight.go. The root
 // check runs first and alone (kubeadm since PR #128799, 1.33), then the init node checks;
 // errors that --ignore-preflight-errors does not cover stop the workflow with kubeadm's
-// aggregate report. Image pre-pull (kubeadm's ImagePull check) is a later issue.
+// aggregate report. Then, except in a dry run, the control-plane images are pulled
+// (kubeadm's RunPullImagesCheck: node/preflight/image-pull.ts).
 import {
   type InitChecksOptions,
   initNodeChecks,
   NEWEST_SUPPORTED_MINOR,
 } from "../../node/preflight/init-checks.js";
 import { type PreflightOutput, runChecks } from "../../node/preflight/checks.js";
+import {
+  DRY_RUN_PULL_NOTICE,
+  imagePullInput,
+  PULL_NOTICE,
+  runPullImagesCheck,
+} from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";
@@ -37,12 +44,18 @@ export function createPreflightPhase(opts: PreflightPhaseOptions = {}): Phase<In
       });
       await runChecks(checks, data.ignorePreflightErrors, out);
       if (data.dryRun) {
-        ctx.log.info("Would pull the required images (like 'kubeadm config images pull')");
-      } else {
-        ctx.log.info(
-          "Skipping the image pre-pull: not implemented yet; the kubelet pulls the images when it starts the static Pods",
-        );
+        ctx.log.info(DRY_RUN_PULL_NOTICE);
+        return;
       }
+      for (const line of PULL_NOTICE) ctx.log.info(line);
+      const nr = data.cfg.init.nodeRegistration;
+      await runPullImagesCheck(
+        imagePullInput(data.cfg.cluster, data.release, nr, data.host, {
+          ...(opts.searchPath === undefined ? {} : { searchPath: opts.searchPath }),
+        }),
+        data.ignorePreflightErrors,
+        out,
+      );
     },
   };
 }

@@ -1,13 +1,20 @@
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
+import {
+  DRY_RUN_PULL_NOTICE,
+  imagePullInput,
+  PULL_NOTICE,
+  runPullImagesCheck,
+} from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase } from "../../workflow/phase.js";
 import { requireSharedCertificates } from "./control-plane.js";
 import type { JoinData } from "./data.js";
 
 // kubeadm's cmd/phases/join/preflight.go: the root check alone, the cluster's configuration read
-// with the bootstrap token (discovery happens here), then the join node checks.
+// with the bootstrap token (discovery happens here), then the join node checks; a control plane
+// then runs init's checks and pulls the control-plane images, as init does.
 
 const unprefixed = (line: string) => line.replace(/^\[preflight\] /, "").replace(/^\t/, "");
 
@@ -44,6 +51,16 @@ export const joinPreflightPhase: Phase<JoinData> = {
         { secondaryControlPlane: true, warn: (l) => ctx.log.warn(unprefixed(l)) },
       );
       await runChecks(cpChecks, data.ignorePreflightErrors, out);
+      if (data.dryRun) {
+        ctx.log.info(DRY_RUN_PULL_NOTICE);
+        return;
+      }
+      for (const line of PULL_NOTICE) ctx.log.info(line);
+      await runPullImagesCheck(
+        imagePullInput(cfg.cluster, release, data.cfg.join.nodeRegistration, data.host),
+        data.ignorePreflightErrors,
+        out,
+      );
     }
   },
 };

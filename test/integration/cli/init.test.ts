@@ -187,10 +187,13 @@ describe("kubeforge init --dry-run", () => {
   });
 });
 
+// This machine runs no container runtime: preflight's image pull could not pass (see below), so
+// the tests about node files skip preflight, as a kubeadm user may.
 describe("kubeforge init --rootfs", () => {
   it("writes the node files, and a second run changes nothing", async () => {
     const rootfs = await temp("rootfs");
-    const args = ["init", ...BASE, ...IGNORE, "--rootfs", rootfs, "--skip-phases", API_PHASES];
+    const skip = `preflight,${API_PHASES}`;
+    const args = ["init", ...BASE, ...IGNORE, "--rootfs", rootfs, "--skip-phases", skip];
     const first = await kubeforge(args);
     expect(first.stderr).not.toMatch(/error/);
     expect(first.code).toBe(0);
@@ -226,7 +229,12 @@ describe("kubeforge init --rootfs", () => {
         `healthzPort: ${await freePort()}`,
       ].join("\n"),
     );
-    const r = await kubeforge(["init", "--config", config, ...IGNORE, "--rootfs", rootfs]);
+    const r = await kubeforge([
+      "init",
+      "--config",
+      config,
+      ...["--skip-phases", "preflight", "--rootfs", rootfs],
+    ]);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/error execution phase wait-control-plane: .*kubelet.*1s/);
     expect(r.stderr).toContain("journalctl -xeu kubelet");
@@ -242,6 +250,27 @@ describe("kubeforge init --rootfs", () => {
     );
     expect(r.stderr).toMatch(/\[ERROR KubeletVersion\]/);
     expect(r.stderr).toContain("--ignore-preflight-errors=...");
+    expect(await listFiles(rootfs)).toEqual([]);
+  });
+
+  it("fails preflight at the image pull when no runtime answers, whatever is ignored, before writing anything", async () => {
+    const rootfs = await temp("rootfs");
+    const socket = join(rootfs, "..", "no-runtime.sock");
+    const r = await kubeforge([
+      "init",
+      ...BASE,
+      ...IGNORE,
+      ...["--cri-socket", `unix://${socket}`, "--rootfs", rootfs],
+    ]);
+    expect(r.code).toBe(1);
+    // kubeadm's RunPullImagesCheck: the runtime must answer before any image is pulled.
+    expect(r.stderr).toContain(
+      "[preflight] Pulling images required for setting up a Kubernetes cluster",
+    );
+    // Without crictl kubeforge sees only that the socket is missing; with it, crictl says so.
+    expect(r.stderr).toMatch(
+      /error execution phase preflight: cannot pull the control-plane images: (no container runtime socket at |validate CRI v1 runtime API for endpoint ")\S*no-runtime\.sock/,
+    );
     expect(await listFiles(rootfs)).toEqual([]);
   });
 });

@@ -126,6 +126,25 @@ describe("kubeforge init against the simulated control plane", () => {
     );
   });
 
+  it("pulls the images of its static pods in preflight, through the node's runtime", async () => {
+    expect(first.stderr).toContain(
+      "[preflight] Pulling images required for setting up a Kubernetes cluster",
+    );
+    const manifests = ["etcd", "kube-apiserver", "kube-controller-manager", "kube-scheduler"];
+    for (const name of manifests) {
+      const pod = load(
+        await readFile(host.path(`etc/kubernetes/manifests/${name}.yaml`), "utf8"),
+      ) as { spec: { containers: { image: string }[] } };
+      const image = pod.spec.containers[0]!.image;
+      // crictl as the node has it: the image is in the runtime.
+      execFileSync(
+        "crictl",
+        ["--runtime-endpoint", "unix:///run/containerd/containerd.sock", "inspecti", "-q", image],
+        { env: host.node.env, stdio: "ignore" },
+      );
+    }
+  });
+
   it("creates every object kubeadm creates, with kubeadm's names, subjects and keys", async () => {
     const crbs = await host.kubectl<List>(["get", "clusterrolebindings"]);
     const binding = (name: string) => crbs.items.find((b) => b.metadata.name === name);

@@ -64,12 +64,15 @@ etcd: {external: {endpoints: ["https://10.0.0.1:2379"], caFile: /ca, certFile: /
   it.each([
     [["addon/kube-proxy"], ["kube-proxy"]],
     [["addon/coredns"], ["coredns"]],
-    [["addon/all"], ["kube-proxy", "coredns"]],
-  ])("skipping %j leaves out %j (kubeadm init disables the addon)", (skip, gone) => {
-    const images = nodeImages(spec(undefined, skip), "worker", V, R);
-    for (const name of gone) expect(images.join(" ")).not.toContain(`/${name}:`);
-    expect(images).toContain(`registry.k8s.io/pause:${R.pauseVersion}`);
-  });
+    [["addon"], ["kube-proxy", "coredns"]],
+  ])(
+    "skipping %j leaves out %j (kubeadm init disables the addon: manageSkippedAddons)",
+    (skip, gone) => {
+      const images = nodeImages(spec(undefined, skip), "worker", V, R);
+      for (const name of gone) expect(images.join(" ")).not.toContain(`/${name}:`);
+      expect(images).toContain(`registry.k8s.io/pause:${R.pauseVersion}`);
+    },
+  );
 
   it("reads InitConfiguration.skipPhases too", () => {
     const docs =

@@ -1,0 +1,160 @@
+// kubeadm's image pull at the end of preflight (preflight/checks.go RunPullImagesCheck and
+// ImagePullCheck, read at kubernetes/kubernetes@00b6a4c7 ≈ v1.35), run by `init` and by a
+// control-plane `join` after their checks:
+// - the runtime must answer first; when it does not, preflight fails whatever is ignored;
+// - the "ImagePull" check: policy Never pulls nothing; an unknown policy is an error; the
+//   runtime's sandbox image is compared with the cluster's pause image (a warning when they
+//   differ); then with imagePullSerial (the default) one image after another, IfNotPresent
+//   skipping those the runtime has, else all at once (PullImagesInParallel, errors
+//   aggregated). A failed pull is "failed to pull image <image>: <the runtime's error>".
+// kubeforge talks to the runtime through crictl (runtime/crictl-images.ts).
+import type { Release } from "../../config/release.js";
+import type { ImagePullPolicy, InitConfig } from "../../config/types.js";
+import { controlPlaneImages } from "../../manifests/images.js";
+import { pauseImage } from "../../manifests/kubelet.js";
+import type { Host } from "../../remote/host.js";
+import type { LookupOptions } from "../lookpath.js";
+import { CrictlImages } from "../runtime/crictl-images.js";
+import { type Check, type CheckResult, type PreflightOutput, runChecks } from "./checks.js";
+import { connectCRI } from "./cri.js";
+
+export interface ImagePullInput {
+  host: Host;
+  /** nodeRegistration.criSocket */
+  criSocket: string;
+  /** kubeadm's GetControlPlaneImages, in its order. */
+  images: readonly string[];
+  /** kubeadm's GetPauseImage. */
+  sandboxImage: string;
+  policy: ImagePullPolicy;
+  /** nodeRegistration.imagePullSerial (kubeadm's default: true). */
+  serial: boolean;
+  lookup?: LookupOptions;
+}
+
+/**
+ * What a node of this cluster pulls: the cluster's control-plane images, with the node's own
+ * CRI socket and pull settings (on a control-plane join: the JoinConfiguration's).
+ */
+export function imagePullInput(
+  cluster: InitConfig["cluster"],
+  release: Release,
+  node: { criSocket: string; imagePullPolicy: ImagePullPolicy; imagePullSerial: boolean },
+  host: Host,
+  lookup: LookupOptions = {},
+): ImagePullInput {
+  return {
+    host,
+    criSocket: node.criSocket,
+    images: controlPlaneImages(cluster, release),
+    sandboxImage: pauseImage(cluster.imageRepository, release),
+    policy: node.imagePullPolicy,
+    serial: node.imagePullSerial,
+    lookup,
+  };
+}
+
+/** The preflight lines kubeadm prints before it pulls (the last one kubeforge's own). */
+export const PULL_NOTICE = [
+  "Pulling images required for setting up a Kubernetes cluster",
+  "This might take a minute or two, depending on the speed of your internet connection",
+  "You can also perform this action beforehand: `kubeforge up` pulls them during node preparation",
+];
+
+/** What a dry run prints instead (kubeadm's words). */
+export const DRY_RUN_PULL_NOTICE =
+  "Would pull the required images (like 'kubeadm config images pull')";
+
+/** The ImagePull check over a connected runtime. */
+export function imagePullCheck(
+  input: ImagePullInput,
+  crictl: string | undefined,
+  out: Pick<PreflightOutput, "warn">,
+): Check {
+  return {
+    name: () => "ImagePull",
+    check: async (): Promise<CheckResult> => {
+      const { policy, host } = input;
+      if (policy === "Never") return { warnings: [], errors: [] };
+      if (policy !== "Always" && policy !== "IfNotPresent") {
+        return { warnings: [], errors: [`unsupported pull policy "${String(policy)}"`] };
+      }
+      if (crictl === undefined) {
+        return {
+          warnings: [],
+          errors: [
+            "crictl is not installed: kubeforge checks and pulls images through it (install cri-tools)",
+          ],
+        };
+      }
+      const runtime = new CrictlImages(host, crictl, input.criSocket);
+      const inUse = await runtimeSandboxImage(host, crictl, input.criSocket);
+      if (inUse !== undefined && inUse !== input.sandboxImage) {
+        out.warn(
+          `detected that the sandbox image "${inUse}" of the container runtime is inconsistent with that used by kubeadm. It is recommended to use "${input.sandboxImage}" as the CRI sandbox image.`,
+        );
+      }
+      const ifNotPresent = policy === "IfNotPresent";
+      const pullOne = async (image: string): Promise<string | undefined> => {
+        if (ifNotPresent && (await runtime.exists(image))) return undefined;
+        const failure = await runtime.pull(image);
+        return failure === undefined ? undefined : `failed to pull image ${image}: ${failure}`;
+      };
+      if (input.serial) {
+        const errors: string[] = [];
+        for (const image of input.images) {
+          const e = await pullOne(image);
+          if (e !== undefined) errors.push(e);
+        }
+        return { warnings: [], errors };
+      }
+      // PullImagesInParallel returns one aggregate error (k8s.io/apimachinery errors.Aggregate).
+      const failed = (await Promise.all(input.images.map(pullOne))).filter(
+        (e): e is string => e !== undefined,
+      );
+      if (failed.length === 0) return { warnings: [], errors: [] };
+      return {
+        warnings: [],
+        errors: [failed.length === 1 ? failed[0]! : `[${failed.join(", ")}]`],
+      };
+    },
+  };
+}
+
+/** The runtime's sandbox image from `crictl info` (config.sandboxImage), when it tells. */
+async function runtimeSandboxImage(
+  host: Host,
+  crictl: string,
+  criSocket: string,
+): Promise<string | undefined> {
+  const r = await host.exec([crictl, "--runtime-endpoint", criSocket, "info"], {
+    sudo: true,
+    readOnly: true,
+    timeoutMs: 30_000,
+  });
+  if (r.code !== 0) return undefined;
+  try {
+    const info = JSON.parse(r.stdout) as { config?: { sandboxImage?: unknown } };
+    const image = info.config?.sandboxImage;
+    return typeof image === "string" && image !== "" ? image : undefined;
+  } catch {
+    return undefined; // kubeadm only logs this at verbosity 4
+  }
+}
+
+/**
+ * kubeadm's RunPullImagesCheck: the runtime must answer (an error no ignore covers), then the
+ * ImagePull check through the preflight runner (ignoring "ImagePull" turns its errors into
+ * warnings).
+ */
+export async function runPullImagesCheck(
+  input: ImagePullInput,
+  ignore: ReadonlySet<string>,
+  out: PreflightOutput,
+): Promise<void> {
+  const connection = await connectCRI(input.host, input.criSocket, input.lookup);
+  if (!connection.connected) {
+    throw new Error(`cannot pull the control-plane images: ${connection.reason}`);
+  }
+  await runChecks([imagePullCheck(input, connection.crictl, out)], ignore, out);
+}

@@ -1,0 +1,194 @@
+import { chmod, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { ImagePullPolicy } from "../../../src/config/types.js";
+import { controlPlaneImages } from "../../../src/manifests/images.js";
+import { PreflightError } from "../../../src/node/preflight/checks.js";
+import {
+  imagePullInput,
+  runPullImagesCheck,
+  type ImagePullInput,
+} from "../../../src/node/preflight/image-pull.js";
+import { LocalHost } from "../../../src/remote/local.js";
+import { baseInitConfig, testRelease } from "../../support/init-fixtures.js";
+
+// kubeadm's RunPullImagesCheck (preflight/checks.go ImagePullCheck) with a small fake crictl on
+// a search path of the test's own: `version` answers unless the folder holds "down", `info`
+// reports the sandbox image written in "sandbox", images it "has" are files in "store", a pull
+// takes a moment (its start and end in "timeline") and an image named "missing" fails as a
+// registry's 404 does. Every call is recorded in "calls".
+
+let dir: string;
+const SOCKET = "unix:///var/run/containerd/containerd.sock";
+const host = new LocalHost();
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), "kubeforge-image-pull-"));
+  await writeFile(
+    join(dir, "crictl"),
+    `#!/bin/sh
+DIR='${dir}'
+echo "$*" >> "$DIR/calls"
+while [ $# -gt 0 ]; do
+  case "$1" in --runtime-endpoint|--image-endpoint) shift 2;; *) break;; esac
+done
+cmd="$1"; shift
+[ "$1" = "-q" ] && shift
+key=$(printf '%s' "$1" | tr '/:' '__')
+case "$cmd" in
+  version) [ -f "$DIR/down" ] && { echo 'connect: connection refused' >&2; exit 1; }; echo "Version: 0.1.0";;
+  info) printf '{"status":{},"config":{"sandboxImage":"%s"}}\\n' "$(cat "$DIR/sandbox" 2>/dev/null)";;
+  inspecti) [ -f "$DIR/store/$key" ] && exit 0; echo "no such image \\"$1\\" present" >&2; exit 1;;
+  pull)
+    echo "start $(date +%s%N)" >> "$DIR/timeline"; sleep 0.2; echo "end $(date +%s%N)" >> "$DIR/timeline"
+    case "$1" in *missing*) echo "E1121 pull image: rpc error: code = NotFound desc = failed to pull and unpack image \\"$1\\": not found" >&2; exit 1;; esac
+    mkdir -p "$DIR/store"; : > "$DIR/store/$key";;
+esac
+`,
+  );
+  await chmod(join(dir, "crictl"), 0o755);
+});
+
+afterEach(async () => {
+  await rm(dir, { recursive: true, force: true });
+});
+
+const images = (...names: string[]) => names.map((n) => `registry.k8s.io/${n}:v1`);
+
+async function have(...names: string[]) {
+  const { mkdir } = await import("node:fs/promises");
+  await mkdir(join(dir, "store"), { recursive: true });
+  for (const i of images(...names))
+    await writeFile(join(dir, "store", i.replace(/[/:]/g, "_")), "");
+}
+
+async function calls(verb: string): Promise<string[]> {
+  const text = await readFile(join(dir, "calls"), "utf8").catch(() => "");
+  return text
+    .split("\n")
+    .filter((l) => l.split(" ").includes(verb))
+    .map((l) => l.split(" ").at(-1)!);
+}
+
+function input(over: Partial<ImagePullInput> = {}): ImagePullInput {
+  return {
+    host,
+    criSocket: SOCKET,
+    images: images("a", "b", "c"),
+    sandboxImage: "registry.k8s.io/pause:3.10.1",
+    policy: "IfNotPresent",
+    serial: true,
+    lookup: { searchPath: dir },
+    ...over,
+  };
+}
+
+async function run(i: ImagePullInput, ignore: string[] = []) {
+  const warns: string[] = [];
+  const infos: string[] = [];
+  const error = await runPullImagesCheck(i, new Set(ignore), {
+    info: (l) => infos.push(l),
+    warn: (l) => warns.push(l),
+  }).catch((e: unknown) => e as Error);
+  return { error, warns, infos };
+}
+
+describe("preflight image pull (kubeadm RunPullImagesCheck)", () => {
+  it("IfNotPresent, serial: pulls the missing images one after another, in order", async () => {
+    await have("b");
+    const { error, warns } = await run(input());
+    expect(error).toBeUndefined();
+    expect(warns).toEqual([]);
+    expect(await calls("inspecti")).toEqual(images("a", "b", "c"));
+    expect(await calls("pull")).toEqual(images("a", "c"));
+    const timeline = (await readFile(join(dir, "timeline"), "utf8")).trim().split("\n");
+    expect(timeline.map((l) => l.split(" ")[0])).toEqual(["start", "end", "start", "end"]);
+  });
+
+  it("Always pulls every image, present or not", async () => {
+    await have("a", "b", "c");
+    await run(input({ policy: "Always" }));
+    expect(await calls("inspecti")).toEqual([]);
+    expect(await calls("pull")).toEqual(images("a", "b", "c"));
+  });
+
+  it("Never pulls nothing and checks nothing", async () => {
+    const { error } = await run(input({ policy: "Never" }));
+    expect(error).toBeUndefined();
+    expect([...(await calls("inspecti")), ...(await calls("pull"))]).toEqual([]);
+  });
+
+  it("an unknown policy is the check's error; ignoring ImagePull makes it a warning", async () => {
+    const policy = "Sometimes" as ImagePullPolicy;
+    const { error } = await run(input({ policy }));
+    expect(error).toBeInstanceOf(PreflightError);
+    expect((error as PreflightError).failures).toEqual([
+      { check: "ImagePull", message: 'unsupported pull policy "Sometimes"' },
+    ]);
+    const ignored = await run(input({ policy }), ["imagepull"]);
+    expect(ignored.error).toBeUndefined();
+    expect(ignored.warns).toEqual(['\t[WARNING ImagePull]: unsupported pull policy "Sometimes"']);
+  });
+
+  it("names every image that failed, with the runtime's words, and still pulls the rest", async () => {
+    const { error } = await run(input({ images: images("missing-1", "ok", "missing-2") }));
+    expect((error as PreflightError).failures.map((f) => f.message)).toEqual([
+      `failed to pull image registry.k8s.io/missing-1:v1: E1121 pull image: rpc error: code = NotFound desc = failed to pull and unpack image "registry.k8s.io/missing-1:v1": not found`,
+      `failed to pull image registry.k8s.io/missing-2:v1: E1121 pull image: rpc error: code = NotFound desc = failed to pull and unpack image "registry.k8s.io/missing-2:v1": not found`,
+    ]);
+    expect(await calls("pull")).toEqual(images("missing-1", "ok", "missing-2"));
+  });
+
+  it("imagePullSerial false: every image at once, the failures as one aggregate error", async () => {
+    const { error } = await run(
+      input({ serial: false, images: images("missing-1", "ok", "missing-2", "d") }),
+    );
+    const failures = (error as PreflightError).failures;
+    expect(failures).toHaveLength(1);
+    expect(failures[0]!.message).toMatch(
+      /^\[failed to pull image registry\.k8s\.io\/missing-1:v1: .*not found, failed to pull image registry\.k8s\.io\/missing-2:v1: .*not found\]$/,
+    );
+    const timeline = (await readFile(join(dir, "timeline"), "utf8")).trim().split("\n");
+    expect(timeline.slice(0, 4).map((l) => l.split(" ")[0])).toEqual(Array(4).fill("start"));
+  });
+
+  it("warns when the runtime's sandbox image is not the cluster's pause image", async () => {
+    await writeFile(join(dir, "sandbox"), "registry.k8s.io/pause:3.8");
+    const { warns } = await run(input());
+    expect(warns).toEqual([
+      'detected that the sandbox image "registry.k8s.io/pause:3.8" of the container runtime is inconsistent with that used by kubeadm. It is recommended to use "registry.k8s.io/pause:3.10.1" as the CRI sandbox image.',
+    ]);
+    await writeFile(join(dir, "sandbox"), "registry.k8s.io/pause:3.10.1");
+    expect((await run(input())).warns).toEqual([]);
+  });
+
+  it("a runtime that does not answer fails preflight, whatever is ignored", async () => {
+    await writeFile(join(dir, "down"), "");
+    const { error } = await run(input(), ["all"]);
+    expect((error as Error).message).toBe(
+      `cannot pull the control-plane images: validate CRI v1 runtime API for endpoint "${SOCKET}": connect: connection refused`,
+    );
+    expect(await calls("pull")).toEqual([]);
+  });
+
+  it("takes the images, socket and pull settings from the configuration", () => {
+    const cfg = baseInitConfig({}, (c) => {
+      c.init.nodeRegistration.imagePullPolicy = "Always";
+      c.init.nodeRegistration.imagePullSerial = false;
+      c.cluster.imageRepository = "mirror.example.com/k8s";
+    });
+    const release = testRelease();
+    const i = imagePullInput(cfg.cluster, release, cfg.init.nodeRegistration, host);
+    expect(i).toMatchObject({
+      criSocket: cfg.init.nodeRegistration.criSocket,
+      policy: "Always",
+      serial: false,
+      sandboxImage: `mirror.example.com/k8s/pause:${release.pauseVersion}`,
+    });
+    expect(i.images).toEqual(controlPlaneImages(cfg.cluster, release));
+    expect(i.images[0]).toBe(
+      `mirror.example.com/k8s/kube-apiserver:${cfg.cluster.kubernetesVersion}`,
+    );
+  });
+});
