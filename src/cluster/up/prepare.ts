@@ -92,7 +92,7 @@ function imageCluster(spec: ClusterSpec, kubernetesVersion: string): ImageCluste
     [...skipped],
   );
   return {
-    imageRepository: text(cc.imageRepository) || DEFAULT_IMAGE_REPOSITORY,
+    imageRepository: imageRepository(spec),
     kubernetesVersion,
     dns: {
       disabled: synced.dnsDisabled,
@@ -114,9 +114,15 @@ function imageCluster(spec: ClusterSpec, kubernetesVersion: string): ImageCluste
   };
 }
 
+/** The user's ClusterConfiguration imageRepository, or kubeadm's default. */
+function imageRepository(spec: ClusterSpec): string {
+  const cc = record(userDocuments(spec.kubeadm.documents).cluster);
+  return text(cc.imageRepository) || DEFAULT_IMAGE_REPOSITORY;
+}
+
 /** `<repository>/pause:<tag>` (kubeadm images.GetPauseImage): containerd's sandbox image. */
 export function sandboxImage(spec: ClusterSpec, release: Release): string {
-  return pauseImage(imageCluster(spec, "").imageRepository, release);
+  return pauseImage(imageRepository(spec), release);
 }
 
 /**
