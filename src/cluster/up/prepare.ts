@@ -92,7 +92,7 @@ function imageCluster(spec: ClusterSpec, kubernetesVersion: string): ImageCluste
     [...skipped],
   );
   return {
-    imageRepository: imageRepository(spec),
+    imageRepository: imageRepository(cc),
     kubernetesVersion,
     dns: {
       disabled: synced.dnsDisabled,
@@ -115,14 +115,16 @@ function imageCluster(spec: ClusterSpec, kubernetesVersion: string): ImageCluste
 }
 
 /** The user's ClusterConfiguration imageRepository, or kubeadm's default. */
-function imageRepository(spec: ClusterSpec): string {
-  const cc = record(userDocuments(spec.kubeadm.documents).cluster);
+function imageRepository(cc: Record<string, unknown>): string {
   return text(cc.imageRepository) || DEFAULT_IMAGE_REPOSITORY;
 }
 
 /** `<repository>/pause:<tag>` (kubeadm images.GetPauseImage): containerd's sandbox image. */
 export function sandboxImage(spec: ClusterSpec, release: Release): string {
-  return pauseImage(imageRepository(spec), release);
+  return pauseImage(
+    imageRepository(record(userDocuments(spec.kubeadm.documents).cluster)),
+    release,
+  );
 }
 
 /**
@@ -279,69 +281,67 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
   const downloads = await download(input, fetchOpts);
   const sandbox = sandboxImage(spec, input.release);
 
-  try {
-    await fleet(
-      input.nodes,
-      (n) => n.node.name,
-      async ({ node, host, arch }) => {
-        const reporter = input.reporter(node.name);
-        const log = (line: string) => reporter.info(`[prepare] ${line}`);
-        const source = customKubeletOf(spec, node);
-        const fetched = [
-          ...(downloads.official.get(goArch(arch)) ?? []),
-          ...(source !== undefined ? [downloads.custom.get(source)!] : []),
-        ];
-        // Binaries need no package manager: they go in while apt/dnf (one lock) serves the host
-        // settings and then containerd.
-        const binaries = inStep("binaries", host, () => installArtifacts(host, fetched, { log }));
-        const runtime = (async () => {
-          await inStep("host settings", host, () =>
-            prepareHostSettings(host, { allowInstall: prepare.installPackages, log }),
-          );
-          return inStep("container runtime", host, () =>
-            prepareContainerd(
-              host,
-              {
-                sandboxImage: sandbox,
-                systemdCgroup: input.cgroupDriver === "systemd",
-                registryMirrors: prepare.registryMirrors,
-              },
-              {
-                allowInstall: prepare.installPackages,
-                log,
-                ...(input.runtimeTimeoutMs !== undefined
-                  ? { waitTimeoutMs: input.runtimeTimeoutMs }
-                  : {}),
-              },
-            ),
-          );
-        })();
-        await allOrFirstError<unknown>([binaries, runtime]);
-        const rt = await runtime;
-        // Pulls start once containerd answers and crictl is installed, and run on while the
-        // kubelet service is written, the other hosts prepare and the control plane initialises.
-        if (prepare.prePullImages) {
-          imagePulls.add(
-            node.name,
-            inStep("image pre-pull", host, () =>
-              prePullImages(
-                host,
-                nodeImages(spec, node.role, input.kubernetesVersion, input.release),
-                { criSocket: rt.criSocket, log, signal: imagePulls.signal },
-              ),
-            ),
-          );
-        }
-        await inStep("kubelet service", host, () =>
-          installKubeletService(host, { kubeletPath: KUBELET_PATH, log }),
+  await fleet(
+    input.nodes,
+    (n) => n.node.name,
+    async ({ node, host, arch }) => {
+      const reporter = input.reporter(node.name);
+      const log = (line: string) => reporter.info(`[prepare] ${line}`);
+      const source = customKubeletOf(spec, node);
+      const fetched = [
+        ...(downloads.official.get(goArch(arch)) ?? []),
+        ...(source !== undefined ? [downloads.custom.get(source)!] : []),
+      ];
+      // Binaries need no package manager: they go in while apt/dnf (one lock) serves the host
+      // settings and then containerd.
+      const binaries = inStep("binaries", host, () => installArtifacts(host, fetched, { log }));
+      const runtime = (async () => {
+        await inStep("host settings", host, () =>
+          prepareHostSettings(host, { allowInstall: prepare.installPackages, log }),
         );
-      },
-      { concurrency: spec.concurrency },
-    );
-  } catch (e) {
+        return inStep("container runtime", host, () =>
+          prepareContainerd(
+            host,
+            {
+              sandboxImage: sandbox,
+              systemdCgroup: input.cgroupDriver === "systemd",
+              registryMirrors: prepare.registryMirrors,
+            },
+            {
+              allowInstall: prepare.installPackages,
+              log,
+              ...(input.runtimeTimeoutMs !== undefined
+                ? { waitTimeoutMs: input.runtimeTimeoutMs }
+                : {}),
+            },
+          ),
+        );
+      })();
+      await allOrFirstError<unknown>([binaries, runtime]);
+      const rt = await runtime;
+      // Pulls start once containerd answers and crictl is installed, and run on while the
+      // kubelet service is written, the other hosts prepare and the control plane initialises.
+      if (prepare.prePullImages) {
+        imagePulls.add(
+          node.name,
+          inStep("image pre-pull", host, () =>
+            prePullImages(
+              host,
+              nodeImages(spec, node.role, input.kubernetesVersion, input.release),
+              { criSocket: rt.criSocket, log, signal: imagePulls.signal },
+            ),
+          ),
+        );
+      }
+      await inStep("kubelet service", host, () =>
+        installKubeletService(host, { kubeletPath: KUBELET_PATH, log }),
+      );
+    },
+    { concurrency: spec.concurrency },
+  ).catch(async (e: unknown) => {
     // Hosts that prepared before another failed have pulls running: nobody will wait for them.
     await imagePulls.cancel();
     throw e;
-  }
+  });
   return imagePulls;
 }

@@ -7,6 +7,7 @@
 // only see whether the socket exists, and then trusts a present socket.
 import type { Host } from "../../remote/host.js";
 import { lookPath, type LookupOptions } from "../lookpath.js";
+import { socketExists } from "../runtime/socket.js";
 import { type Check, fail, makeCheck, pass } from "./checks.js";
 
 /** The socket path of a CRI endpoint ("unix:///run/containerd/containerd.sock" or a bare path). */
@@ -25,14 +26,7 @@ export const KNOWN_CRI_SOCKETS = [
 export async function presentCRISockets(host: Host): Promise<string[]> {
   const found: string[] = [];
   for (const endpoint of KNOWN_CRI_SOCKETS) {
-    // /run and /var/run are the machine's own, also under --rootfs: ask the host's shell.
-    // As root: the runtime's folder need not be open to a user reached through sudo.
-    const r = await host.exec(["test", "-S", criSocketPath(endpoint)], {
-      sudo: true,
-      readOnly: true,
-      timeoutMs: 10_000,
-    });
-    if (r.code === 0) found.push(endpoint);
+    if (await socketExists(host, criSocketPath(endpoint))) found.push(endpoint);
   }
   return found;
 }
@@ -60,14 +54,8 @@ export async function connectCRI(
       reason: `validate CRI v1 runtime API for endpoint "${endpoint}": ${detail}`,
     };
   }
-  // /run and /var/run are real host paths even under --rootfs: ask the host, not the file view.
   const socket = criSocketPath(endpoint);
-  const r = await host.exec(["test", "-S", socket], {
-    sudo: true,
-    readOnly: true,
-    timeoutMs: 10_000,
-  });
-  return r.code === 0
+  return (await socketExists(host, socket))
     ? { connected: true, crictl: undefined }
     : { connected: false, reason: `no container runtime socket at ${socket}` };
 }
@@ -80,6 +68,27 @@ interface CRIInfo {
   status?: {
     conditions?: { type?: string; status?: boolean; reason?: string; message?: string }[];
   };
+  /** The runtime's own configuration (containerd: sandboxImage among it). */
+  config?: { sandboxImage?: unknown };
+}
+
+/** `crictl info`: the runtime's status and configuration, or why it gave none. */
+export async function runtimeInfo(
+  host: Host,
+  crictl: string,
+  endpoint: string,
+): Promise<{ info: CRIInfo } | { problem: string }> {
+  const r = await host.exec([crictl, "--runtime-endpoint", endpoint, "info"], {
+    sudo: true,
+    readOnly: true,
+    timeoutMs: 30_000,
+  });
+  if (r.code !== 0) return { problem: (r.stderr || r.stdout).trim().split("\n").at(-1) ?? "" };
+  try {
+    return { info: JSON.parse(r.stdout) as CRIInfo };
+  } catch {
+    return { problem: "its status is not JSON" };
+  }
 }
 
 /**
@@ -89,22 +98,9 @@ interface CRIInfo {
 export function criCheck(host: Host, endpoint: string, connection: CRIConnection): Check {
   return makeCheck("CRI", async () => {
     if (!connection.connected || connection.crictl === undefined) return pass();
-    const r = await host.exec([connection.crictl, "--runtime-endpoint", endpoint, "info"], {
-      sudo: true,
-      readOnly: true,
-      timeoutMs: 30_000,
-    });
-    if (r.code !== 0) {
-      const detail = (r.stderr || r.stdout).trim().split("\n").at(-1) ?? "";
-      return fail(`container runtime is not running: ${detail}`);
-    }
-    let info: CRIInfo;
-    try {
-      info = JSON.parse(r.stdout) as CRIInfo;
-    } catch {
-      return fail("container runtime is not running: its status is not JSON");
-    }
-    for (const c of info.status?.conditions ?? []) {
+    const got = await runtimeInfo(host, connection.crictl, endpoint);
+    if ("problem" in got) return fail(`container runtime is not running: ${got.problem}`);
+    for (const c of got.info.status?.conditions ?? []) {
       if (c.type === "RuntimeReady" && c.status !== true) {
         return fail(
           `container runtime condition "RuntimeReady" is not true. reason: ${c.reason ?? ""}, message: ${c.message ?? ""}`,

@@ -16,7 +16,7 @@ import type { Host } from "../../remote/host.js";
 import type { LookupOptions } from "../lookpath.js";
 import { CrictlImages } from "../runtime/crictl-images.js";
 import { type Check, type CheckResult, type PreflightOutput, runChecks } from "./checks.js";
-import { connectCRI } from "./cri.js";
+import { connectCRI, runtimeInfo } from "./cri.js";
 
 export interface ImagePullInput {
   host: Host;
@@ -127,19 +127,10 @@ async function runtimeSandboxImage(
   crictl: string,
   criSocket: string,
 ): Promise<string | undefined> {
-  const r = await host.exec([crictl, "--runtime-endpoint", criSocket, "info"], {
-    sudo: true,
-    readOnly: true,
-    timeoutMs: 30_000,
-  });
-  if (r.code !== 0) return undefined;
-  try {
-    const info = JSON.parse(r.stdout) as { config?: { sandboxImage?: unknown } };
-    const image = info.config?.sandboxImage;
-    return typeof image === "string" && image !== "" ? image : undefined;
-  } catch {
-    return undefined; // kubeadm only logs this at verbosity 4
-  }
+  const got = await runtimeInfo(host, crictl, criSocket);
+  if ("problem" in got) return undefined; // kubeadm only logs this at verbosity 4
+  const image = got.info.config?.sandboxImage;
+  return typeof image === "string" && image !== "" ? image : undefined;
 }
 
 /**

@@ -1,6 +1,7 @@
 import type { Host } from "../../remote/host.js";
 import { getInitSystem } from "../init-system.js";
 import { whichAsRoot } from "./which.js";
+import { socketExists } from "./socket.js";
 import {
   CONTAINERD_CONFIG_PATH,
   KUBEFORGE_MARKER,
@@ -83,12 +84,7 @@ async function criStatus(host: Host): Promise<CRIStatus> {
       ? { ready: true, detail: "" }
       : { ready: false, detail: `the CRI plugin's status is "${status ?? ""}"` };
   }
-  const r = await host.exec(["test", "-S", SOCKET_PATH], {
-    sudo: true,
-    readOnly: true,
-    timeoutMs: 10_000,
-  });
-  return r.code === 0
+  return (await socketExists(host, SOCKET_PATH))
     ? { ready: true, detail: "" }
     : { ready: false, detail: `no socket at ${SOCKET_PATH}` };
 }
@@ -143,12 +139,8 @@ export async function prepareContainerd(
 
   let installed = false;
   const binary = await whichAsRoot(host, "containerd");
-  const socket = await host.exec(["test", "-S", SOCKET_PATH], {
-    sudo: true,
-    readOnly: true,
-    timeoutMs: 10_000,
-  });
-  if (binary === undefined && socket.code !== 0) {
+  const socket = await socketExists(host, SOCKET_PATH);
+  if (binary === undefined && !socket) {
     if (!opts.allowInstall) {
       throw new Error(
         `${host.name}: containerd is not installed (no containerd on the PATH, no socket at ${SOCKET_PATH}) and installing packages is not allowed; install containerd or allow installation`,

@@ -133,6 +133,16 @@ function signalChannel(channel: ClientChannel, name: string): void {
   }
 }
 
+/** Asks sshd to end the channel's command (TERM, which sudo relays) and closes the channel. */
+function stopChannel(channel: ClientChannel): void {
+  try {
+    signalChannel(channel, "TERM");
+  } catch {
+    /* the connection is going away */
+  }
+  channel.close();
+}
+
 /** Waits for an ssh2 client to close, ending it politely first and forcing it after a while. */
 function endClient(client: SshClient, isClosed: () => boolean): Promise<void> {
   if (isClosed()) return Promise.resolve();
@@ -377,12 +387,7 @@ export class SshHost implements Host {
       let aborted = false;
       const onAbort = () => {
         aborted = true;
-        try {
-          signalChannel(channel, "TERM");
-        } catch {
-          /* the connection is going away */
-        }
-        channel.close();
+        stopChannel(channel);
         const giveUp = setTimeout(
           () => finish(() => reject(cancelledError(this.label, display, signal!))),
           (KILL_AFTER_SECONDS + 1) * 1000,
@@ -435,12 +440,7 @@ export class SshHost implements Host {
           : setTimeout(() => {
               // The remote `timeout` ends the process tree (it runs as root under sudo); the
               // signal request and the close are the fast path for the session itself.
-              try {
-                signalChannel(channel, "TERM");
-              } catch {
-                /* the server may not honour signal requests */
-              }
-              channel.close();
+              stopChannel(channel);
               safety = setTimeout(release, (KILL_AFTER_SECONDS + 10) * 1000);
               safety.unref();
               finish(() =>
