@@ -5,6 +5,7 @@ import type { ExecOptions, ExecResult, FileStat, Forward, Host, HostFacts } from
 import { connect, type ConnectSettings, type ConnectTarget } from "./connection.js";
 import { SshError, endpointUrl, hostLabel } from "./errors.js";
 import { openLocalForward, type LocalForward } from "./forward.js";
+import { ProcessGroupReport, killGroupCommand, reportingProcessGroup } from "./process-group.js";
 import { Semaphore } from "./semaphore.js";
 import { ShellFiles, type RawResult } from "./shell-files.js";
 import { KILL_AFTER_SECONDS, TIMED_OUT_CODE, cancelledError } from "../command-limits.js";
@@ -328,7 +329,34 @@ export class SshHost implements Host {
       ...(sudo ? { sudo } : {}),
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     });
+    if (opts.signal && this.loginUid === 0) {
+      // sshd refuses signal requests on root logins: the command reports its process group.
+      const group = new ProcessGroupReport();
+      const reporting = reportingProcessGroup(command);
+      return this.runChannel(reporting, display, stdin, opts.timeoutMs, opts.signal, group);
+    }
     return this.runChannel(command, display, stdin, opts.timeoutMs, opts.signal);
+  }
+
+  /**
+   * Sends a signal to a command's process group from a second channel (root logins only). The
+   * channel is opened outside the session limit: the cancelled commands may hold every slot
+   * until they end, and the default limit leaves OpenSSH's MaxSessions two to spare.
+   */
+  private signalProcessGroup(pgid: number, signal: "TERM" | "KILL"): void {
+    if (this.state.kind !== "open") return;
+    const command = killGroupCommand(pgid, signal);
+    this.openChannel(command, command).then(
+      (ch) => {
+        ch.on("error", () => {});
+        ch.stderr.resume();
+        ch.resume();
+        ch.end();
+      },
+      () => {
+        /* the command then ends at its time limit */
+      },
+    );
   }
 
   private unavailable(display: string): SshError {
@@ -345,6 +373,7 @@ export class SshHost implements Host {
     stdin: Buffer | undefined,
     timeoutMs: number | undefined,
     signal?: AbortSignal,
+    group?: ProcessGroupReport,
   ): Promise<RawResult> {
     if (signal?.aborted) throw cancelledError(this.label, display, signal);
     if (this.state.kind !== "open") throw this.unavailable(display);
@@ -380,16 +409,32 @@ export class SshHost implements Host {
       };
       // Cancelled: sshd sends TERM to the session's process group, sudo relays it to the
       // command (a KILL would end sudo alone and orphan the root command), and `timeout`, when
-      // there is one, to its own group. The answer comes once the channel has closed, which
-      // sshd does when the command is gone; or a few seconds later where sshd refuses signals
-      // (root logins: "session signalling requires privilege separation"), and the command
-      // runs on there until its time limit.
+      // there is one, to its own group. On a root login, where sshd refuses signal requests,
+      // kubeforge sends TERM to the reported process group itself, and KILL a few seconds
+      // later if it is still there. The answer comes once the channel has closed, which sshd
+      // does when the command is gone, or when kubeforge stops waiting a little after that.
       let aborted = false;
+      let closed = false;
+      let groupSignalled = false;
+      const signalGroup = () => {
+        if (!aborted || groupSignalled || group?.pgid === undefined) return;
+        groupSignalled = true;
+        const pgid = group.pgid;
+        this.signalProcessGroup(pgid, "TERM");
+        const kill = setTimeout(() => {
+          if (!closed) this.signalProcessGroup(pgid, "KILL");
+        }, KILL_AFTER_SECONDS * 1000);
+        kill.unref();
+      };
       const onAbort = () => {
         aborted = true;
-        stopChannel(channel);
+        if (group) signalGroup();
+        else stopChannel(channel);
         const giveUp = setTimeout(
-          () => finish(() => reject(cancelledError(this.label, display, signal!))),
+          () => {
+            stopChannel(channel);
+            finish(() => reject(cancelledError(this.label, display, signal!)));
+          },
           (KILL_AFTER_SECONDS + 1) * 1000,
         );
         giveUp.unref();
@@ -402,6 +447,7 @@ export class SshHost implements Host {
       // until then sshd still counts the session.
       let safety: NodeJS.Timeout | undefined;
       channel.once("close", () => {
+        closed = true;
         clearTimeout(safety);
         release();
         // Let a connection loss that closed this channel be seen first.
@@ -409,6 +455,7 @@ export class SshHost implements Host {
           finish(() => {
             if (aborted) return reject(cancelledError(this.label, display, signal!));
             if (this.state.kind !== "open") return reject(this.droppedWhile(display));
+            if (group) err.push(group.rest());
             const stderr = Buffer.concat(err).toString();
             const code = exitStatuses.get(channel)?.code ?? 255;
             // The remote `timeout` may end the command before this side's timer fires.
@@ -429,7 +476,11 @@ export class SshHost implements Host {
         );
       });
       channel.on("data", (b: Buffer) => out.push(b));
-      channel.stderr.on("data", (b: Buffer) => err.push(b));
+      channel.stderr.on("data", (b: Buffer) => {
+        if (!group) return err.push(b);
+        err.push(group.feed(b));
+        signalGroup(); // a cancel that came before the report
+      });
       channel.on("error", () => {
         /* reported through close */
       });

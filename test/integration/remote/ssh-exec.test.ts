@@ -79,21 +79,32 @@ describe("SshHost.exec", () => {
     expect(await eventually(() => !running(pid), 8000)).toBe(true);
   }, 20_000);
 
-  it("cancelled as root: rejects naming the host and command; the command ends at its time limit", async () => {
+  it("cancelled as root: ends the remote process group and rejects naming the host and command", async () => {
     // sshd refuses signal requests on root logins ("session signalling requires privilege
-    // separation": OpenSSH turns privilege separation off after a root login), so the command
-    // runs on until its own time limit; exec gives up waiting a few seconds after the cancel.
-    // As a sudo user the command ends at once: ssh-sudo.test.ts.
+    // separation"); kubeforge signals the command's process group itself.
     const pidFile = join(sshd.dir, "cancelled.pid");
+    const childFile = join(sshd.dir, "cancelled-child.pid");
     const controller = new AbortController();
-    const argv = ["sh", "-c", 'echo $$ > "$1"; exec sleep 30', "sh", pidFile];
-    const run = host.exec(argv, { signal: controller.signal, timeoutMs: 12_000 });
+    const argv = [
+      "sh",
+      "-c",
+      'sleep 300 & echo $! > "$2"; echo $$ > "$1"; wait',
+      "sh",
+      pidFile,
+      childFile,
+    ];
+    const started = Date.now();
+    const run = host.exec(argv, { signal: controller.signal });
     const pid = Number(await waitForFile(pidFile, 10_000));
+    const child = Number(await readFile(childFile, "utf8"));
     controller.abort(new Error("stopped"));
     const err = (await run.catch((e: unknown) => e)) as Error;
     expect(err.message).toBe(`${host.label}: cancelled "${argv.join(" ")}"`);
     expect((err.cause as Error).message).toBe("stopped");
-    expect(await eventually(() => !running(pid), 10_000)).toBe(true);
+    expect(Date.now() - started).toBeLessThan(5000);
+    // The command and what it started are gone (no time limit would have ended them).
+    expect(running(pid)).toBe(false);
+    expect(await eventually(() => !running(child), 2000)).toBe(true);
     // Already cancelled: nothing runs; and the connection still serves commands.
     await expect(
       host.exec(["touch", `${pidFile}.late`], { signal: controller.signal }),
@@ -101,6 +112,40 @@ describe("SshHost.exec", () => {
     expect(await stat(`${pidFile}.late`).catch(() => undefined)).toBeUndefined();
     expect((await host.exec(["echo", "ok"])).stdout).toBe("ok\n");
   }, 30_000);
+
+  it("cancelled as root: a command that ignores TERM is killed a few seconds later", async () => {
+    const pidFile = join(sshd.dir, "cancelled-stubborn.pid");
+    const controller = new AbortController();
+    const argv = ["sh", "-c", `trap '' TERM; echo $$ > "$1"; while :; do sleep 1; done`];
+    const run = host.exec([...argv, "sh", pidFile], { signal: controller.signal });
+    const pid = Number(await waitForFile(pidFile, 10_000));
+    const outcome = run.catch((e: unknown) => e);
+    controller.abort();
+    // TERM is ignored; KILL follows 5 s after it, and the answer once the command is gone.
+    expect(await eventually(() => !running(pid), 3000)).toBe(false);
+    expect(await eventually(() => !running(pid), 6000)).toBe(true);
+    expect(String(await outcome)).toContain("cancelled");
+  }, 30_000);
+
+  it("cancelled as root at once: the command is ended even when the cancel comes before it ran", async () => {
+    const pidFile = join(sshd.dir, "cancelled-early.pid");
+    const controller = new AbortController();
+    const run = host.exec(["sh", "-c", 'echo $$ > "$1"; exec sleep 300', "sh", pidFile], {
+      signal: controller.signal,
+    });
+    controller.abort();
+    await expect(run).rejects.toThrow("cancelled");
+    // The shell may not have got as far as writing its pid: then nothing ran.
+    const pid = Number(await readFile(pidFile, "utf8").catch(() => "0"));
+    if (pid > 0) expect(await eventually(() => !running(pid), 3000)).toBe(true);
+  }, 30_000);
+
+  it("a command that could be cancelled keeps its stderr and exit code as they were", async () => {
+    const r = await host.exec(["sh", "-c", "echo out; printf 'one\\ntwo' >&2; exit 3"], {
+      signal: new AbortController().signal,
+    });
+    expect(r).toEqual({ code: 3, stdout: "out\n", stderr: "one\ntwo" });
+  });
 
   it("runs 20 commands at once over a server allowing 3 sessions", async () => {
     // Control: without a limit, the same server refuses channels past its MaxSessions.

@@ -1,6 +1,7 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
+import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -264,6 +265,51 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
       /^prep-w: image pre-pull: .*registry\.invalid\/k8s\/pause.*no such host/s,
     );
     await expect(pulls.done("prep-cp")).rejects.toThrow(/^prep-cp: image pre-pull: /);
+  }, 240_000);
+
+  it("cancelling the pulls ends them on every host, a root login and a sudo user alike", async () => {
+    // A registry that accepts connections and never answers: every pull from it stalls (the
+    // simulated crictl contacts registries given by address, as containerd's resolver does).
+    const stalled = new Set<Socket>();
+    const registry = createServer((socket) => {
+      stalled.add(socket);
+      socket.on("error", () => {});
+    });
+    await new Promise<void>((resolve) => registry.listen(0, bed.gateway, resolve));
+    const { port } = registry.address() as AddressInfo;
+    const repository = `${bed.gateway}:${port}/k8s`;
+    const pullsOn = (h: SshTestHost) =>
+      onHost(h, `pgrep -af '[c]rictl.* pull ${repository}/' || true`);
+    try {
+      const s = spec();
+      const stalling = {
+        ...s,
+        kubeadm: {
+          documents: [
+            "apiVersion: kubeadm.k8s.io/v1beta4",
+            "kind: ClusterConfiguration",
+            `imageRepository: "${repository}"`,
+            "",
+          ].join("\n"),
+        },
+      };
+      const pulls = await prepareNodes(input({ spec: stalling }));
+      for (const { node } of NODES) {
+        const h = bed.host(node.name);
+        await expect.poll(() => pullsOn(h), { timeout: 30_000 }).not.toBe("");
+      }
+      const started = Date.now();
+      await pulls.cancel();
+      // The pulls' own time limit is 15 minutes: nothing waited for it.
+      expect(Date.now() - started).toBeLessThan(15_000);
+      for (const { node } of NODES) {
+        expect(await pullsOn(bed.host(node.name)), node.name).toBe("");
+        await expect(pulls.done(node.name)).rejects.toThrow(/cancelled/);
+      }
+    } finally {
+      for (const socket of stalled) socket.destroy();
+      await new Promise((resolve) => registry.close(resolve));
+    }
   }, 240_000);
 
   it("does nothing when preparation is off", async () => {
