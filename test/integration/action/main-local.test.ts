@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
 import { chmod, copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
-import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { imageRepositoryDocument, startStallingRegistry } from "../../support/stalling-registry.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { SUDO_USER, sshClientArgv } from "../../support/testbed-ssh.js";
 import {
@@ -251,27 +251,14 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
   }, 300_000);
 
   it("a main that fails after preparation ends the image pulls it started instead of waiting for them", async () => {
-    // A registry that accepts connections and never answers: every pull from it stalls (the
-    // simulated crictl contacts registries given by address, as containerd's resolver does).
-    const stalled = new Set<Socket>();
-    const registry = createServer((socket) => {
-      stalled.add(socket);
-      socket.on("error", () => {});
-    });
-    await new Promise<void>((resolve) => registry.listen(0, bed.gateway, resolve));
-    const { port } = registry.address() as AddressInfo;
+    const registry = await startStallingRegistry(bed.gateway);
     try {
       const step = await runStep(
         mainJs,
         asRunnerUser({
           inputs: inputs({
             // Preflight fails (the stand-in kubelet prints no version) while the pulls hang.
-            "kubeadm-config": [
-              "apiVersion: kubeadm.k8s.io/v1beta4",
-              "kind: ClusterConfiguration",
-              `imageRepository: "${bed.gateway}:${port}/k8s"`,
-              "",
-            ].join("\n"),
+            "kubeadm-config": imageRepositoryDocument(registry.repository),
           }),
           // The pulls' own time limit is 15 minutes: a step that waited for them would not end.
           timeoutMs: 240_000,
@@ -279,13 +266,12 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
       );
       expect(step.code, report(step)).not.toBe(0);
       expect(step.stdout).toMatch(/error execution phase preflight: .*KubeletVersion/s);
-      expect(stalled.size).toBeGreaterThan(0);
+      expect(registry.connections).toBeGreaterThan(0);
       // No pull outlived the step.
-      const pulls = await onRunner(`pgrep -af '[c]rictl.* pull ${bed.gateway}:${port}/' || true`);
+      const pulls = await onRunner(`pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
       expect(pulls).toBe("");
     } finally {
-      for (const socket of stalled) socket.destroy();
-      await new Promise((resolve) => registry.close(resolve));
+      await registry.close();
     }
   }, 300_000);
 });

@@ -1,7 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer, type AddressInfo, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -16,6 +15,7 @@ import { releaseFor } from "../../../src/config/versions.js";
 import type { SshHost } from "../../../src/remote/ssh/host.js";
 import type { Reporter } from "../../../src/workflow/reporter.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { imageRepositoryDocument, startStallingRegistry } from "../../support/stalling-registry.js";
 import { machineSwapOn, machineWouldLoadModules } from "../../support/machine-safety.js";
 import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
@@ -245,14 +245,7 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
     const s = spec();
     const unreachable = {
       ...s,
-      kubeadm: {
-        documents: [
-          "apiVersion: kubeadm.k8s.io/v1beta4",
-          "kind: ClusterConfiguration",
-          "imageRepository: registry.invalid/k8s",
-          "",
-        ].join("\n"),
-      },
+      kubeadm: { documents: imageRepositoryDocument("registry.invalid/k8s") },
     };
     const pulls = await prepareNodes(input({ spec: unreachable }));
     // Preparation itself succeeded: containerd now uses the configured repository's pause.
@@ -268,30 +261,14 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
   }, 240_000);
 
   it("cancelling the pulls ends them on every host, a root login and a sudo user alike", async () => {
-    // A registry that accepts connections and never answers: every pull from it stalls (the
-    // simulated crictl contacts registries given by address, as containerd's resolver does).
-    const stalled = new Set<Socket>();
-    const registry = createServer((socket) => {
-      stalled.add(socket);
-      socket.on("error", () => {});
-    });
-    await new Promise<void>((resolve) => registry.listen(0, bed.gateway, resolve));
-    const { port } = registry.address() as AddressInfo;
-    const repository = `${bed.gateway}:${port}/k8s`;
+    const registry = await startStallingRegistry(bed.gateway);
     const pullsOn = (h: SshTestHost) =>
-      onHost(h, `pgrep -af '[c]rictl.* pull ${repository}/' || true`);
+      onHost(h, `pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
     try {
       const s = spec();
       const stalling = {
         ...s,
-        kubeadm: {
-          documents: [
-            "apiVersion: kubeadm.k8s.io/v1beta4",
-            "kind: ClusterConfiguration",
-            `imageRepository: "${repository}"`,
-            "",
-          ].join("\n"),
-        },
+        kubeadm: { documents: imageRepositoryDocument(registry.repository) },
       };
       const pulls = await prepareNodes(input({ spec: stalling }));
       for (const { node } of NODES) {
@@ -307,8 +284,7 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
         await expect(pulls.done(node.name)).rejects.toThrow(/cancelled/);
       }
     } finally {
-      for (const socket of stalled) socket.destroy();
-      await new Promise((resolve) => registry.close(resolve));
+      await registry.close();
     }
   }, 240_000);
 
