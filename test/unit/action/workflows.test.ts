@@ -12,7 +12,9 @@ const WORKFLOWS = ".github/workflows";
 const workflowFiles = readdirSync(WORKFLOWS).filter((f) => /\.ya?ml$/.test(f));
 
 interface Step {
+  id?: string;
   uses?: string;
+  with?: Record<string, unknown>;
 }
 interface Workflow {
   permissions?: unknown;
@@ -47,6 +49,39 @@ describe("the workflows", () => {
           if (uses === undefined || uses === "./") continue;
           expect(uses, `${file} job ${name}`).toMatch(/^[\w.-]+\/[\w./-]+@[0-9a-f]{40}$/);
         }
+      }
+    },
+  );
+});
+
+describe("the workflows' use of this action", () => {
+  const action = load(readFileSync("action.yml", "utf8")) as {
+    inputs: Record<string, unknown>;
+    outputs: Record<string, unknown>;
+  };
+
+  it.each(workflowFiles)("%s gives only inputs action.yml declares", (file) => {
+    const steps = Object.values((load(read(file)) as Workflow).jobs).flatMap((j) => j.steps ?? []);
+    const ours = steps.filter((step) => step.uses === "./");
+    for (const step of ours) {
+      for (const input of Object.keys(step.with ?? {})) {
+        expect(Object.keys(action.inputs), `${file}: input ${input}`).toContain(input);
+      }
+    }
+  });
+
+  it.each(workflowFiles)(
+    "%s reads only outputs action.yml declares, of steps that use it",
+    (file) => {
+      const text = read(file);
+      const steps = Object.values((load(text) as Workflow).jobs).flatMap((j) => j.steps ?? []);
+      const ids = new Set(steps.filter((s) => s.uses === "./" && s.id).map((s) => s.id));
+      const reads = [...text.matchAll(/steps\.([\w-]+)\.outputs\.([\w-]+)/g)];
+      // ci.yml's dry run checks three outputs: the pattern must find them.
+      if (file === "ci.yml") expect(reads.length).toBeGreaterThanOrEqual(3);
+      for (const [, id, output] of reads) {
+        expect(ids, `${file}: steps.${id}`).toContain(id);
+        expect(Object.keys(action.outputs), `${file}: output ${output}`).toContain(output);
       }
     },
   );
