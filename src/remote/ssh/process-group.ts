@@ -7,17 +7,21 @@
 
 const MARKER = "kubeforge-pgid=";
 
-/** The command line with its process group reported first, on stderr. */
+/**
+ * The command line with its process group reported first, on stderr. `sh` reports it whatever
+ * the login shell is (fish has no `$$`); each `exec` keeps the session leader's pid.
+ */
 export function reportingProcessGroup(command: string): string {
-  return `printf '${MARKER}%s\\n' "$$" >&2; exec ${command}`;
+  return `exec sh -c 'printf "${MARKER}%s\\n" "$$" >&2; exec "$@"' sh ${command}`;
 }
 
 /**
- * `kill -<signal> -<pgid>`: the signal to every process of the group. No `--` and no `-s`: dash's
- * kill builtin (Debian's and Ubuntu's sh) takes neither before a negative pid.
+ * `kill -<signal> -<pgid>` by `sh`'s kill builtin: the signal to every process of the group.
+ * Not the login shell's: fish has no kill builtin, and procps' /bin/kill reads `-<pgid>` after
+ * `-TERM` as an option; not `--` or `-s` either, which dash's builtin refuses there.
  */
 export function killGroupCommand(pgid: number, signal: "TERM" | "KILL"): string {
-  return `kill -${signal} -${pgid}`;
+  return `sh -c 'kill -${signal} -${pgid}'`;
 }
 
 /**

@@ -5,6 +5,7 @@ import {
   killGroupCommand,
   reportingProcessGroup,
 } from "../../../src/remote/ssh/process-group.js";
+import { shellJoin } from "../../../src/remote/ssh/quote.js";
 import { eventually } from "../../support/processes.js";
 
 const feedAll = (report: ProcessGroupReport, chunks: string[]) =>
@@ -42,16 +43,20 @@ describe("ProcessGroupReport", () => {
   });
 });
 
-describe("process group commands, run by dash (Debian's sh)", () => {
-  it("the reporting command names its own process group, and exec keeps it", () => {
-    // setsid makes dash a group leader, as sshd makes each session's shell.
-    const r = spawnSync("setsid", ["dash", "-c", reportingProcessGroup("sh -c 'echo $$'")], {
-      encoding: "utf8",
-    });
-    const report = new ProcessGroupReport();
-    expect(report.feed(Buffer.from(r.stderr)).toString()).toBe("");
-    expect(report.pgid).toBe(Number(r.stdout.trim()));
-  });
+describe("process group commands", () => {
+  it.each(["dash", "bash"])(
+    "the reporting command, as %s runs it, names the group of the command it execs",
+    (shell) => {
+      // setsid makes the shell a group leader, as sshd makes each session's shell.
+      const command = shellJoin(["sh", "-c", 'echo $$; echo "it\'s" >&2', "sh"]);
+      const r = spawnSync("setsid", [shell, "-c", reportingProcessGroup(command)], {
+        encoding: "utf8",
+      });
+      const report = new ProcessGroupReport();
+      expect(report.feed(Buffer.from(r.stderr)).toString()).toBe("it's\n");
+      expect(report.pgid).toBe(Number(r.stdout.trim()));
+    },
+  );
 
   it("the kill command ends every process of the group", async () => {
     const leader = spawn("setsid", ["sh", "-c", "sleep 60 & sleep 60 & wait"], {
@@ -64,7 +69,8 @@ describe("process group commands, run by dash (Debian's sh)", () => {
         .stdout.trim()
         .split(/\s+/);
     expect(members().length).toBe(3);
-    const r = spawnSync("dash", ["-c", killGroupCommand(pgid, "TERM")], { encoding: "utf8" });
+    // As the login shell runs it: bash here, and it names sh itself.
+    const r = spawnSync("bash", ["-c", killGroupCommand(pgid, "TERM")], { encoding: "utf8" });
     expect(r.stderr).toBe("");
     expect(r.status).toBe(0);
     await new Promise((resolve) => leader.once("exit", resolve));
