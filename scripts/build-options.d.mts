@@ -1,4 +1,5 @@
 import type { BuildOptions } from "esbuild";
 
+export const MIN_NODE_MAJOR: number;
 export const entryPoints: Record<"cli" | "main" | "post", string>;
 export function buildOptions(outdir: string): BuildOptions;

@@ -17,6 +17,18 @@ const optionalNativeAddons = {
   },
 };
 
+/** The oldest Node.js major the bundles run on (package.json `engines`, action.yml `node24`). */
+export const MIN_NODE_MAJOR = 24;
+
+// Runs before any bundled module: on an older Node one sentence, not the TypeError a missing
+// API raises somewhere inside a dependency. (Node builtins are imported by namespace where a
+// named export is newer than that Node, so the bundle links there and gets this far.)
+const nodeVersionCheck = [
+  `if (Number(process.versions.node.split(".")[0]) < ${MIN_NODE_MAJOR}) {`,
+  `process.stderr.write("kubeforge needs Node.js ${MIN_NODE_MAJOR} or later; this is Node.js " + process.version + "\\n");`,
+  "process.exit(1); }",
+].join(" ");
+
 export const entryPoints = {
   cli: "src/cli/main.ts",
   main: "src/action/main.ts",
@@ -41,6 +53,7 @@ export function buildOptions(outdir) {
         "const require = __kubeforgeCreateRequire(import.meta.url);",
         "const __filename = __kubeforgeFileURLToPath(import.meta.url);",
         "const __dirname = __kubeforgeDirname(__filename);",
+        nodeVersionCheck,
       ].join(" "),
     },
     legalComments: "eof",

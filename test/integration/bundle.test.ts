@@ -1,15 +1,22 @@
-import { execFile } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
-import { buildOptions } from "../../scripts/build-options.mjs";
+import { MIN_NODE_MAJOR, buildOptions } from "../../scripts/build-options.mjs";
 
 // The shipped bundles must load on a runner with no node_modules and must never load a
 // native add-on (ssh2's cpu-features and sshcrypto.node are optional: mscdex/ssh2#1087).
 
 const run = promisify(execFile);
+
+/** The machine's own Node (20 on these machines), found outside npm's PATH, which puts 24 first. */
+const machineNode = ["/usr/bin/node", "/usr/local/bin/node"].find((p) => existsSync(p));
+const machineNodeVersion = machineNode
+  ? execFileSync(machineNode, ["-p", "process.version"]).toString().trim()
+  : "none";
 const dirs: string[] = [];
 
 afterAll(async () => {
@@ -55,5 +62,22 @@ describe("bundles", () => {
       cwd: dir,
     });
     expect(stdout).toMatch(/^kubeforge /);
+  });
+
+  it("say in one sentence that they need Node 24 when started by an older Node", async () => {
+    expect(Number(/^v(\d+)\./.exec(machineNodeVersion)?.[1]), machineNodeVersion).toBeLessThan(
+      MIN_NODE_MAJOR,
+    );
+    for (const name of ["cli.js", "main.js", "post.js"]) {
+      const r = await run(machineNode!, [join("dist", name), "--version"]).catch(
+        (e: { code: number; stdout: string; stderr: string }) => e,
+      );
+      expect([name, "code" in r ? r.code : 0, r.stdout, r.stderr]).toEqual([
+        name,
+        1,
+        "",
+        `kubeforge needs Node.js ${MIN_NODE_MAJOR} or later; this is Node.js ${machineNodeVersion}\n`,
+      ]);
+    }
   });
 });

@@ -1,6 +1,8 @@
 import { STATUS_CODES } from "node:http";
 import { request, type RequestOptions } from "node:https";
-import { getCACertificates, rootCertificates } from "node:tls";
+// By namespace: getCACertificates is newer than the Node versions the bundle must still load on
+// to say that it needs Node 24 (scripts/build-options.mjs).
+import * as tls from "node:tls";
 import { formatGoDuration } from "../../config/duration.js";
 import { urlTarget, verifyServerAs, type Route } from "../../remote/route.js";
 import { describeNetworkFailure } from "../errors.js";
@@ -33,9 +35,9 @@ export function discoveryTrustStore(
 ): (string | Buffer)[] {
   const store: (string | Buffer)[] = [];
   try {
-    store.push(...getCACertificates("default"), ...getCACertificates("system"));
+    store.push(...tls.getCACertificates("default"), ...tls.getCACertificates("system"));
   } catch {
-    store.push(...rootCertificates);
+    store.push(...tls.rootCertificates);
   }
   if (typeof extra === "string" || Buffer.isBuffer(extra)) store.push(extra);
   else if (extra !== undefined) store.push(...extra);
