@@ -64,6 +64,12 @@ describe("bundles", () => {
     expect(stdout).toMatch(/^kubeforge /);
   });
 
+  it("need the Node that package.json's engines and action.yml name", async () => {
+    const pkg = JSON.parse(await readFile("package.json", "utf8")) as { engines: { node: string } };
+    expect(pkg.engines.node).toBe(`>=${MIN_NODE_MAJOR}`);
+    expect(await readFile("action.yml", "utf8")).toContain(`using: node${MIN_NODE_MAJOR}\n`);
+  });
+
   it("say in one sentence that they need Node 24 when started by an older Node", async () => {
     expect(Number(/^v(\d+)\./.exec(machineNodeVersion)?.[1]), machineNodeVersion).toBeLessThan(
       MIN_NODE_MAJOR,
