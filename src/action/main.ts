@@ -16,6 +16,7 @@ import {
   type ActionInputs,
 } from "./inputs.js";
 import { parsePlan } from "./plan.js";
+import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { GitHubReporter } from "./reporter.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";
 
@@ -170,6 +171,7 @@ async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: str
 
 async function main(): Promise<void> {
   const reporter = new GitHubReporter({ onGroup: (title) => core.saveState("phase", title) });
+  interruptOnSignals((line) => core.info(line));
   // The key is registered before the inputs are even checked: nothing can print it first.
   reporter.mask(core.getInput("ssh-private-key", { trimWhitespace: false }));
   let stateDir: string | undefined;
@@ -186,7 +188,11 @@ async function main(): Promise<void> {
     core.saveState("outcome", "success");
   } catch (error) {
     core.saveState("outcome", "failure");
-    const message = error instanceof Error ? error.message : String(error);
+    const failure = error instanceof Error ? error.message : String(error);
+    // Cancelled with the job: say so first; the commands' own errors follow.
+    const message = interruption.aborted
+      ? `${(interruption.reason as Error).message}: ${failure}`
+      : failure;
     reporter.record(`ERROR: ${message}`);
     await writeSummary(reporter, {
       cluster: inputs?.name ?? "kubeforge",

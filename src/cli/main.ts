@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { Command, CommanderError } from "commander";
 import { SUPPORTED_RANGE } from "../config/versions.js";
+import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { registerCerts, registerToken } from "./certs.js";
 import { registerConfig } from "./config.js";
 import { registerInit } from "./init.js";
@@ -31,6 +32,16 @@ const program = new Command()
   .enablePositionalOptions()
   .exitOverride();
 
+// The commands that run commands on hosts: Ctrl-C (or a CI job's cancellation) cancels those
+// commands instead of leaving them to run on (remote/interruption.ts). Not the runner-side
+// tunnel, which has its own way to stop.
+const WORKFLOWS = new Set(["init", "join", "reset", "up", "down"]);
+program.hook("preAction", (_program, action) => {
+  let top = action;
+  while (top.parent && top.parent !== program) top = top.parent;
+  if (WORKFLOWS.has(top.name())) interruptOnSignals((line) => process.stderr.write(`${line}\n`));
+});
+
 registerInit(program);
 registerJoin(program);
 registerReset(program);
@@ -46,7 +57,10 @@ try {
     // commander already printed its message (unknown option, --help, --version).
     process.exitCode = error.exitCode;
   } else {
-    process.stderr.write(`${describe(error)}\n`);
-    process.exitCode = 1;
+    // Interrupted: said first, and 128 + the signal's number, as a shell reports a command a
+    // signal ended.
+    const by = interruption.aborted ? `${(interruption.reason as Error).message}: ` : "";
+    process.stderr.write(`${by}${describe(error)}\n`);
+    if (!interruption.aborted) process.exitCode = 1;
   }
 }

@@ -10,6 +10,7 @@ import {
   timeLimited,
 } from "./command-limits.js";
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
+import { cancellable } from "./interruption.js";
 import { mapPath } from "./paths.js";
 import { ShellFiles, type RawResult } from "./ssh/shell-files.js";
 
@@ -78,8 +79,9 @@ export class LocalHost implements Host {
       : argv;
     const display = argv.join(" ");
     if (!cmd) return Promise.reject(new Error("exec needs a command"));
-    const { signal } = opts;
-    if (signal?.aborted) return Promise.reject(cancelledError(this.name, display, signal));
+    // Every command can be cancelled: by the caller, or when the run is interrupted.
+    const signal = cancellable(opts.signal);
+    if (signal.aborted) return Promise.reject(cancelledError(this.name, display, signal));
     return new Promise((resolve, reject) => {
       // Own process group, so that ending it ends the command and everything it started.
       const child = spawn(cmd, args, {
@@ -120,11 +122,11 @@ export class LocalHost implements Host {
         aborted = true;
         end();
       };
-      signal?.addEventListener("abort", onAbort, { once: true });
+      signal.addEventListener("abort", onAbort, { once: true });
       const settle = () => {
         clearTimeout(timer);
         clearTimeout(killTimer);
-        signal?.removeEventListener("abort", onAbort);
+        signal.removeEventListener("abort", onAbort);
       };
       child.on("error", (e: NodeJS.ErrnoException) => {
         settle();
@@ -135,7 +137,7 @@ export class LocalHost implements Host {
       });
       child.on("close", (code, exitSignal) => {
         settle();
-        if (aborted) return reject(cancelledError(this.name, display, signal!));
+        if (aborted) return reject(cancelledError(this.name, display, signal));
         const stderr = Buffer.concat(err).toString();
         // Through sudo, the `timeout` inside may end the command before this side's timer fires.
         if (viaSudo && code === TIMED_OUT_CODE && opts.timeoutMs !== undefined) {

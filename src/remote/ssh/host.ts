@@ -9,6 +9,7 @@ import { ProcessGroupReport, killGroupCommand, reportingProcessGroup } from "./p
 import { Semaphore } from "./semaphore.js";
 import { ShellFiles, type RawResult } from "./shell-files.js";
 import { KILL_AFTER_SECONDS, TIMED_OUT_CODE, cancelledError } from "../command-limits.js";
+import { cancellable } from "../interruption.js";
 import { SUDO_PROBE_SCRIPT, parseSudoProbe, remoteCommand, type SudoMode } from "./sudo.js";
 import type { SshEndpoint, SshHostOptions } from "./types.js";
 
@@ -329,13 +330,15 @@ export class SshHost implements Host {
       ...(sudo ? { sudo } : {}),
       ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     });
-    if (opts.signal && this.loginUid === 0) {
+    // Every command can be cancelled: by the caller, or when the run is interrupted.
+    const signal = cancellable(opts.signal);
+    if (this.loginUid === 0) {
       // sshd refuses signal requests on root logins: the command reports its process group.
       const group = new ProcessGroupReport();
       const reporting = reportingProcessGroup(command);
-      return this.runChannel(reporting, display, stdin, opts.timeoutMs, opts.signal, group);
+      return this.runChannel(reporting, display, stdin, opts.timeoutMs, signal, group);
     }
-    return this.runChannel(command, display, stdin, opts.timeoutMs, opts.signal);
+    return this.runChannel(command, display, stdin, opts.timeoutMs, signal);
   }
 
   /**

@@ -274,4 +274,36 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
       await registry.close();
     }
   }, 300_000);
+
+  it("a main step the runner interrupts (the job cancelled) ends the commands it ran, and fails saying so", async () => {
+    const registry = await startStallingRegistry(bed.gateway);
+    const pulls = () => onRunner(`pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
+    try {
+      // Preflight passes; init then waits for the node's images, which the registry stalls.
+      const step = runStep(
+        mainJs,
+        asRunnerUser({
+          inputs: inputs({
+            "kubeadm-config": `${inputs()["kubeadm-config"]}---\n${imageRepositoryDocument(registry.repository)}`,
+          }),
+          timeoutMs: 240_000,
+        }),
+      );
+      await expect.poll(pulls, { timeout: 120_000, interval: 500 }).not.toBe("");
+      // What the runner does when a job is cancelled: SIGINT to the step's process.
+      const signalled = Date.now();
+      await onRunner(`pkill -INT -u ${owner.uid} -f '^${node} ${mainJs}$'`);
+      const result = await step;
+      expect(Date.now() - signalled, report(result)).toBeLessThan(10_000);
+      expect(result.code, report(result)).not.toBe(0);
+      expect(result.stdout).toContain(
+        "kubeforge: SIGINT: cancelling the commands running on every host, then stopping",
+      );
+      expect(result.stdout).toMatch(/^::error::interrupted by SIGINT: .*cancelled/m);
+      expect(result.state.get("outcome")).toBe("failure");
+      expect(await pulls()).toBe("");
+    } finally {
+      await registry.close();
+    }
+  }, 300_000);
 });

@@ -1,8 +1,10 @@
 import { execFileSync, spawn } from "node:child_process";
+import { existsSync } from "node:fs";
 import { chmod, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledCli } from "../../support/cli.js";
+import { imageRepositoryDocument, startStallingRegistry } from "../../support/stalling-registry.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { TESTBED_PREFLIGHT_IGNORES, clusterFile, runner, type Runner } from "./support.js";
 
@@ -205,5 +207,52 @@ describe("kubeforge up when a host fails half-way", () => {
     expect(code).toBe(1);
     expect(Date.now() - started).toBeLessThan(240_000);
     expect(stderr).toMatch(/w-1: .*connection (dropped|was closed|is closed)/);
+  }, 300_000);
+});
+
+describe("kubeforge up interrupted", () => {
+  it("SIGINT (Ctrl-C, a cancelled CI job) cancels the commands running on the hosts and exits 130", async () => {
+    const registry = await startStallingRegistry(bed.gateway);
+    const cli = await bundledCli();
+    const cp = bed.host("cp-1");
+    const pulls = () => cp.sshOutput(`pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
+    // The earlier tests' cluster goes first: a host of another cluster is refused.
+    if (existsSync(join(r.dir, "f6.yaml"))) {
+      const previous = await r.kubeforge(["down", "-f", join(r.dir, "f6.yaml")]);
+      expect(previous.code, previous.stderr).toBe(0);
+    }
+    // init's preflight pulls the control-plane images (root login): the registry stalls them.
+    const path = await r.writeClusterFile(
+      `${clusterFile({ name: "f7", controlPlanes: [cp], workers: [] })}---\n${imageRepositoryDocument(registry.repository)}`,
+      "f7.yaml",
+    );
+    const child = spawn(process.execPath, [join(cli.dir, "cli.js"), "up", "-f", path], {
+      env: { ...process.env, HOME: r.dir },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stderr = "";
+    child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+    const closed = new Promise<number | null>((res) => child.on("close", res));
+    try {
+      await expect.poll(pulls, { timeout: 120_000, interval: 500 }).not.toBe("");
+      const signalled = Date.now();
+      child.kill("SIGINT");
+      const code = await closed;
+      expect(Date.now() - signalled, stderr).toBeLessThan(10_000);
+      expect(code, stderr).toBe(130);
+      expect(stderr).toContain(
+        "kubeforge: SIGINT: cancelling the commands running on every host, then stopping",
+      );
+      expect(stderr).toMatch(
+        /^interrupted by SIGINT: error execution phase preflight: cp-1 .*cancelled ".*crictl .* pull /m,
+      );
+      expect(await pulls()).toBe("");
+    } finally {
+      child.kill("SIGKILL");
+      await registry.close();
+    }
+    // The host is left for the next `up` to reset (its init had started) or for `down`.
+    const down = await r.kubeforge(["down", "-f", path]);
+    expect(down.code, down.stderr).toBe(0);
   }, 300_000);
 });

@@ -1,0 +1,74 @@
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { interrupt } from "../../../src/remote/interruption.js";
+import { LocalHost } from "../../../src/remote/local.js";
+import { SshHost } from "../../../src/remote/ssh/host.js";
+import { eventually, running, waitForFile } from "../../support/processes.js";
+import { startSshd, type Sshd } from "../../support/sshd.js";
+
+// An interrupted run (SIGINT, SIGTERM: remote/interruption.ts) cancels every command running
+// on every host, over SSH as on this machine, and refuses every later one. interrupt() is for
+// the whole process: this file has its own (vitest runs each file in a fresh process).
+
+let sshd: Sshd;
+let ssh: SshHost;
+const local = new LocalHost({ name: "runner" });
+
+beforeAll(async () => {
+  sshd = await startSshd();
+  ssh = await SshHost.connect({
+    name: "n1",
+    endpoint: { host: sshd.address, port: 22, user: "root" },
+    credentials: { privateKey: sshd.keys.plain.privateKey },
+    hostKeys: { fingerprints: [sshd.hostKey.fingerprint] },
+  });
+});
+
+afterAll(async () => {
+  await ssh?.close();
+  await sshd?.close();
+});
+
+describe("interrupt()", () => {
+  it("cancels the commands running on every host and every later one", async () => {
+    const sleeper = (pidFile: string) => [
+      "sh",
+      "-c",
+      'echo $$ > "$1"; exec sleep 300',
+      "sh",
+      pidFile,
+    ];
+    const remotePid = join(sshd.dir, "remote.pid");
+    const localPid = join(sshd.dir, "local.pid");
+    // No signal given by the callers: the run's interruption alone ends them.
+    const failure = (run: Promise<unknown>) =>
+      run.then(
+        () => new Error("it was not cancelled"),
+        (e: unknown) => e as Error,
+      );
+    const remote = failure(ssh.exec(sleeper(remotePid)));
+    const onRunner = failure(local.exec(sleeper(localPid)));
+    const pids = [
+      Number(await waitForFile(remotePid, 10_000)),
+      Number(await waitForFile(localPid, 10_000)),
+    ];
+
+    const started = Date.now();
+    interrupt(new Error("interrupted by SIGINT"));
+    const [remoteError, localError] = await Promise.all([remote, onRunner]);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(remoteError.message).toBe(`${ssh.label}: cancelled "${sleeper(remotePid).join(" ")}"`);
+    expect(localError.message).toBe(`runner: cancelled "${sleeper(localPid).join(" ")}"`);
+    for (const e of [remoteError, localError])
+      expect((e.cause as Error).message).toBe("interrupted by SIGINT");
+    for (const pid of pids) expect(await eventually(() => !running(pid), 2_000)).toBe(true);
+
+    // Nothing starts after it.
+    const late = join(sshd.dir, "late");
+    await expect(ssh.exec(["touch", late])).rejects.toThrow(/cancelled "touch/);
+    await expect(local.exec(["touch", `${late}.local`])).rejects.toThrow(/cancelled "touch/);
+    await expect(readFile(late)).rejects.toThrow();
+    await expect(readFile(`${late}.local`)).rejects.toThrow();
+  }, 30_000);
+});
