@@ -1,4 +1,5 @@
 import { formatGoDuration } from "../config/duration.js";
+import { cancellable } from "../remote/interruption.js";
 
 // kubeadm's retry loop: wait.PollUntilContextTimeout(ctx, interval, timeout, immediate=true, cond)
 // (k8s.io/apimachinery/pkg/util/wait). The condition runs at once, then every interval until it
@@ -74,9 +75,13 @@ export async function poll<T>(
 ): Promise<T> {
   const interval = opts.intervalMs ?? API_CALL_RETRY_INTERVAL_MS;
   const deadline = Date.now() + opts.timeoutMs;
+  // The caller's signal, and the run's interruption (Ctrl-C, a cancelled job): a wait of
+  // minutes must not keep an interrupted run alive.
+  const signal = cancellable(opts.signal);
+  const stopped = () => new Error(`stopped waiting for ${opts.what}`, { cause: signal.reason });
   let lastError: unknown;
   for (;;) {
-    opts.signal?.throwIfAborted();
+    if (signal.aborted) throw stopped();
     const started = Date.now();
     try {
       const value = await attempt();
@@ -91,9 +96,9 @@ export async function poll<T>(
     if (remaining <= 0) throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
     if (remaining < wait) {
       // Go's poll gives up when the deadline falls before the next tick.
-      await sleep(remaining, opts.signal);
+      await sleep(remaining, signal).catch(() => Promise.reject(stopped()));
       throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
     }
-    await sleep(wait, opts.signal);
+    await sleep(wait, signal).catch(() => Promise.reject(stopped()));
   }
 }

@@ -5,8 +5,8 @@ import { constants as osConstants } from "node:os";
 // every command kubeforge had started would go on without it: sshd leaves a session's command
 // running when the connection goes (no TTY), and a local command has its own process group.
 // Instead every command a Host runs is cancelled the way a caller's AbortSignal cancels it (TERM
-// to its process group, KILL a few seconds later), no new command starts, and the workflow
-// fails with the commands' "cancelled" errors, closing its connections on the way out.
+// to its process group), no new command starts, waits on the API stop (kube/poll.ts, the
+// readiness wait), and the workflow fails with those errors, closing its connections.
 
 const interruptions = new AbortController();
 

@@ -1,3 +1,5 @@
+import { setTimeout as delay } from "node:timers/promises";
+import { interruption } from "../../remote/interruption.js";
 import { formatGoDuration } from "../../config/duration.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 
@@ -70,6 +72,11 @@ export async function waitForCluster(
     `[wait] Waiting up to ${formatGoDuration(opts.timeoutMs)} for ${expectedNodes.length} node(s) to be Ready${opts.dnsDisabled ? "" : " and CoreDNS to be available"}`,
   );
   for (;;) {
+    if (interruption.aborted) {
+      throw new Error("stopped waiting for the cluster to be ready", {
+        cause: interruption.reason,
+      });
+    }
     try {
       const [nodes, coredns] = await Promise.all([
         client.list("v1", "Node"),
@@ -101,9 +108,10 @@ export async function waitForCluster(
       reported = summary;
     }
     if (Date.now() >= deadline) break;
-    await new Promise((r) =>
-      setTimeout(r, Math.min(opts.intervalMs ?? 1000, deadline - Date.now())),
-    );
+    // An interrupted run stops waiting at once (the check above says so).
+    await delay(Math.min(opts.intervalMs ?? 1000, deadline - Date.now()), undefined, {
+      signal: interruption,
+    }).catch(() => undefined);
   }
   throw new Error(
     `the cluster is not ready after ${formatGoDuration(opts.timeoutMs)}:\n${last.map((l) => ` - ${l}`).join("\n")}`,

@@ -1,6 +1,9 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { waitForCluster } from "../../../src/cluster/up/readiness.js";
+import { poll } from "../../../src/kube/poll.js";
+import type { KubeClient } from "../../../src/kube/types.js";
 import { interrupt } from "../../../src/remote/interruption.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { SshHost } from "../../../src/remote/ssh/host.js";
@@ -71,4 +74,26 @@ describe("interrupt()", () => {
     await expect(readFile(late)).rejects.toThrow();
     await expect(readFile(`${late}.local`)).rejects.toThrow();
   }, 30_000);
+
+  it("ends the waits on the API too: a wait of minutes stops at once", async () => {
+    interrupt(new Error("interrupted by SIGINT"));
+    const started = Date.now();
+    const waited = (await poll(() => Promise.resolve(undefined), {
+      timeoutMs: 300_000,
+      what: "the Node cp-1 to exist",
+    }).catch((e: unknown) => e)) as Error;
+    expect(waited.message).toBe("stopped waiting for the Node cp-1 to exist");
+    expect((waited.cause as Error).message).toBe("interrupted by SIGINT");
+    // The API is never asked: the client would throw.
+    const client = new Proxy({} as KubeClient, {
+      get: () => () => Promise.reject(new Error("the API was called")),
+    });
+    const ready = (await waitForCluster(client, ["cp-1"], {
+      timeoutMs: 300_000,
+      dnsDisabled: false,
+      log: () => {},
+    }).catch((e: unknown) => e)) as Error;
+    expect(ready.message).toBe("stopped waiting for the cluster to be ready");
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
 });

@@ -72,16 +72,16 @@ describe("poll", () => {
     expect(n).toBe(1);
   });
 
-  it("stops when the signal aborts", async () => {
+  it("stops when the signal aborts, saying what it waited for, the reason as the cause", async () => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(new Error("interrupted")), 30);
-    await expect(
-      poll(() => Promise.resolve(undefined), {
-        intervalMs: 10,
-        timeoutMs: 5000,
-        what: "x",
-        signal: controller.signal,
-      }),
-    ).rejects.toThrow("interrupted");
+    const err = (await poll(() => Promise.resolve(undefined), {
+      intervalMs: 10,
+      timeoutMs: 5000,
+      what: "the Node cp-1 to exist",
+      signal: controller.signal,
+    }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toBe("stopped waiting for the Node cp-1 to exist");
+    expect((err.cause as Error).message).toBe("interrupted");
   });
 });
