@@ -29,8 +29,8 @@ export const INTERRUPT_GRACE_MS = 7_000;
 /**
  * SIGINT and SIGTERM interrupt the run (an edge installs this: the CLI, the action's main
  * step). The first one cancels every command and sets the exit code 128 + signal number; the
- * run then ends by itself, or after INTERRUPT_GRACE_MS at the latest (an API wait has no
- * command to cancel), before the runner's SIGKILL. A second signal exits at once.
+ * run then ends by itself, or after INTERRUPT_GRACE_MS at the latest (a step that cannot be
+ * cut short), before the runner's SIGKILL. A second signal exits at once.
  */
 export function interruptOnSignals(log: (line: string) => void): void {
   const onSignal = (name: NodeJS.Signals) => {
