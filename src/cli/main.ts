@@ -11,7 +11,8 @@ import { registerUp } from "./up.js";
 import { KUBEFORGE_VERSION } from "../version.js";
 
 // The kubeforge command line (DESIGN.md "Stable command-line surface"). Errors print as one
-// message on stderr and exit 1; KUBEFORGE_DEBUG=1 adds the stack and the cause chain.
+// message on stderr and exit 1 (128 + the signal's number when interrupted); KUBEFORGE_DEBUG=1
+// adds the stack and the cause chain.
 
 function describe(error: unknown): string {
   if (!(error instanceof Error)) return String(error);
