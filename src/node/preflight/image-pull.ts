@@ -55,15 +55,14 @@ export function imagePullInput(
 }
 
 /** The preflight lines kubeadm prints before it pulls (the last one kubeforge's own). */
-export const PULL_NOTICE = [
+const PULL_NOTICE = [
   "Pulling images required for setting up a Kubernetes cluster",
   "This might take a minute or two, depending on the speed of your internet connection",
   "You can also perform this action beforehand: `kubeforge up` pulls them during node preparation",
 ];
 
 /** What a dry run prints instead (kubeadm's words). */
-export const DRY_RUN_PULL_NOTICE =
-  "Would pull the required images (like 'kubeadm config images pull')";
+const DRY_RUN_PULL_NOTICE = "Would pull the required images (like 'kubeadm config images pull')";
 
 /** The ImagePull check over a connected runtime. */
 export function imagePullCheck(
@@ -148,4 +147,19 @@ export async function runPullImagesCheck(
     throw new Error(`cannot pull the control-plane images: ${connection.reason}`);
   }
   await runChecks([imagePullCheck(input, connection.crictl, out)], ignore, out);
+}
+
+/**
+ * The end of preflight on init and on a control-plane join: kubeadm's notice and the pull, or
+ * in a dry run only the line saying it would pull.
+ */
+export async function pullControlPlaneImages(
+  input: ImagePullInput,
+  ignore: ReadonlySet<string>,
+  out: PreflightOutput,
+  opts: { dryRun: boolean; log: (line: string) => void },
+): Promise<void> {
+  if (opts.dryRun) return opts.log(DRY_RUN_PULL_NOTICE);
+  for (const line of PULL_NOTICE) opts.log(line);
+  await runPullImagesCheck(input, ignore, out);
 }

@@ -9,12 +9,7 @@ import {
   NEWEST_SUPPORTED_MINOR,
 } from "../../node/preflight/init-checks.js";
 import { type PreflightOutput, runChecks } from "../../node/preflight/checks.js";
-import {
-  DRY_RUN_PULL_NOTICE,
-  imagePullInput,
-  PULL_NOTICE,
-  runPullImagesCheck,
-} from "../../node/preflight/image-pull.js";
+import { imagePullInput, pullControlPlaneImages } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";
@@ -43,18 +38,14 @@ export function createPreflightPhase(opts: PreflightPhaseOptions = {}): Phase<In
         warn: (l) => ctx.log.warn(unprefixed(l)),
       });
       await runChecks(checks, data.ignorePreflightErrors, out);
-      if (data.dryRun) {
-        ctx.log.info(DRY_RUN_PULL_NOTICE);
-        return;
-      }
-      for (const line of PULL_NOTICE) ctx.log.info(line);
       const nr = data.cfg.init.nodeRegistration;
-      await runPullImagesCheck(
+      await pullControlPlaneImages(
         imagePullInput(data.cfg.cluster, data.release, nr, data.host, {
           ...(opts.searchPath === undefined ? {} : { searchPath: opts.searchPath }),
         }),
         data.ignorePreflightErrors,
         out,
+        { dryRun: data.dryRun, log: (line) => ctx.log.info(line) },
       );
     },
   };

@@ -1,12 +1,7 @@
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
-import {
-  DRY_RUN_PULL_NOTICE,
-  imagePullInput,
-  PULL_NOTICE,
-  runPullImagesCheck,
-} from "../../node/preflight/image-pull.js";
+import { imagePullInput, pullControlPlaneImages } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase } from "../../workflow/phase.js";
 import { requireSharedCertificates } from "./control-plane.js";
@@ -51,15 +46,11 @@ export const joinPreflightPhase: Phase<JoinData> = {
         { secondaryControlPlane: true, warn: (l) => ctx.log.warn(unprefixed(l)) },
       );
       await runChecks(cpChecks, data.ignorePreflightErrors, out);
-      if (data.dryRun) {
-        ctx.log.info(DRY_RUN_PULL_NOTICE);
-        return;
-      }
-      for (const line of PULL_NOTICE) ctx.log.info(line);
-      await runPullImagesCheck(
+      await pullControlPlaneImages(
         imagePullInput(cfg.cluster, release, data.cfg.join.nodeRegistration, data.host),
         data.ignorePreflightErrors,
         out,
+        { dryRun: data.dryRun, log: (line) => ctx.log.info(line) },
       );
     }
   },
