@@ -1,3 +1,4 @@
+import { setTimeout as delay } from "node:timers/promises";
 import { formatGoDuration } from "../config/duration.js";
 import { cancellable } from "../remote/interruption.js";
 
@@ -46,24 +47,6 @@ export class PollTimeoutError extends Error {
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) {
-      reject(signal.reason as Error);
-      return;
-    }
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason as Error);
-    };
-    const timer = setTimeout(() => {
-      signal?.removeEventListener("abort", onAbort);
-      resolve();
-    }, ms);
-    signal?.addEventListener("abort", onAbort, { once: true });
-  });
-}
-
 /**
  * Runs `attempt` until it returns a value other than undefined. An attempt that throws is
  * retried (unless `retryIf` says otherwise) and its error remembered; an attempt that returns
@@ -96,9 +79,9 @@ export async function poll<T>(
     if (remaining <= 0) throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
     if (remaining < wait) {
       // Go's poll gives up when the deadline falls before the next tick.
-      await sleep(remaining, signal).catch(() => Promise.reject(stopped()));
+      await delay(remaining, undefined, { signal }).catch(() => Promise.reject(stopped()));
       throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
     }
-    await sleep(wait, signal).catch(() => Promise.reject(stopped()));
+    await delay(wait, undefined, { signal }).catch(() => Promise.reject(stopped()));
   }
 }
