@@ -6,6 +6,8 @@ import { createServer, type AddressInfo, type Socket } from "node:net";
 export interface StallingRegistry {
   /** An image repository on it: `<address>:<port>/k8s`. */
   repository: string;
+  /** A shell command listing the `crictl pull`s from it running on a host (nothing when none). */
+  pullsCommand: string;
   /** Connections it holds (pulls that reached it). */
   readonly connections: number;
   close(): Promise<void>;
@@ -19,8 +21,10 @@ export async function startStallingRegistry(address: string): Promise<StallingRe
   });
   await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const { port } = server.address() as AddressInfo;
+  const repository = `${address}:${port}/k8s`;
   return {
-    repository: `${address}:${port}/k8s`,
+    repository,
+    pullsCommand: `pgrep -af '[c]rictl.* pull ${repository}/' || true`,
     get connections() {
       return stalled.size;
     },

@@ -268,7 +268,7 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
       expect(step.stdout).toMatch(/error execution phase preflight: .*KubeletVersion/s);
       expect(registry.connections).toBeGreaterThan(0);
       // No pull outlived the step.
-      const pulls = await onRunner(`pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
+      const pulls = await onRunner(registry.pullsCommand);
       expect(pulls).toBe("");
     } finally {
       await registry.close();
@@ -277,7 +277,7 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
 
   it("a main step the runner interrupts (the job cancelled) ends the commands it ran, and fails saying so", async () => {
     const registry = await startStallingRegistry(bed.gateway);
-    const pulls = () => onRunner(`pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
+    const pulls = () => onRunner(registry.pullsCommand);
     try {
       // Preflight passes; init then waits for the node's images, which the registry stalls.
       const step = runStep(

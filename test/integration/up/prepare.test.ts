@@ -262,8 +262,7 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
 
   it("cancelling the pulls ends them on every host, a root login and a sudo user alike", async () => {
     const registry = await startStallingRegistry(bed.gateway);
-    const pullsOn = (h: SshTestHost) =>
-      onHost(h, `pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
+    const pullsOn = (h: SshTestHost) => onHost(h, registry.pullsCommand);
     try {
       const s = spec();
       const stalling = {

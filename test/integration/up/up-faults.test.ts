@@ -215,7 +215,7 @@ describe("kubeforge up interrupted", () => {
     const registry = await startStallingRegistry(bed.gateway);
     const cli = await bundledCli();
     const cp = bed.host("cp-1");
-    const pulls = () => cp.sshOutput(`pgrep -af '[c]rictl.* pull ${registry.repository}/' || true`);
+    const pulls = () => cp.sshOutput(registry.pullsCommand);
     // The earlier tests' cluster goes first: a host of another cluster is refused.
     if (existsSync(join(r.dir, "f6.yaml"))) {
       const previous = await r.kubeforge(["down", "-f", join(r.dir, "f6.yaml")]);
