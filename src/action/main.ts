@@ -7,9 +7,11 @@ import { up, type UpResult } from "../cluster/up/index.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
 import { restoreArtifacts } from "./artifact-cache.js";
+import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import {
   clusterFromInputs,
+  fallbackStateDir,
   readInputs,
   stateDirOf,
   tunnelStateFile,
@@ -18,6 +20,7 @@ import {
 import { parsePlan } from "./plan.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { GitHubReporter } from "./reporter.js";
+import { claimStateFolder } from "./state-folder.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";
 
 // The action's main step: `kubeforge up` for the Cluster the inputs describe (one node on the
@@ -64,11 +67,12 @@ async function writeSummary(reporter: GitHubReporter, s: SummaryInput): Promise<
   await core.summary.addRaw(reporter.redact(summaryHTML(s))).write();
 }
 
-async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: string) {
-  const { spec, source } = await clusterFromInputs(inputs, process.env, {
-    warn: (m) => reporter.warn(m),
-  });
-  maskSpecSecrets(spec, reporter);
+async function run(
+  reporter: GitHubReporter,
+  inputs: ActionInputs,
+  { spec, source }: { spec: ClusterSpec; source: string },
+  stateDir: string,
+) {
   reporter.info(
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
   );
@@ -176,15 +180,34 @@ async function main(): Promise<void> {
   reporter.mask(core.getInput("ssh-private-key", { trimWhitespace: false }));
   let stateDir: string | undefined;
   let inputs: ActionInputs | undefined;
+  let clusterName: string | undefined;
   try {
     inputs = readInputs((name) => core.getInput(name, { trimWhitespace: false }));
-    stateDir = stateDirOf(inputs, process.env);
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    // The Cluster first: its name names the state folder. A Cluster that cannot be read still
+    // gets its log written (in the name input's folder, or the default's) before the step fails.
+    const loaded = await clusterFromInputs(inputs, process.env, {
+      warn: (m) => reporter.warn(m),
+    }).then(
+      (cluster) => ({ cluster }),
+      (error: unknown) => ({ error }),
+    );
+    if ("cluster" in loaded) {
+      maskSpecSecrets(loaded.cluster.spec, reporter);
+      clusterName = loaded.cluster.spec.name;
+    }
+    const dir = clusterName
+      ? stateDirOf(clusterName, process.env)
+      : fallbackStateDir(inputs, process.env);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    // Another cluster's folder is refused before its log or admin.conf is overwritten.
+    if ("cluster" in loaded) await claimStateFolder(dir, loaded.cluster.spec);
+    stateDir = dir;
     const logFile = join(stateDir, "kubeforge.log");
     await writeFile(logFile, "", { mode: 0o600 });
     reporter.logTo(logFile);
     core.saveState("state-dir", stateDir);
-    await run(reporter, inputs, stateDir);
+    if ("error" in loaded) throw loaded.error;
+    await run(reporter, inputs, loaded.cluster, stateDir);
     core.saveState("outcome", "success");
   } catch (error) {
     core.saveState("outcome", "failure");
@@ -195,7 +218,7 @@ async function main(): Promise<void> {
       : failure;
     reporter.record(`ERROR: ${message}`);
     await writeSummary(reporter, {
-      cluster: inputs?.name ?? "kubeforge",
+      cluster: clusterName ?? inputs?.name ?? DEFAULT_CLUSTER_NAME,
       dryRun: inputs?.dryRun ?? false,
       steps: reporter.steps,
       files: stateDir ? [{ label: "Log", path: join(stateDir, "kubeforge.log") }] : [],

@@ -7,6 +7,7 @@ import { redactSecrets } from "../cluster/diagnostics/redact.js";
 import { down } from "../cluster/down.js";
 import { connectNode } from "../cluster/up/connect.js";
 import { readMarker } from "../cluster/up/node-state.js";
+import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { parseHostURL } from "../config/cluster/host-url.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import { fleet, FleetError } from "../remote/fleet.js";
@@ -308,7 +309,8 @@ async function post(): Promise<void> {
     core.info(`kubeforge post: ${messageOf(e)}; nothing to collect or tear down`);
     return;
   }
-  const stateDir = core.getState("state-dir") || stateDirOf(inputs, process.env);
+  const stateDir =
+    core.getState("state-dir") || stateDirOf(inputs.name ?? DEFAULT_CLUSTER_NAME, process.env);
   const outcome = core.getState("outcome");
   const phase = core.getState("phase");
   const mainFailed = outcome !== "success";
@@ -351,7 +353,13 @@ async function post(): Promise<void> {
           : `kubeforge: ${inputs.jobStatus === "cancelled" ? "the job was cancelled" : "a later step of the job failed"}: collecting diagnostics`,
       );
       try {
-        await collect(spec, spec?.name ?? inputs.name, stateDir, connections, secrets);
+        await collect(
+          spec,
+          spec?.name ?? inputs.name ?? DEFAULT_CLUSTER_NAME,
+          stateDir,
+          connections,
+          secrets,
+        );
       } catch (e) {
         core.warning(`kubeforge: diagnostics could not be collected: ${messageOf(e)}`);
       }

@@ -18,7 +18,6 @@ describe("readInputs", () => {
   it("takes the defaults when nothing is given", () => {
     const i = readInputs(inputsOf({}), {});
     expect(i).toEqual({
-      name: "kubeforge",
       dryRun: false,
       teardown: "auto",
       overrides: { from: {} },
@@ -75,7 +74,7 @@ describe("readInputs", () => {
         },
       },
     });
-    expect(stateDirOf(i, { RUNNER_TEMP: "/rt" })).toBe("/rt/kubeforge-e2e");
+    expect(stateDirOf(i.name!, { RUNNER_TEMP: "/rt" })).toBe("/rt/kubeforge-e2e");
   });
 
   it("takes job-status only as GitHub's job.status spells it", () => {
