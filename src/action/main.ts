@@ -17,6 +17,7 @@ import {
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
+import { HostRecord } from "./main-state.js";
 import { parsePlan } from "./plan.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { GitHubReporter } from "./reporter.js";
@@ -86,14 +87,17 @@ async function run(
     core.saveState("artifact-cache", restored ?? "miss");
   }
   let plan = "";
+  // Which hosts this step reached: the post step tears down only what it may have changed.
+  const hostRecord = new HostRecord((name, value) => core.saveState(name, value));
   const result = await up({
     spec,
-    connect: (node) =>
+    connect: hostRecord.track((node) =>
       connectNode(spec, node, {
         readFile: (p) => readFile(p),
         env: process.env,
         log: (line) => reporter.info(line),
       }),
+    ),
     reset: (host, r) => resetNode(host, r),
     reporter,
     env: process.env,
