@@ -17,6 +17,7 @@ import {
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
+import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { parsePlan } from "./plan.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
@@ -166,9 +167,17 @@ async function run(
   reporter.info(
     `[kubeforge] cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}; KUBECONFIG=${kubeconfigPath}`,
   );
+  // What each kubelet reports (a custom kubelet's own version); the summary only, never fatal.
+  const versions = await kubeletVersions(adminConf, kubeconfigPath).catch((e: unknown) => {
+    reporter.info(
+      `[kubeforge] the nodes' kubelet versions could not be read: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    return new Map<string, string>();
+  });
   await writeSummary(reporter, {
     ...common,
     nodes: result.nodes,
+    kubeletVersions: versions,
     phases: result.timings,
     files: [
       { label: "KUBECONFIG", path: kubeconfigPath },

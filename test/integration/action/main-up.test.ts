@@ -13,6 +13,7 @@ import { bundledMain, runStep, unmaskedLines, type StepResult } from "./support.
 // through the exported admin.conf), and no secret in anything written or printed unmasked.
 
 let bed: SshTestbed;
+const W1_KUBELET = "v1.35.1-custom.0+0123456789ab";
 let mainJs: string;
 let privateKey: string;
 
@@ -51,7 +52,11 @@ function diagnostics(step: StepResult): string {
 
 beforeAll(async () => {
   [bed, mainJs] = await Promise.all([
-    createTestbed(["cp-1", "w-1", "x-1"], { ssh: true }),
+    createTestbed(["cp-1", "w-1", "x-1"], {
+      ssh: true,
+      // w-1 runs a kubelet of its own build: the summary shows what it reports.
+      kubeletVersions: { "w-1": W1_KUBELET },
+    }),
     bundledMain(),
   ]);
   privateKey = await readFile(bed.hosts[0]!.ssh.privateKeyFile, "utf8");
@@ -226,7 +231,9 @@ describe("action main step over SSH", () => {
         `<td>cp-1</td><td>control-plane</td><td>${bed.host("cp-1").address}</td><td>v1.35.0</td><td>init</td>`,
       ),
     );
-    expect(step.summary).toMatch(/<td>w-1<\/td><td>worker<\/td>.*<td>join<\/td>/);
+    expect(step.summary).toContain(
+      `<td>w-1</td><td>worker</td><td>${bed.host("w-1").address}</td><td>${W1_KUBELET}</td><td>join</td>`,
+    );
     expect(step.summary).toMatch(/<td>join workers<\/td><td>\d+\.\d s<\/td>/);
     expect(step.summary).toMatch(/<td>cp-1<\/td><td>certs<\/td><td>\d+\.\d s<\/td>/);
   });
