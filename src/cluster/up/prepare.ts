@@ -70,6 +70,17 @@ export function kubeletCgroupDriver(spec: ClusterSpec): "systemd" | "cgroupfs" {
 }
 
 /**
+ * Whether the kubelet is to run with swap: the user's KubeletConfiguration sets failSwapOn to
+ * false (its default is true: the kubelet refuses to start with swap on).
+ */
+export function kubeletAllowsSwap(spec: ClusterSpec): boolean {
+  const kubelet = userDocuments(spec.kubeadm.documents).components.find(
+    (d) => d.kind === "KubeletConfiguration",
+  );
+  return kubelet?.failSwapOn === false;
+}
+
+/**
  * The user's ClusterConfiguration settings that change image names, with kubeadm's defaults
  * (the node is not initialised yet: its defaulted configuration does not exist).
  */
@@ -297,7 +308,11 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
       const binaries = inStep("binaries", host, () => installArtifacts(host, fetched, { log }));
       const runtime = (async () => {
         await inStep("host settings", host, () =>
-          prepareHostSettings(host, { allowInstall: prepare.installPackages, log }),
+          prepareHostSettings(host, {
+            allowInstall: prepare.installPackages,
+            log,
+            keepSwap: kubeletAllowsSwap(spec),
+          }),
         );
         return inStep("container runtime", host, () =>
           prepareContainerd(

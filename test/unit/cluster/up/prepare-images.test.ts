@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import {
+  kubeletAllowsSwap,
   kubeletCgroupDriver,
   nodeImages,
   sandboxImage,
@@ -91,5 +92,21 @@ describe("kubeletCgroupDriver", () => {
         ),
       ),
     ).toBe("cgroupfs");
+  });
+});
+
+describe("kubeletAllowsSwap", () => {
+  const kubelet = (body: string) =>
+    `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n${body}`;
+
+  it("only a KubeletConfiguration with failSwapOn: false keeps swap on", () => {
+    expect(kubeletAllowsSwap(spec())).toBe(false);
+    expect(kubeletAllowsSwap(spec(kubelet("cgroupDriver: systemd\n")))).toBe(false);
+    expect(kubeletAllowsSwap(spec(kubelet("failSwapOn: true\n")))).toBe(false);
+    expect(
+      kubeletAllowsSwap(
+        spec(kubelet("failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n")),
+      ),
+    ).toBe(true);
   });
 });
