@@ -285,11 +285,40 @@ export async function clusterFromInputs(
       overrides,
       ...(opts.warn ? { warn: opts.warn } : {}),
     });
-    return { spec, source: file.source };
+    return { spec: kubeletInputWins(spec, inputs, opts.warn), source: file.source };
   } catch (e) {
     if (e instanceof ConfigError) throw new ConfigError(e.problems.map(nameTheInput));
     throw e;
   }
+}
+
+/**
+ * The kubelet-binary input goes to every node (action.yml: an input given wins over the Cluster
+ * file): a node's own `kubeletBinary` would otherwise beat it (cluster/up/prepare.ts
+ * customKubeletOf), so it is dropped, and the warning names the nodes.
+ */
+function kubeletInputWins(
+  spec: ClusterSpec,
+  inputs: ActionInputs,
+  warn: ((message: string) => void) | undefined,
+): ClusterSpec {
+  if (inputs.overrides.kubeletBinary === undefined) return spec;
+  const replaced = spec.nodes.filter(
+    (n) => n.kubeletBinary !== undefined && n.kubeletBinary !== spec.kubeletBinary,
+  );
+  if (replaced.length > 0) {
+    warn?.(
+      `input kubelet-binary replaces the kubeletBinary the Cluster file gives ${replaced.map((n) => n.name).join(", ")}: every node gets ${spec.kubeletBinary}`,
+    );
+  }
+  return {
+    ...spec,
+    nodes: spec.nodes.map((n) => {
+      if (n.kubeletBinary === undefined) return n;
+      const { kubeletBinary: _dropped, ...rest } = n;
+      return rest;
+    }),
+  };
 }
 
 /** The runner-side tunnel's pid file (cluster/tunnel.ts), in the cluster's state folder. */
