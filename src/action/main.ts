@@ -1,9 +1,11 @@
 import * as core from "@actions/core";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
 import { up, type UpResult } from "../cluster/up/index.js";
+import type { NodeRun } from "../cluster/up/node-workflows.js";
+import { renderInitDryRun } from "../cluster/up/render-init.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
 import { restoreArtifacts } from "./artifact-cache.js";
@@ -20,6 +22,7 @@ import {
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { parsePlan } from "./plan.js";
+import { readRenderedInit, renderDirOf } from "./rendered-init.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { GitHubReporter } from "./reporter.js";
 import { claimStateFolder } from "./state-folder.js";
@@ -27,8 +30,10 @@ import { summaryHTML, type SummaryInput } from "./summary.js";
 
 // The action's main step: `kubeforge up` for the Cluster the inputs describe (one node on the
 // runner by default, or the hosts of a Cluster file over SSH), admin.conf in the state folder
-// RUNNER_TEMP/kubeforge-<name>, KUBECONFIG exported, outputs set, a job summary. Secrets are
-// registered with the runner before anything could print them; saved state holds none.
+// RUNNER_TEMP/kubeforge-<name>, KUBECONFIG exported, outputs set, a job summary. A dry run
+// writes the plan and renders the first control plane's init there, and sets the outputs from
+// those files. Secrets are registered with the runner before anything could print them; saved
+// state holds none.
 
 /** Registers every credential a Cluster carries (private key, passphrase, passwords). */
 function maskSpecSecrets(spec: ClusterSpec, reporter: GitHubReporter): void {
@@ -41,17 +46,19 @@ function maskSpecSecrets(spec: ClusterSpec, reporter: GitHubReporter): void {
   for (const node of spec.nodes) maskSsh(node.ssh);
 }
 
-/** Dry run: the plan in one file and each node's kubeadm documents in plan/<node>.yaml. */
 /** dist/cli.js, next to this bundle (dist/main.js). */
 function siblingCli(): string {
   return join(dirname(fileURLToPath(import.meta.url)), "cli.js");
 }
 
+/** Dry run: each node's kubeadm documents as plan/<node>.yaml, the rendered init in plan/<node>/. */
+const planDirOf = (stateDir: string) => join(stateDir, "plan");
+
 async function savePlan(stateDir: string, plan: string, result: UpResult) {
   const planFile = join(stateDir, "plan.yaml");
   await writeFile(planFile, plan, { mode: 0o600 });
   const planned = parsePlan(plan);
-  const nodeDir = join(stateDir, "plan");
+  const nodeDir = planDirOf(stateDir);
   await mkdir(nodeDir, { recursive: true, mode: 0o700 });
   for (const n of planned) {
     if (n.documents !== "") {
@@ -113,6 +120,17 @@ async function run(
         { cluster: spec, targets },
         { cliPath: siblingCli(), stateFile: tunnelStateFile(stateDir), env: process.env },
       ),
+    // A dry run renders the first control plane's init here, on the runner (a fresh folder).
+    ...(inputs.dryRun
+      ? {
+          renderInit: async (node: string, run: NodeRun, o: { uploadCerts: boolean }) => {
+            const dir = renderDirOf(planDirOf(stateDir), node);
+            await rm(dir, { recursive: true, force: true });
+            await mkdir(dir, { recursive: true, mode: 0o700 });
+            await renderInitDryRun(run, dir, o);
+          },
+        }
+      : {}),
   });
   core.saveState("kubernetes-version", result.kubernetesVersion);
   // up registered the token and certificate key when it made them; the rest is new here.
@@ -130,17 +148,36 @@ async function run(
   };
   if (inputs.dryRun) {
     const saved = await savePlan(stateDir, plan, result);
+    const firstControlPlane = spec.nodes.find((n) => n.role === "control-plane")!.name;
+    const rendered = await readRenderedInit(renderDirOf(saved.nodeDir, firstControlPlane), {
+      apiServer: result.apiServer,
+      token: result.token,
+    });
     core.setOutput("kubernetes-version", result.kubernetesVersion);
     core.setOutput("api-server", result.apiServer);
     core.setOutput("nodes", JSON.stringify(saved.nodes));
     core.setOutput("plan", saved.planFile);
     core.setOutput("plan-dir", saved.nodeDir);
-    reporter.info(`[kubeforge] dry run: the plan is in ${saved.planFile}`);
+    if (rendered) {
+      // What a real run would hand over, from the rendered files; masked as in a real run.
+      reporter.maskKubeconfig(rendered.adminConf);
+      reporter.mask(rendered.joinCommand);
+      core.setOutput("kubeconfig", rendered.kubeconfig);
+      core.setOutput("admin-conf", rendered.adminConf);
+      core.setOutput("join-command", rendered.joinCommand);
+      core.setOutput("token", result.token);
+      core.setOutput("ca-cert-hash", rendered.caCertHash);
+      core.setOutput("certificate-key", result.certificateKey ?? "");
+    }
+    reporter.info(
+      `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; ${firstControlPlane}'s init is rendered under ${renderDirOf(saved.nodeDir, firstControlPlane)}` : ""}`,
+    );
     await writeSummary(reporter, {
       ...common,
       nodes: saved.nodes,
       files: [
         { label: "Plan", path: saved.planFile },
+        ...(rendered ? [{ label: "admin.conf (rendered)", path: rendered.kubeconfig }] : []),
         { label: "Log", path: logFile },
       ],
     });

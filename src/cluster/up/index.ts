@@ -67,6 +67,8 @@ export interface UpRequest {
    * its loopback port. Without it, an API server the runner cannot reach is an error.
    */
   tunnel?: (targets: TunnelTargetSpec[]) => Promise<{ port: number }>;
+  /** Dry run: renders the first control plane's init on the runner (render-init.ts); the edge picks the folder. */
+  renderInit?: (node: string, run: NodeRun, opts: { uploadCerts: boolean }) => Promise<void>;
 }
 
 export interface UpNode {
@@ -247,6 +249,11 @@ export async function up(req: UpRequest): Promise<UpResult> {
             ...(certificateKey ? { certificateKey } : {}),
           }).documents,
       );
+      if (req.renderInit && actions.get(first.node.name) !== "none") {
+        await reporter.group(`render init ${first.node.name}`, () =>
+          req.renderInit!(first.node.name, firstRun, { uploadCerts: multiControlPlane }),
+        );
+      }
       return {
         kubernetesVersion,
         apiServer: `https://${apiServerEndpoint}`,
