@@ -355,22 +355,29 @@ export async function up(req: UpRequest): Promise<UpResult> {
       );
     }
 
+    // Work on one node goes through fleet too, so that its error names the node like any other.
+    const onNode = (inv: HostInventory, op: (inv: HostInventory) => Promise<void>) =>
+      fleet([inv], (i) => i.node.name, op);
     const firstHost = hostOf(first.node.name);
     if (actions.get(first.node.name) !== "none") {
-      await reporter.group(`init ${first.node.name}`, async () => {
-        await imagePulls.done(first.node.name);
-        await writeMarker(firstHost, markerFor(first, "started"));
-        record(first.node.name, await runInit(firstRun, { uploadCerts: multiControlPlane }));
-        await writeMarker(firstHost, markerFor(first, "done"));
-      });
+      await reporter.group(`init ${first.node.name}`, () =>
+        onNode(first, async () => {
+          await imagePulls.done(first.node.name);
+          await writeMarker(firstHost, markerFor(first, "started"));
+          record(first.node.name, await runInit(firstRun, { uploadCerts: multiControlPlane }));
+          await writeMarker(firstHost, markerFor(first, "done"));
+        }),
+      );
     } else if (pending.length > 0) {
       // Nodes to join a finished cluster: a fresh token (and certificates for control planes).
-      await reporter.group(`token ${first.node.name}`, async () => {
-        await runInit(firstRun, {
-          uploadCerts: multiControlPlane,
-          filterPhases: ["upload-certs", "bootstrap-token"],
-        });
-      });
+      await reporter.group(`token ${first.node.name}`, () =>
+        onNode(first, async () => {
+          await runInit(firstRun, {
+            uploadCerts: multiControlPlane,
+            filterPhases: ["upload-certs", "bootstrap-token"],
+          });
+        }),
+      );
     }
 
     const hash = caCertHash(await firstHost.readFile("/etc/kubernetes/pki/ca.crt"));
@@ -403,7 +410,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     };
     for (const cp of controlPlanes.slice(1)) {
       if (actions.get(cp.node.name) === "none") continue;
-      await reporter.group(`join ${cp.node.name}`, () => joinNode(cp));
+      await reporter.group(`join ${cp.node.name}`, () => onNode(cp, joinNode));
     }
     const pendingWorkers = workers.filter((w) => actions.get(w.node.name) !== "none");
     if (pendingWorkers.length > 0) {

@@ -697,7 +697,7 @@ export class SshHost implements Host {
       (m) => {
         if (m === said) return;
         said = m;
-        this.log(`forward to ${targetHost}:${targetPort}: ${m}`);
+        this.log(`${this.label}: forward to ${targetHost}:${targetPort}: ${m}`);
       },
     );
     this.forwards.add(f);
