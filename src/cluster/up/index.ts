@@ -14,7 +14,8 @@ import { initPhases } from "../../phases/init/index.js";
 import { joinPhases } from "../../phases/join/index.js";
 import type { Reporter } from "../../workflow/reporter.js";
 import { Runner } from "../../workflow/runner.js";
-import { parseAdminConf, writeRunnerKubeConfig } from "./admin-kubeconfig.js";
+import { parseAdminConf, serverOf, writeRunnerKubeConfig } from "./admin-kubeconfig.js";
+import { endpointMismatch, versionMismatch } from "./finished-cluster.js";
 import { runnerServer } from "./runner-server.js";
 import type { TunnelTargetSpec } from "../tunnel.js";
 import { installPodNetwork } from "./pod-network.js";
@@ -92,6 +93,7 @@ export interface UpResult {
 }
 
 const PLACEHOLDER_HASH = `sha256:${"0".repeat(64)}`;
+const ADMIN_CONF = "/etc/kubernetes/admin.conf";
 
 type Action = "init" | "join" | "reset+init" | "reset+join" | "none";
 
@@ -172,10 +174,19 @@ export async function up(req: UpRequest): Promise<UpResult> {
       env: req.env,
     });
     const kubernetesVersion = marker?.kubernetesVersion || resolved.version;
-    if (marker && marker.kubernetesVersion && resolved.version !== marker.kubernetesVersion) {
-      reporter.warn(
-        `[up] the cluster runs ${marker.kubernetesVersion}; "up" keeps it (the Cluster file asks for ${spec.kubernetesVersion} = ${resolved.version}; upgrades are not done by "up")`,
+    if (marker?.kubernetesVersion) {
+      const mismatch = versionMismatch(
+        spec.name,
+        spec.kubernetesVersion,
+        marker.kubernetesVersion,
+        first.node.name,
       );
+      if (mismatch) throw new Error(mismatch);
+      if (resolved.version !== marker.kubernetesVersion) {
+        reporter.warn(
+          `[up] the cluster runs ${marker.kubernetesVersion}; "up" keeps it (the Cluster file's ${spec.kubernetesVersion} is ${resolved.version} now; upgrades are not done by "up")`,
+        );
+      }
     }
     const multiControlPlane = controlPlanes.length > 1;
     // Several control planes without the user's endpoint: kubeforge's node-local proxies.
@@ -220,6 +231,23 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
     const apiServerEndpoint =
       settings.controlPlaneEndpoint ?? joinHostPort(first.address, bindPort);
+    if (marker) {
+      const mismatch = endpointMismatch({
+        cluster: spec.name,
+        server: serverOf(
+          parseAdminConf(await hostOf(first.node.name).readFile(ADMIN_CONF), first.node.name),
+        ).href,
+        wanted: apiServerEndpoint,
+        bindPort,
+        node: first.node.name,
+        why: spec.controlPlaneEndpoint
+          ? "its controlPlaneEndpoint"
+          : localEndpoint
+            ? `kubeforge's node-local proxy: ${controlPlanes.length} control planes and no controlPlaneEndpoint`
+            : `${first.node.name}'s own address: one control plane and no controlPlaneEndpoint`,
+      });
+      if (mismatch) throw new Error(mismatch);
+    }
     const joinRun = (inv: HostInventory, secrets: JoinSecrets): NodeRun => ({
       host: hostOf(inv.node.name),
       reporter: nodeReporter(inv.node.name),
@@ -420,7 +448,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
 
     const access = new NodeClusterAccess(firstHost);
-    const admin: KubeClient = await access.clientFor("/etc/kubernetes/admin.conf");
+    const admin: KubeClient = await access.clientFor(ADMIN_CONF);
     await reporter.group("nodes", async () => {
       await applyNodeLabels(admin, spec.nodes, log);
       await installPodNetwork(spec, admin, inventory, hostOf, log);
@@ -437,10 +465,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
       ),
     );
 
-    const adminConf = parseAdminConf(
-      await firstHost.readFile("/etc/kubernetes/admin.conf"),
-      first.node.name,
-    );
+    const adminConf = parseAdminConf(await firstHost.readFile(ADMIN_CONF), first.node.name);
     const runnerView = await runnerServer({
       adminConf,
       controlPlanes,
