@@ -42,7 +42,8 @@ import { applyNodeLabels } from "./labels.js";
 import { installLocalEndpoint, localEndpoint as localEndpointAddress } from "./local-endpoint.js";
 
 // `kubeforge up`: a Cluster file becomes a working cluster (issue 5). Every host is connected
-// and inspected first, every pending host passes preflight before any is changed, then init on
+// and inspected first, pending hosts are prepared (binaries, runtime, host settings), every
+// pending host passes preflight before any is initialised or joined, then init on
 // the first control plane, the other control planes one at a time (kubespray's throttle: 1),
 // workers in bounded parallel batches, the pod network, a readiness gate, and admin.conf on the
 // runner. Hosts a previous run finished are recognised and left alone; hosts it left half-done
