@@ -9,7 +9,6 @@ import type { Release, ResolvedVersion } from "./release.js";
 // Image tags are kubeadm's constants.go of the matching release branch: SupportedEtcdVersion
 // [minor], CoreDNSVersion, PauseVersion.
 
-const ADMINS_GROUP = "kubeadm:cluster-admins";
 // kubeadm: phases/kubelet-finalize (renamed from experimental-cert-rotation before 1.33).
 const FINALIZE_SUBPHASE = "enable-client-cert-rotation";
 
@@ -33,7 +32,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: false, // [O] v1.33.0 manifests use numeric probe ports
-      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      kubeletAPIAdminBindingSince: "v1.33.12", // kubernetes/kubernetes#138957 cherry-pick
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: true,
@@ -60,7 +59,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: true, // [S:DW] constant ProbePort = "probe-port"
-      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      kubeletAPIAdminBindingSince: "v1.34.8", // kubernetes/kubernetes#138957 cherry-pick
       // kubernetes/kubernetes#133778 (merged 2025-08-29, after v1.34.0) stopped writing it.
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
@@ -89,7 +88,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: true,
-      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      kubeletAPIAdminBindingSince: "v1.35.5", // kubernetes/kubernetes#138957 cherry-pick
       // kubernetes/kubernetes#133778: kubeadm no longer passes --pod-infra-container-image;
       // the kubelet flag itself was removed in 1.35 (kubernetes/kubernetes#133779).
       podInfraContainerImageFlag: false,
@@ -119,7 +118,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: true,
-      apiserverKubeletClientOrganization: ADMINS_GROUP, // [K] still set up to 1.36
+      kubeletAPIAdminBindingSince: "v1.36.1", // kubernetes/kubernetes#138957 cherry-pick
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
@@ -147,8 +146,7 @@ export const RELEASES: readonly Release[] = [
     graduatedFeatureGates: ["NodeLocalCRISocket"],
     behaviour: {
       probeNamedPort: true,
-      // [K commit 7c45f45]: 1.37 drops O= and binds the user through a ClusterRoleBinding.
-      apiserverKubeletClientOrganization: undefined,
+      kubeletAPIAdminBindingSince: "v1.37.0", // kubernetes/kubernetes#138957 (master)
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
@@ -211,6 +209,33 @@ export function releaseFor(version: string): Release {
     );
   }
   return release;
+}
+
+/**
+ * Whether kubeadm of `version` (exact, "v1.35.5") gives kube-apiserver's kubelet client its
+ * rights through the ClusterRoleBinding kubeadm:apiserver-kubelet-client (User
+ * kube-apiserver-kubelet-client → ClusterRole system:kubelet-api-admin, created in the
+ * bootstrap-token phase) and leaves O out of apiserver-kubelet-client.crt. Before, the
+ * certificate carried O=kubeadm:cluster-admins. kubernetes/kubernetes#138957 made the change on
+ * master (1.37) and its cherry-picks #138958 (1.36), #138959 (1.35), #138960 (1.34), #138964
+ * (1.33) shipped in v1.36.1, v1.35.5, v1.34.8 and v1.33.12 (cluster-api's troubleshooting
+ * guide, which names those patches; kubernetes/kubeadm#3310). A pre-release of the first such
+ * patch counts as before it.
+ */
+export function kubeletClientUsesRBAC(version: string, release: Release): boolean {
+  const parse = (v: string) => {
+    const m = EXACT_VERSION.exec(v.trim());
+    return m
+      ? { n: [Number(m[1]), Number(m[2]), Number(m[3])], pre: m[4]?.startsWith("-") }
+      : undefined;
+  };
+  const have = parse(version);
+  const since = parse(release.behaviour.kubeletAPIAdminBindingSince)!;
+  if (!have) return false;
+  for (let i = 0; i < 3; i++) {
+    if (have.n[i]! !== since.n[i]!) return have.n[i]! > since.n[i]!;
+  }
+  return !have.pre;
 }
 
 export interface ResolveOptions {
