@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load } from "js-yaml";
@@ -117,4 +117,22 @@ describe("kubelet.conf of the init node (ControlPlaneKubeletLocalMode, kubernete
     expect(run.result.code, run.result.stderr).toBe(0);
     expect(await kubeletServer(run.dir)).toBe("https://lb.example.com:6443");
   }, 60_000);
+});
+
+describe("kubeforge config validate", () => {
+  it("reports an unquoted YAML 1.1 boolean in a string field, with its path and the fix", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "kubeforge-validate-"));
+    temps.push(dir);
+    const file = join(dir, "kubeadm.yaml");
+    await writeFile(
+      file,
+      "apiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\napiServer:\n  extraArgs:\n  - name: profiling\n    value: yes\n",
+    );
+    const result = await kubeforge(["config", "validate", "--config", file]);
+    expect(result.code).not.toBe(0);
+    expect(result.stdout).not.toContain("ok");
+    expect(result.stderr).toContain(
+      `${file}: ClusterConfiguration: field "apiServer.extraArgs[0].value" must be a string, but yes is read as the boolean true by Kubernetes' YAML rules; quote it: "yes"`,
+    );
+  }, 30_000);
 });
