@@ -12,6 +12,7 @@ import {
   KUBELET_CONFIG_API,
   KUBE_PROXY_CONFIG_API,
 } from "./types.js";
+import { pinnedRelease } from "./versions.js";
 import { parseYAMLDocumentsWithText } from "./yaml.js";
 import { childPath, describeValue, isMapping } from "./values.js";
 
@@ -428,6 +429,7 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
   const raw = splitDocuments(text, source, problems);
   const result: ConfigDocuments = { ignoredKinds: [] };
   const warnings: string[] = [];
+  const v1beta3Documents: string[] = [];
   const seen = new Map<string, string>();
   let timeoutForControlPlane: string | undefined;
   let v1beta3Init: Record<string, unknown> | undefined;
@@ -468,7 +470,9 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
       }
       const body = decodeKubeadm(doc, schema, source, problems);
       if (apiVersion === KUBEADM_V1BETA3) {
-        // kubeadm: util/config ValidateSupportedVersion warns about deprecated API versions.
+        v1beta3Documents.push(`${source}: ${kind}`);
+        // kubeadm: util/config ValidateSupportedVersion warns about deprecated API versions
+        // (once per document, as kubeadm); versions without v1beta3 are refused in validation.
         warnings.push(
           `${source}: ${kind} uses the deprecated API version ${KUBEADM_V1BETA3}; "kubeadm config migrate" writes it as ${KUBEADM_V1BETA4}`,
         );
@@ -512,6 +516,15 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
     result.init = { timeouts: { controlPlaneComponentHealthCheck: timeoutForControlPlane } };
   }
   if (problems.length > 0) throw new ConfigError(problems);
+  if (v1beta3Documents.length > 0) {
+    result.v1beta3Documents = v1beta3Documents;
+    // A file pinning a version whose kubeadm no longer reads v1beta3 gets validation's error
+    // for each document, not first a deprecation warning for something that is refused.
+    const pinned = pinnedRelease(result.cluster?.kubernetesVersion ?? "");
+    if (pinned && !pinned.behaviour.kubeadmAPIV1beta3) {
+      warnings.splice(0, warnings.length, ...warnings.filter((w) => !w.includes(KUBEADM_V1BETA3)));
+    }
+  }
   if (warnings.length > 0) result.warnings = warnings;
   return result;
 }

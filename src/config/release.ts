@@ -60,6 +60,10 @@ export interface ReleaseBehaviour {
   kubeProxySNATNodeInternalIP: boolean;
   /** kubeadm knows the "kubeproxydaemonset" patch target (kubernetes/kubernetes#138090). */
   kubeProxyDaemonSetPatchTarget: boolean;
+  /** kubeadm still reads kubeadm.k8s.io/v1beta3 (removed in 1.37, kubernetes/kubernetes#136016). */
+  kubeadmAPIV1beta3: boolean;
+  /** encryptionAlgorithm may be ECDSA-P384 (added in 1.34, kubernetes/kubernetes#131677). */
+  encryptionAlgorithmECDSAP384: boolean;
 }
 
 /** Kubernetes version a config asks for: an exact version or a label still to resolve. */

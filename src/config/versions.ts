@@ -41,6 +41,9 @@ export const RELEASES: readonly Release[] = [
       coreDNSNamedProbePorts: false,
       kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: false,
+      // ECDSA-P384 arrived in v1.34.0-alpha.1 (kubernetes/kubernetes#131677, CHANGELOG-1.34).
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: false,
     },
   },
   {
@@ -69,6 +72,8 @@ export const RELEASES: readonly Release[] = [
       coreDNSNamedProbePorts: true,
       kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: false,
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
   {
@@ -98,6 +103,8 @@ export const RELEASES: readonly Release[] = [
       coreDNSNamedProbePorts: true,
       kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: false,
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
   {
@@ -127,6 +134,8 @@ export const RELEASES: readonly Release[] = [
       kubeProxySNATNodeInternalIP: false,
       // [M] kubernetes/kubernetes#138090 merged 2026-03-30, reviewers aimed at the 1.36 docs.
       kubeProxyDaemonSetPatchTarget: true,
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
   {
@@ -157,6 +166,10 @@ export const RELEASES: readonly Release[] = [
       // kube-proxy falls back to lenient decoding for v1alpha1 [M]: a wrong guess logs a warning.
       kubeProxySNATNodeInternalIP: true,
       kubeProxyDaemonSetPatchTarget: true,
+      // kubernetes/kubernetes#136016 removed v1beta3 and PublicKeysECDSA: CHANGELOG-1.37
+      // (v1.37.0-alpha.1, "Changelog since v1.36.0").
+      kubeadmAPIV1beta3: false,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
 ];
@@ -248,7 +261,13 @@ export interface ResolveOptions {
   warn?: (msg: string) => void;
   /** Environment to read KUBEFORGE_RELEASE_BASE_URL from; default process.env. */
   env?: Record<string, string | undefined>;
+  /** Where the version was given, to start errors with (default: the kubeadm field and flag). */
+  field?: string;
 }
+
+/** kubeadm's field for the version and the `init` flag that sets it. */
+export const KUBERNETES_VERSION_FIELD =
+  "ClusterConfiguration.kubernetesVersion (--kubernetes-version)";
 
 function normalizeExact(text: string): string | undefined {
   return EXACT_VERSION.test(text) ? (text.startsWith("v") ? text : `v${text}`) : undefined;
@@ -286,6 +305,24 @@ export function kubernetesVersionProblem(spec: string): string | undefined {
   }
 }
 
+/**
+ * The table row a version spec fixes before anything is fetched: an exact version ("v1.37.1")
+ * or a label pinned to a minor ("stable-1.37"); undefined for "stable", "stable-1", "latest",
+ * anything outside the table or not a version (resolution reports those).
+ */
+export function pinnedRelease(spec: string): Release | undefined {
+  const text = spec.trim();
+  const label = text.replace(/^release\//, "");
+  const pinned = RELEASE_LABEL.test(label) ? /-1\.([0-9]+)$/.exec(label) : null;
+  const version = normalizeExact(text) ?? (pinned ? `v1.${pinned[1]}` : undefined);
+  if (!version) return undefined;
+  try {
+    return releaseFor(version);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a label means when it cannot be fetched: the table's answer to it. */
 function offlineAnswer(label: string): Release {
   const pinned = /-(1)\.([0-9]+)$/.exec(label);
@@ -312,6 +349,17 @@ export async function resolveKubernetesVersion(
   spec: string,
   opts: ResolveOptions = {},
 ): Promise<ResolvedVersion> {
+  try {
+    return await resolveVersion(spec, opts);
+  } catch (e) {
+    // The problem is in what the user wrote: name where, as validation does.
+    throw new Error(`${opts.field ?? KUBERNETES_VERSION_FIELD}: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
+async function resolveVersion(spec: string, opts: ResolveOptions): Promise<ResolvedVersion> {
   const text = spec.trim();
   const exact = normalizeExact(text);
   if (exact) return { version: exact, release: releaseFor(exact), source: `${exact} as given` };
