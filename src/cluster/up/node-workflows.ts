@@ -123,7 +123,14 @@ export async function preflightJoin(
     ...(await joinNodeChecks(prepared.data.cfg, input, { warn: out.warn })),
   ];
   if (prepared.data.cfg.join.controlPlane) {
-    checks.push(...(await initNodeChecks(input, { secondaryControlPlane: true, warn: out.warn })));
+    const downloadCerts = prepared.data.certificateKey !== undefined;
+    checks.push(
+      ...(await initNodeChecks(input, {
+        secondaryControlPlane: true,
+        downloadCerts,
+        warn: out.warn,
+      })),
+    );
   }
   await asPreflightPhase(() => runChecks(checks, ignore, out));
 }

@@ -69,6 +69,11 @@ export interface InitChecksOptions extends LookupOptions {
    * and networking checks already ran as join checks.
    */
   secondaryControlPlane?: boolean;
+  /**
+   * With secondaryControlPlane: the shared certificates come from the kubeadm-certs Secret
+   * (--certificate-key), so the external etcd client files are not expected on the node yet.
+   */
+  downloadCerts?: boolean;
   /** Defaults to NEWEST_SUPPORTED_MINOR. */
   newestSupportedMinor?: number;
   /** Receives the warning kubeadm logs when it cannot connect to the container runtime. */
@@ -180,7 +185,9 @@ export async function initNodeChecks(
       portOpenCheck(host, ETCD_PEER_PORT),
       dirAvailableCheck(host, local?.dataDir ?? DEFAULT_ETCD_DATA_DIR),
     );
-  } else {
+  } else if (!(opts.secondaryControlPlane && opts.downloadCerts)) {
+    // kubeadm: "Only check etcd certificates when using an external etcd and not joining with
+    // automatic download of certs" — download-certs writes them later.
     for (const file of [external.caFile, external.certFile, external.keyFile]) {
       if (file) checks.push(fileExistingCheck(host, file, "ExternalEtcdClientCertificates"));
     }

@@ -43,7 +43,11 @@ export const joinPreflightPhase: Phase<JoinData> = {
       ctx.log.info("Running pre-flight checks before initializing the new control plane instance");
       const cpChecks = await initNodeChecks(
         { cfg, release, host: data.host, proxyEnv: data.proxyEnv },
-        { secondaryControlPlane: true, warn: (l) => ctx.log.warn(unprefixed(l)) },
+        {
+          secondaryControlPlane: true,
+          downloadCerts: data.certificateKey !== undefined,
+          warn: (l) => ctx.log.warn(unprefixed(l)),
+        },
       );
       await runChecks(cpChecks, data.ignorePreflightErrors, out);
       await pullControlPlaneImages(
