@@ -120,7 +120,10 @@ export async function preflightJoin(
   const input = { cfg: cluster.cfg, release: cluster.release, host, proxyEnv: cluster.proxyEnv };
   const checks = [
     isPrivilegedUserCheck(host),
-    ...(await joinNodeChecks(prepared.data.cfg, input, { warn: out.warn })),
+    ...(await joinNodeChecks(
+      { join: prepared.data.cfg, host, proxyEnv: prepared.data.proxyEnv },
+      { warn: out.warn, kubeadmMinor: cluster.release.minor },
+    )),
   ];
   if (prepared.data.cfg.join.controlPlane) {
     const downloadCerts = prepared.data.certificateKey !== undefined;
