@@ -1,10 +1,10 @@
+import { requireReadyForAdditionalControlPlane } from "../../node/preflight/additional-control-plane.js";
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
 import { imagePullInput, pullControlPlaneImages } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase } from "../../workflow/phase.js";
-import { requireSharedCertificates } from "./control-plane.js";
 import type { JoinData } from "./data.js";
 
 // kubeadm's cmd/phases/join/preflight.go: the root check alone, then the join node checks, built
@@ -34,18 +34,15 @@ export const joinPreflightPhase: Phase<JoinData> = {
 
     const { cfg, release } = await data.clusterConfig();
     if (data.cfg.join.controlPlane) {
-      // kubeadm's checkIfReadyForAdditionalControlPlane: several API servers need one address.
-      if (!cfg.cluster.controlPlaneEndpoint) {
-        throw new Error(
-          "unable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address. Please ensure that controlPlaneEndpoint is set in the kubeadm-config ConfigMap (kubeforge init --control-plane-endpoint)",
-        );
-      }
-      // Without --certificate-key the shared CAs and keys must already be on the node.
-      if (data.certificateKey === undefined) await requireSharedCertificates(data);
+      const hasCertificateKey = data.certificateKey !== undefined;
+      await requireReadyForAdditionalControlPlane(
+        { host: data.host, cluster: cfg.cluster, now: data.now(), warn },
+        hasCertificateKey,
+      );
       ctx.log.info("Running pre-flight checks before initializing the new control plane instance");
       const cpChecks = await initNodeChecks(
         { cfg, release, host: data.host, proxyEnv: data.proxyEnv },
-        { secondaryControlPlane: true, downloadCerts: data.certificateKey !== undefined, warn },
+        { secondaryControlPlane: true, downloadCerts: hasCertificateKey, warn },
       );
       await runChecks(cpChecks, data.ignorePreflightErrors, out);
       await pullControlPlaneImages(

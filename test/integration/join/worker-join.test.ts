@@ -217,7 +217,7 @@ describe("kubeforge join refusals", () => {
     );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /error execution phase preflight: unable to add a new control plane instance: the shared certificates are missing \(\/etc\/kubernetes\/pki\/ca\.crt, /,
+      /error execution phase preflight: One or more conditions for hosting a new control plane instance is not satisfied\.\n\n\[failure loading certificate for CA: couldn't load the certificate file \/etc\/kubernetes\/pki\/ca\.crt: open \/etc\/kubernetes\/pki\/ca\.crt: no such file or directory, /,
     );
     expect(await listFiles(w.rootfs)).toEqual([]);
   }, 60_000);

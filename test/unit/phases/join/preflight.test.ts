@@ -99,4 +99,24 @@ describe("join preflight", () => {
     await expect(run(data)).rejects.toThrow("discovery: the API server did not answer");
     expect(discovery.calls).toBe(1);
   });
+
+  it("refuses a control plane for a cluster without controlPlaneEndpoint, in kubeadm's words", async () => {
+    const { data } = joinData({
+      controlPlane: true,
+      certificateKey: "0".repeat(64),
+      ignore: ["all"],
+      cluster: baseInitConfig(),
+    });
+    await expect(run(data)).rejects.toThrow(
+      /^One or more conditions for hosting a new control plane instance is not satisfied\.\n\nunable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address\n\nPlease ensure that:\n/,
+    );
+  });
+
+  it("without --certificate-key, refuses a control plane whose shared certificates are missing", async () => {
+    const cluster = baseInitConfig({}, (c) => (c.cluster.controlPlaneEndpoint = "10.0.0.4:6443"));
+    const { data } = joinData({ controlPlane: true, ignore: ["all"], cluster });
+    await expect(run(data)).rejects.toThrow(
+      /^One or more conditions for hosting a new control plane instance is not satisfied\.\n\n\[failure loading certificate for CA: couldn't load the certificate file \/etc\/kubernetes\/pki\/ca\.crt: open \/etc\/kubernetes\/pki\/ca\.crt: no such file or directory, /,
+    );
+  });
 });
