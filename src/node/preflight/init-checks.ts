@@ -153,9 +153,10 @@ export async function commonChecks(
 }
 
 /**
- * The checks `kubeadm init` runs on its first control-plane node, in kubeadm's order.
- * Not included: ExternalEtcdVersion (asks the external etcd over TLS; a later issue) and
- * ImagePull (pulls the control-plane images through the CRI; a later issue).
+ * The checks `kubeadm init` runs on its first control-plane node, in kubeadm's order, and a
+ * joining control plane after the join checks (secondaryControlPlane). Not included:
+ * ExternalEtcdVersion (asks the external etcd over TLS; a later issue). ImagePull is not in the
+ * list in kubeadm either: RunPullImagesCheck runs it afterwards (image-pull.ts).
  */
 export async function initNodeChecks(
   input: InitChecksInput,
