@@ -1,4 +1,3 @@
-import { posix } from "node:path";
 import { parseGoDuration } from "../../config/duration.js";
 import type { StackedEtcdTimeouts } from "../../etcd/access.js";
 import { DEFAULT_ETCD_DATA_DIR, MANIFESTS_DIR } from "../../config/paths.js";
@@ -76,28 +75,6 @@ const downloadCertsPhase: Phase<JoinData> = {
     }
   },
 };
-
-/** kubeadm's SharedCertificateExists: without download-certs the user copied them. */
-export async function requireSharedCertificates(data: JoinData): Promise<void> {
-  const { cfg } = await data.clusterConfig();
-  const dir = cfg.cluster.certificatesDir;
-  const needed = [
-    certFile(dir, "ca"),
-    keyFile(dir, "ca"),
-    posix.join(dir, "sa.key"),
-    posix.join(dir, "sa.pub"),
-    certFile(dir, "front-proxy-ca"),
-    keyFile(dir, "front-proxy-ca"),
-    ...(cfg.cluster.etcd.external ? [] : [certFile(dir, "etcd/ca"), keyFile(dir, "etcd/ca")]),
-  ];
-  const missing: string[] = [];
-  for (const path of needed) if (!(await data.host.exists(path))) missing.push(path);
-  if (missing.length > 0) {
-    throw new Error(
-      `unable to add a new control plane instance: the shared certificates are missing (${missing.join(", ")}); pass --certificate-key to download them, or copy them from a control plane`,
-    );
-  }
-}
 
 export const controlPlanePreparePhase: Phase<JoinData> = {
   name: "control-plane-prepare",
