@@ -461,6 +461,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
         {
           timeoutMs: parseGoDuration(spec.wait, "wait"),
           dnsDisabled: clusterView.data.cfg.cluster.dns?.disabled === true,
+          podNetwork: spec.cni.type !== "none",
           log,
         },
       ),
