@@ -21,10 +21,10 @@ export type JobStatus = "success" | "failure" | "cancelled";
 
 export interface ActionInputs {
   /**
-   * The `name` input, or "kubeforge": names the state folder on the runner. Also the cluster's
-   * name when the input is given (it then wins over the Cluster file's `name`).
+   * The `name` input; undefined when not given. It wins over the Cluster file's `name`, and the
+   * cluster's name (this or the file's) names the state folder on the runner (stateDirOf).
    */
-  name: string;
+  name?: string;
   dryRun: boolean;
   /** auto (default): remote hosts are torn down in post, the runner left alone; always: the runner too; never: keep all */
   teardown: Teardown;
@@ -178,7 +178,7 @@ export function readInputs(
   const cluster = getInput("cluster");
   const kubeadmConfig = getInput("kubeadm-config");
   return {
-    name: name || DEFAULT_CLUSTER_NAME,
+    ...(name !== "" ? { name } : {}),
     dryRun: TRUE.includes(dryRunText),
     teardown,
     ...(jobStatus !== "" ? { jobStatus: jobStatus as JobStatus } : {}),
@@ -189,11 +189,23 @@ export function readInputs(
   };
 }
 
-/** Where this cluster's files go on the runner: RUNNER_TEMP/kubeforge-<name>. */
-export function stateDirOf(inputs: ActionInputs, env: NodeJS.ProcessEnv): string {
+/**
+ * Where a cluster's files go on the runner: RUNNER_TEMP/kubeforge-<cluster name>, the name being
+ * the Cluster's own (the `name` input when given, else the Cluster file's): two steps building
+ * two clusters get two folders without a `name` input.
+ */
+export function stateDirOf(clusterName: string, env: NodeJS.ProcessEnv): string {
   // Outside a runner (a local try of main.js), the system's temporary folder.
   const temp = env.RUNNER_TEMP || tmpdir();
-  return join(temp, `kubeforge-${inputs.name}`);
+  return join(temp, `kubeforge-${clusterName}`);
+}
+
+/**
+ * The state folder when the Cluster could not be read (bad inputs): the `name` input's, else
+ * the default cluster's; only kubeforge's log goes there.
+ */
+export function fallbackStateDir(inputs: ActionInputs, env: NodeJS.ProcessEnv): string {
+  return stateDirOf(inputs.name ?? DEFAULT_CLUSTER_NAME, env);
 }
 
 /**
@@ -273,11 +285,40 @@ export async function clusterFromInputs(
       overrides,
       ...(opts.warn ? { warn: opts.warn } : {}),
     });
-    return { spec, source: file.source };
+    return { spec: kubeletInputWins(spec, inputs, opts.warn), source: file.source };
   } catch (e) {
     if (e instanceof ConfigError) throw new ConfigError(e.problems.map(nameTheInput));
     throw e;
   }
+}
+
+/**
+ * The kubelet-binary input goes to every node (action.yml: an input given wins over the Cluster
+ * file): a node's own `kubeletBinary` would otherwise beat it (cluster/up/prepare.ts
+ * customKubeletOf), so it is dropped, and the warning names the nodes.
+ */
+function kubeletInputWins(
+  spec: ClusterSpec,
+  inputs: ActionInputs,
+  warn: ((message: string) => void) | undefined,
+): ClusterSpec {
+  if (inputs.overrides.kubeletBinary === undefined) return spec;
+  const replaced = spec.nodes.filter(
+    (n) => n.kubeletBinary !== undefined && n.kubeletBinary !== spec.kubeletBinary,
+  );
+  if (replaced.length > 0) {
+    warn?.(
+      `input kubelet-binary replaces the kubeletBinary the Cluster file gives ${replaced.map((n) => n.name).join(", ")}: every node gets ${spec.kubeletBinary}`,
+    );
+  }
+  return {
+    ...spec,
+    nodes: spec.nodes.map((n) => {
+      if (n.kubeletBinary === undefined) return n;
+      const { kubeletBinary: _dropped, ...rest } = n;
+      return rest;
+    }),
+  };
 }
 
 /** The runner-side tunnel's pid file (cluster/tunnel.ts), in the cluster's state folder. */

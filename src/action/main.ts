@@ -7,17 +7,22 @@ import { up, type UpResult } from "../cluster/up/index.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
 import { restoreArtifacts } from "./artifact-cache.js";
+import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import {
   clusterFromInputs,
+  fallbackStateDir,
   readInputs,
   stateDirOf,
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
+import { kubeletVersions } from "./kubelet-versions.js";
+import { HostRecord } from "./main-state.js";
 import { parsePlan } from "./plan.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { GitHubReporter } from "./reporter.js";
+import { claimStateFolder } from "./state-folder.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";
 
 // The action's main step: `kubeforge up` for the Cluster the inputs describe (one node on the
@@ -64,11 +69,12 @@ async function writeSummary(reporter: GitHubReporter, s: SummaryInput): Promise<
   await core.summary.addRaw(reporter.redact(summaryHTML(s))).write();
 }
 
-async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: string) {
-  const { spec, source } = await clusterFromInputs(inputs, process.env, {
-    warn: (m) => reporter.warn(m),
-  });
-  maskSpecSecrets(spec, reporter);
+async function run(
+  reporter: GitHubReporter,
+  inputs: ActionInputs,
+  { spec, source }: { spec: ClusterSpec; source: string },
+  stateDir: string,
+) {
   reporter.info(
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
   );
@@ -82,14 +88,17 @@ async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: str
     core.saveState("artifact-cache", restored ?? "miss");
   }
   let plan = "";
+  // Which hosts this step reached: the post step tears down only what it may have changed.
+  const hostRecord = new HostRecord((name, value) => core.saveState(name, value));
   const result = await up({
     spec,
-    connect: (node) =>
+    connect: hostRecord.track((node) =>
       connectNode(spec, node, {
         readFile: (p) => readFile(p),
         env: process.env,
         log: (line) => reporter.info(line),
       }),
+    ),
     reset: (host, r) => resetNode(host, r),
     reporter,
     env: process.env,
@@ -158,9 +167,17 @@ async function run(reporter: GitHubReporter, inputs: ActionInputs, stateDir: str
   reporter.info(
     `[kubeforge] cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}; KUBECONFIG=${kubeconfigPath}`,
   );
+  // What each kubelet reports (a custom kubelet's own version); the summary only, never fatal.
+  const versions = await kubeletVersions(adminConf, kubeconfigPath).catch((e: unknown) => {
+    reporter.info(
+      `[kubeforge] the nodes' kubelet versions could not be read: ${e instanceof Error ? e.message : String(e)}`,
+    );
+    return new Map<string, string>();
+  });
   await writeSummary(reporter, {
     ...common,
     nodes: result.nodes,
+    kubeletVersions: versions,
     phases: result.timings,
     files: [
       { label: "KUBECONFIG", path: kubeconfigPath },
@@ -176,15 +193,34 @@ async function main(): Promise<void> {
   reporter.mask(core.getInput("ssh-private-key", { trimWhitespace: false }));
   let stateDir: string | undefined;
   let inputs: ActionInputs | undefined;
+  let clusterName: string | undefined;
   try {
     inputs = readInputs((name) => core.getInput(name, { trimWhitespace: false }));
-    stateDir = stateDirOf(inputs, process.env);
-    await mkdir(stateDir, { recursive: true, mode: 0o700 });
+    // The Cluster first: its name names the state folder. A Cluster that cannot be read still
+    // gets its log written (in the name input's folder, or the default's) before the step fails.
+    const loaded = await clusterFromInputs(inputs, process.env, {
+      warn: (m) => reporter.warn(m),
+    }).then(
+      (cluster) => ({ cluster }),
+      (error: unknown) => ({ error }),
+    );
+    if ("cluster" in loaded) {
+      maskSpecSecrets(loaded.cluster.spec, reporter);
+      clusterName = loaded.cluster.spec.name;
+    }
+    const dir = clusterName
+      ? stateDirOf(clusterName, process.env)
+      : fallbackStateDir(inputs, process.env);
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    // Another cluster's folder is refused before its log or admin.conf is overwritten.
+    if ("cluster" in loaded) await claimStateFolder(dir, loaded.cluster.spec);
+    stateDir = dir;
     const logFile = join(stateDir, "kubeforge.log");
     await writeFile(logFile, "", { mode: 0o600 });
     reporter.logTo(logFile);
     core.saveState("state-dir", stateDir);
-    await run(reporter, inputs, stateDir);
+    if ("error" in loaded) throw loaded.error;
+    await run(reporter, inputs, loaded.cluster, stateDir);
     core.saveState("outcome", "success");
   } catch (error) {
     core.saveState("outcome", "failure");
@@ -195,7 +231,7 @@ async function main(): Promise<void> {
       : failure;
     reporter.record(`ERROR: ${message}`);
     await writeSummary(reporter, {
-      cluster: inputs?.name ?? "kubeforge",
+      cluster: clusterName ?? inputs?.name ?? DEFAULT_CLUSTER_NAME,
       dryRun: inputs?.dryRun ?? false,
       steps: reporter.steps,
       files: stateDir ? [{ label: "Log", path: join(stateDir, "kubeforge.log") }] : [],

@@ -1,12 +1,13 @@
 import * as core from "@actions/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
-import { dirname, join, relative, sep } from "node:path";
+import { join, relative, sep } from "node:path";
 import { collectDiagnostics } from "../cluster/diagnostics.js";
 import { redactSecrets } from "../cluster/diagnostics/redact.js";
 import { down } from "../cluster/down.js";
 import { connectNode } from "../cluster/up/connect.js";
 import { readMarker } from "../cluster/up/node-state.js";
+import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { parseHostURL } from "../config/cluster/host-url.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import { fleet, FleetError } from "../remote/fleet.js";
@@ -20,6 +21,7 @@ import {
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
+import { parseNodeNames, REACHED_STATE, UNREACHABLE_STATE } from "./main-state.js";
 import { GitHubReporter } from "./reporter.js";
 
 // The action's post step (action.yml `post`). It runs after the job's other steps, with the same
@@ -56,6 +58,15 @@ const isRemote = (node: ClusterNodeSpec) => {
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
+/** A host the main step could not connect to: the post step does not go through the retries again. */
+class NotReachedByMain extends Error {
+  constructor(node: string) {
+    super(
+      `the main step could not connect to ${node} (its error is in kubeforge.log); not tried again`,
+    );
+  }
+}
+
 /** Node connections, opened once and shared by diagnostics and teardown. */
 class Connections {
   private readonly open = new Map<string, Promise<Host>>();
@@ -63,18 +74,23 @@ class Connections {
   constructor(
     private readonly spec: ClusterSpec,
     private readonly log: (line: string) => void,
+    /** Nodes the main step tried and failed to connect to. */
+    private readonly unreachableInMain: ReadonlySet<string>,
   ) {}
 
   connect = (node: ClusterNodeSpec): Promise<Host> => {
     let host = this.open.get(node.name);
     if (!host) {
-      host = connectNode(this.spec, node, {
-        readFile: (p) => readFile(p),
-        env: process.env,
-        log: this.log,
-      });
-      // A failed connection is tried again by the next user (teardown after diagnostics).
-      host.catch(() => this.open.delete(node.name));
+      host = this.unreachableInMain.has(node.name)
+        ? Promise.reject(new NotReachedByMain(node.name))
+        : connectNode(this.spec, node, {
+            readFile: (p) => readFile(p),
+            env: process.env,
+            log: this.log,
+          });
+      // A failed connection is remembered, not tried again by the next user (teardown after
+      // diagnostics): one round of retries per host is enough. Handled here; callers see it.
+      host.catch(() => undefined);
       this.open.set(node.name, host);
     }
     return host;
@@ -180,11 +196,11 @@ async function upload(name: string, outDir: string, files: string[]): Promise<vo
 async function collect(
   spec: ClusterSpec | undefined,
   name: string,
-  stateDir: string,
+  stateDir: string | undefined,
   connections: Connections | undefined,
   secrets: string[],
 ): Promise<void> {
-  const outDir = join(dirname(stateDir), `kubeforge-${name}-diagnostics`);
+  const outDir = stateDirOf(`${name}-diagnostics`, process.env);
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true, mode: 0o700 });
   if (spec && connections) {
@@ -196,7 +212,9 @@ async function collect(
         try {
           host = await connections.connect(node);
         } catch (e) {
-          core.warning(`kubeforge: no diagnostics from ${node.name}: ${messageOf(e)}`);
+          // The main step's own error already named a host it could not reach.
+          const say = e instanceof NotReachedByMain ? core.info : core.warning;
+          say(`kubeforge: no diagnostics from ${node.name}: ${messageOf(e)}`);
           const note = `# kubeforge diagnostics: could not connect to ${node.name}: ${messageOf(e)}\n`;
           await mkdir(join(outDir, node.name), { recursive: true });
           await writeFile(join(outDir, node.name, "connection.txt"), redactSecrets(note, secrets), {
@@ -214,7 +232,9 @@ async function collect(
     ).catch((e: unknown) => core.warning(`kubeforge: diagnostics incomplete: ${messageOf(e)}`));
   }
   // kubeforge's own phase log from the main step (the reporter already replaced known secrets).
-  const log = await readFile(join(stateDir, "kubeforge.log"), "utf8").catch(() => undefined);
+  const log = stateDir
+    ? await readFile(join(stateDir, "kubeforge.log"), "utf8").catch(() => undefined)
+    : undefined;
   if (log !== undefined) {
     await writeFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), { mode: 0o600 });
   }
@@ -239,6 +259,8 @@ async function teardown(
   inputs: ActionInputs,
   connections: Connections,
   reporter: GitHubReporter,
+  /** Nodes the main step connected to: the only ones it can have changed. */
+  reachedByMain: ReadonlySet<string>,
 ): Promise<void> {
   const { covered, kept } = teardownScope(spec, inputs.teardown);
   if (kept.length > 0) {
@@ -269,7 +291,13 @@ async function teardown(
       else throw e;
     });
     const nodes = spec.nodes.filter((n) => ours.has(n.name));
-    let failed = unreachable;
+    // A host the main step never reached holds nothing of this run's: not "left behind".
+    for (const u of unreachable.filter((f) => !reachedByMain.has(f.name))) {
+      core.info(
+        `${u.name}: left as it is: the main step could not connect to it, so nothing of this run's is there`,
+      );
+    }
+    let failed = unreachable.filter((f) => reachedByMain.has(f.name));
     if (nodes.length > 0) {
       try {
         await down({
@@ -308,9 +336,12 @@ async function post(): Promise<void> {
     core.info(`kubeforge post: ${messageOf(e)}; nothing to collect or tear down`);
     return;
   }
-  const stateDir = core.getState("state-dir") || stateDirOf(inputs, process.env);
+  // The folder the main step claimed; none when it stopped before (then none of its files exist).
+  const stateDir = core.getState("state-dir") || undefined;
   const outcome = core.getState("outcome");
   const phase = core.getState("phase");
+  const reachedByMain = parseNodeNames(core.getState(REACHED_STATE));
+  const unreachableInMain = parseNodeNames(core.getState(UNREACHABLE_STATE));
   const mainFailed = outcome !== "success";
   // The user's own steps against the cluster failing is when logs matter most.
   const jobFailed = inputs.jobStatus === "failure" || inputs.jobStatus === "cancelled";
@@ -320,10 +351,17 @@ async function post(): Promise<void> {
   try {
     spec = (await clusterFromInputs(inputs, process.env)).spec;
   } catch (e) {
+    if (mainFailed && reachedByMain.size === 0) {
+      // The main step failed on this very problem before it reached a host.
+      core.info(`kubeforge post: ${messageOf(e)}; nothing to collect or tear down`);
+      return;
+    }
     core.warning(`kubeforge post: ${messageOf(e)}; no node can be reached`);
   }
   const secrets = specSecrets(spec, inputs);
   for (const s of secrets) reporter.mask(s);
+  const name = spec?.name ?? inputs.name ?? DEFAULT_CLUSTER_NAME;
+  const mainFailure = `the main step ${outcome === "failure" ? "failed" : "did not finish"}${phase ? ` (in ${phase})` : ""}`;
 
   // A good run's downloads, kept for the next run (after the job's own steps, off their path).
   const artifactCache = core.getState("artifact-cache");
@@ -337,30 +375,55 @@ async function post(): Promise<void> {
     );
   }
   if (inputs.dryRun) {
-    core.info(
-      `kubeforge: dry run: nothing was changed, nothing to tear down; files in ${stateDir}`,
-    );
-    return;
-  }
-  const connections = spec ? new Connections(spec, (line) => core.info(line)) : undefined;
-  try {
-    if (failed) {
-      core.info(
-        mainFailed
-          ? `kubeforge: the main step ${outcome === "failure" ? "failed" : "did not finish"}${phase ? ` (in ${phase})` : ""}: collecting diagnostics`
-          : `kubeforge: ${inputs.jobStatus === "cancelled" ? "the job was cancelled" : "a later step of the job failed"}: collecting diagnostics`,
-      );
+    // Nothing was changed on a node: their files say nothing new. Why the plan failed is in
+    // kubeforge's own log.
+    if (mainFailed) {
+      core.info(`kubeforge: ${mainFailure}: collecting its log`);
       try {
-        await collect(spec, spec?.name ?? inputs.name, stateDir, connections, secrets);
+        await collect(undefined, name, stateDir, undefined, secrets);
       } catch (e) {
         core.warning(`kubeforge: diagnostics could not be collected: ${messageOf(e)}`);
       }
     }
-    if (spec && connections) await teardown(spec, inputs, connections, reporter);
+    core.info(
+      `kubeforge: dry run: nothing was changed, nothing to tear down${stateDir ? `; files in ${stateDir}` : ""}`,
+    );
+    return;
+  }
+  // Only the hosts the main step tried: one it never connected to holds nothing of this run's
+  // (it stopped before, e.g. at another cluster's state folder), and is left alone.
+  const tried = (n: ClusterNodeSpec) => reachedByMain.has(n.name) || unreachableInMain.has(n.name);
+  const untried = spec?.nodes.filter((n) => !tried(n)) ?? [];
+  if (spec && untried.length > 0) {
+    core.info(
+      `kubeforge: the main step did not connect to ${untried.map((n) => n.name).join(", ")}: nothing of this run's is there, left alone`,
+    );
+    spec = { ...spec, nodes: spec.nodes.filter(tried) };
+  }
+  const connections =
+    spec && spec.nodes.length > 0
+      ? new Connections(spec, (line) => core.info(line), unreachableInMain)
+      : undefined;
+  try {
+    if (failed) {
+      core.info(
+        mainFailed
+          ? `kubeforge: ${mainFailure}: collecting diagnostics`
+          : `kubeforge: ${inputs.jobStatus === "cancelled" ? "the job was cancelled" : "a later step of the job failed"}: collecting diagnostics`,
+      );
+      try {
+        await collect(spec, name, stateDir, connections, secrets);
+      } catch (e) {
+        core.warning(`kubeforge: diagnostics could not be collected: ${messageOf(e)}`);
+      }
+    }
+    if (spec && connections) {
+      await teardown(spec, inputs, connections, reporter, reachedByMain);
+    }
   } finally {
     await connections?.closeAll();
     // The job's steps are over: the runner-side tunnel to the API servers is not needed.
-    if (await stopTunnelProcess(tunnelStateFile(stateDir)).catch(() => false)) {
+    if (stateDir && (await stopTunnelProcess(tunnelStateFile(stateDir)).catch(() => false))) {
       core.info("kubeforge: the tunnel to the API servers was stopped");
     }
   }

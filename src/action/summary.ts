@@ -16,6 +16,11 @@ export interface SummaryInput {
   kubernetesVersion?: string;
   apiServer?: string;
   nodes?: UpNode[];
+  /**
+   * Each node's kubelet version as the node reports it (a custom kubelet's own); absent in a dry
+   * run (no kubelet runs yet), when the planned version is shown.
+   */
+  kubeletVersions?: ReadonlyMap<string, string>;
   /** The orchestrator's steps (log groups), in order. */
   steps: StepTiming[];
   /** Each node's init/join phases (UpResult.timings). */
@@ -51,6 +56,11 @@ function describeAction(action: UpNode["action"], dryRun: boolean): string {
   return dryRun ? `would ${action}` : action;
 }
 
+function kubeletColumn(s: SummaryInput, node: string): string {
+  if (!s.kubeletVersions) return s.kubernetesVersion ?? "";
+  return s.kubeletVersions.get(node) ?? "not reported";
+}
+
 export function summaryHTML(s: SummaryInput): string {
   const out: string[] = [];
   const status = s.error ? "failed" : s.dryRun ? "dry run, nothing was changed" : "ready";
@@ -64,12 +74,12 @@ export function summaryHTML(s: SummaryInput): string {
   if (s.nodes && s.nodes.length > 0) {
     out.push(
       table(
-        ["Node", "Role", "Address", "Kubernetes", "This run"],
+        ["Node", "Role", "Address", "Kubelet", "This run"],
         s.nodes.map((n) => [
           n.name,
           n.role,
           n.address,
-          s.kubernetesVersion ?? "",
+          kubeletColumn(s, n.name),
           describeAction(n.action, s.dryRun),
         ]),
       ),

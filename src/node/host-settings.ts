@@ -9,9 +9,11 @@ import { installPackages, type PackageNames } from "./runtime/packages.js";
 //   by iptables), loaded now and at boot;
 // - net.bridge.bridge-nf-call-iptables/ip6tables = 1 and net.ipv4.ip_forward = 1, now and at boot;
 // - swap off: the kubelet refuses to start with swap on unless its configuration allows swap
-//   (failSwapOn, default true, which kubeforge keeps). The docs say "swapoff -a" and, to last
-//   across reboots, disabling swap in /etc/fstab: active swap is turned off and fstab's swap
-//   lines are commented out (the original fstab is kept once as fstab.kubeforge-orig);
+//   (failSwapOn, default true). The docs say "swapoff -a" and, to last across reboots,
+//   disabling swap in /etc/fstab: active swap is turned off and fstab's swap lines are commented
+//   out (the original fstab is kept once as fstab.kubeforge-orig). A KubeletConfiguration with
+//   failSwapOn: false asks for a node with swap (NodeSwap, "Swap memory management" in the
+//   Kubernetes docs): swap is left as it is, and kubeadm's preflight only warns about it;
 // - the executables kubeadm's preflight checks (preflight/binaries.ts): installed when missing.
 // The docs name their files k8s.conf; kubeforge writes kubeforge.conf instead, so that a file a
 // user wrote by following the docs is never overwritten and `reset` can tell ours apart.
@@ -138,10 +140,23 @@ export function fstabWithoutSwap(fstab: string): string | undefined {
   return edited ? lines.join("\n") : undefined;
 }
 
-async function turnSwapOff(host: Host, changed: string[]) {
+async function turnSwapOff(
+  host: Host,
+  changed: string[],
+  keepSwap: boolean,
+  log: (l: string) => void,
+) {
   const swaps = await host.exec(["cat", "/proc/swaps"], QUERY);
   // /proc/swaps: a header line, then one line per active swap area.
   const active = swaps.code === 0 ? swaps.stdout.trim().split("\n").slice(1).filter(Boolean) : [];
+  if (keepSwap) {
+    if (active.length > 0) {
+      log(
+        `swap left on (${active.map((l) => l.split(/\s+/)[0]).join(", ")}): the KubeletConfiguration sets failSwapOn: false`,
+      );
+    }
+    return;
+  }
   if (active.length > 0) {
     const argv = ["swapoff", "-a"];
     const r = await host.exec(argv, { sudo: true, timeoutMs: 5 * 60_000 });
@@ -209,12 +224,17 @@ async function installTools(
 }
 
 /**
- * Kernel modules, sysctls, swap and host tools as the kubelet needs them. Idempotent: returns
+ * Kernel modules, sysctls, swap (off unless keepSwap) and host tools as the kubelet needs them. Idempotent: returns
  * what it changed, and an empty list (saying so) when everything was in place.
  */
 export async function prepareHostSettings(
   host: Host,
-  opts: { allowInstall: boolean; log?: (line: string) => void },
+  opts: {
+    allowInstall: boolean;
+    log?: (line: string) => void;
+    /** The kubelet runs with swap (KubeletConfiguration failSwapOn: false): leave it on. */
+    keepSwap?: boolean;
+  },
 ): Promise<{ changed: string[] }> {
   const log = opts.log ?? (() => undefined);
   const changed: string[] = [];
@@ -228,7 +248,7 @@ export async function prepareHostSettings(
   };
   await step("kernel modules", () => loadModules(host, changed, log));
   await step("sysctls", () => applySysctls(host, changed));
-  await step("swap", () => turnSwapOff(host, changed));
+  await step("swap", () => turnSwapOff(host, changed, opts.keepSwap === true, log));
   await step("host tools", () => installTools(host, opts.allowInstall, changed, log));
   for (const c of changed) log(c);
   if (changed.length === 0) log("host settings already in place");

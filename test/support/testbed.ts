@@ -118,6 +118,8 @@ export interface TestbedOptions {
   timeScale?: number;
   /** Every host runs OpenSSH's sshd on <address>:22 (see SshTestHost and testbed-ssh.ts). */
   ssh?: boolean;
+  /** The version a host's simulated kubelet reports (by host name; default simulatedNode's). */
+  kubeletVersions?: Record<string, string>;
 }
 
 function run(argv: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
@@ -400,6 +402,7 @@ export async function createTestbed(
         rootfs,
         nodeName: name,
         ...(o.timeScale !== undefined ? { timeScale: o.timeScale } : {}),
+        ...(o.kubeletVersions?.[name] ? { kubeletVersion: o.kubeletVersions[name] } : {}),
       });
       folders.push(join(node.stateDir, ".."));
       // Runs before the namespace's processes are killed: the node's own orderly stop first.

@@ -70,6 +70,17 @@ export function kubeletCgroupDriver(spec: ClusterSpec): "systemd" | "cgroupfs" {
 }
 
 /**
+ * Whether the kubelet is to run with swap: the user's KubeletConfiguration sets failSwapOn to
+ * false (its default is true: the kubelet refuses to start with swap on).
+ */
+export function kubeletAllowsSwap(spec: ClusterSpec): boolean {
+  const kubelet = userDocuments(spec.kubeadm.documents).components.find(
+    (d) => d.kind === "KubeletConfiguration",
+  );
+  return kubelet?.failSwapOn === false;
+}
+
+/**
  * The user's ClusterConfiguration settings that change image names, with kubeadm's defaults
  * (the node is not initialised yet: its defaulted configuration does not exist).
  */
@@ -157,31 +168,57 @@ async function allOrFirstError<T>(promises: Promise<T>[]): Promise<T[]> {
   return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
-interface Downloads {
+export interface Downloads {
   /** Per Go arch: the official artifacts (kubelet left out where every node brings its own). */
   official: Map<string, FetchedArtifact[]>;
   /** Per custom kubelet source (as written): the fetched binary. */
   custom: Map<string, FetchedArtifact>;
 }
 
-const customKubeletOf = (spec: ClusterSpec, node: ClusterNodeSpec) =>
+/**
+ * The custom kubelet a node gets: its own `kubeletBinary`, else the Cluster's; undefined = the
+ * released one. (The action's kubelet-binary input replaces both: action/inputs.ts.)
+ */
+export const customKubeletOf = (spec: ClusterSpec, node: ClusterNodeSpec) =>
   node.kubeletBinary ?? spec.kubeletBinary;
 
-/** Every download, on the runner, before any host is touched. */
-async function download(input: PrepareNodesInput, opts: FetchOptions): Promise<Downloads> {
-  const { spec } = input;
+/** What to download: per Go arch whether any node there takes the released kubelet; the custom ones. */
+export function downloadPlan(spec: ClusterSpec, nodes: { node: ClusterNodeSpec; arch: string }[]) {
   const arches = new Map<string, { nodeArch: string; needsKubelet: boolean }>();
-  for (const { node, arch } of input.nodes) {
+  for (const { node, arch } of nodes) {
     const a = goArch(arch);
     const entry = arches.get(a) ?? { nodeArch: arch, needsKubelet: false };
     if (customKubeletOf(spec, node) === undefined) entry.needsKubelet = true;
     arches.set(a, entry);
   }
   const sources = [
-    ...new Set(
-      input.nodes.map((n) => customKubeletOf(spec, n.node)).filter((s) => s !== undefined),
-    ),
+    ...new Set(nodes.map((n) => customKubeletOf(spec, n.node)).filter((s) => s !== undefined)),
   ];
+  return { arches, sources };
+}
+
+/**
+ * What a node gets installed: its architecture's official artifacts, then its custom kubelet
+ * when it has one (installArtifacts: a later entry wins for the same path, so the custom kubelet
+ * replaces an official one downloaded for another node of that architecture).
+ */
+export function artifactsOf(
+  spec: ClusterSpec,
+  downloads: Downloads,
+  node: ClusterNodeSpec,
+  arch: string,
+): FetchedArtifact[] {
+  const source = customKubeletOf(spec, node);
+  return [
+    ...(downloads.official.get(goArch(arch)) ?? []),
+    ...(source !== undefined ? [downloads.custom.get(source)!] : []),
+  ];
+}
+
+/** Every download, on the runner, before any host is touched. */
+async function download(input: PrepareNodesInput, opts: FetchOptions): Promise<Downloads> {
+  const { spec } = input;
+  const { arches, sources } = downloadPlan(spec, input.nodes);
   const official = new Map<string, FetchedArtifact[]>();
   const custom = new Map<string, FetchedArtifact>();
   const jobs: Promise<void>[] = [];
@@ -287,17 +324,17 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
     async ({ node, host, arch }) => {
       const reporter = input.reporter(node.name);
       const log = (line: string) => reporter.info(`[prepare] ${line}`);
-      const source = customKubeletOf(spec, node);
-      const fetched = [
-        ...(downloads.official.get(goArch(arch)) ?? []),
-        ...(source !== undefined ? [downloads.custom.get(source)!] : []),
-      ];
+      const fetched = artifactsOf(spec, downloads, node, arch);
       // Binaries need no package manager: they go in while apt/dnf (one lock) serves the host
       // settings and then containerd.
       const binaries = inStep("binaries", host, () => installArtifacts(host, fetched, { log }));
       const runtime = (async () => {
         await inStep("host settings", host, () =>
-          prepareHostSettings(host, { allowInstall: prepare.installPackages, log }),
+          prepareHostSettings(host, {
+            allowInstall: prepare.installPackages,
+            log,
+            keepSwap: kubeletAllowsSwap(spec),
+          }),
         );
         return inStep("container runtime", host, () =>
           prepareContainerd(

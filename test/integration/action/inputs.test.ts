@@ -7,6 +7,7 @@ import { clusterFromInputs, readInputs, stateDirOf } from "../../../src/action/i
 import { maskKubeconfig, maskSecret } from "../../../src/action/mask.js";
 import { parsePlan } from "../../../src/action/plan.js";
 import { GitHubReporter } from "../../../src/action/reporter.js";
+import { customKubeletOf } from "../../../src/cluster/up/prepare.js";
 import { defaultClusterSpec } from "../../../src/config/cluster/load.js";
 
 // The action's modules on their own: inputs → Cluster overrides (each naming its input), the
@@ -18,7 +19,6 @@ describe("readInputs", () => {
   it("takes the defaults when nothing is given", () => {
     const i = readInputs(inputsOf({}), {});
     expect(i).toEqual({
-      name: "kubeforge",
       dryRun: false,
       teardown: "auto",
       overrides: { from: {} },
@@ -75,7 +75,7 @@ describe("readInputs", () => {
         },
       },
     });
-    expect(stateDirOf(i, { RUNNER_TEMP: "/rt" })).toBe("/rt/kubeforge-e2e");
+    expect(stateDirOf(i.name!, { RUNNER_TEMP: "/rt" })).toBe("/rt/kubeforge-e2e");
   });
 
   it("takes job-status only as GitHub's job.status spells it", () => {
@@ -133,6 +133,45 @@ describe("clusterFromInputs", () => {
     // A key for the runner-only cluster is accepted and unused.
     await expect(clusterFromInputs(ok, {})).resolves.toBeDefined();
     expect((error as Error).message).not.toContain("not really");
+  });
+});
+
+describe("kubelet-binary", () => {
+  const PIN = `SHA256:${"A".repeat(43)}`;
+  /** cp-1 takes the released kubelet, w-1 its own build (a path next to the Cluster file). */
+  const CLUSTER = [
+    "apiVersion: kubeforge.dev/v1alpha1",
+    "kind: Cluster",
+    "ssh: {privateKeyFile: /dev/null}",
+    "nodes:",
+    `- {name: cp-1, role: control-plane, host: "ssh://root@10.0.0.1", ssh: {hostKeyFingerprints: ["${PIN}"]}}`,
+    `- {name: w-1, role: worker, host: "ssh://root@10.0.0.2", kubeletBinary: bin/kubelet, ssh: {hostKeyFingerprints: ["${PIN}"]}}`,
+    "",
+  ].join("\n");
+
+  it("without the input: one node its own kubelet, the other the released one", async () => {
+    const env = { GITHUB_WORKSPACE: "/ws", HOME: "/ws" };
+    const { spec } = await clusterFromInputs(readInputs(inputsOf({ cluster: CLUSTER }), env), env);
+    const [cp, w] = spec.nodes;
+    expect(customKubeletOf(spec, cp!)).toBeUndefined();
+    expect(customKubeletOf(spec, w!)).toBe("/ws/bin/kubelet");
+  });
+
+  it("the input wins over a node's own kubeletBinary, with a warning naming the node", async () => {
+    const env = { GITHUB_WORKSPACE: "/ws", HOME: "/ws" };
+    const warnings: string[] = [];
+    const { spec } = await clusterFromInputs(
+      readInputs(inputsOf({ cluster: CLUSTER, "kubelet-binary": "out/kubelet" }), env),
+      env,
+      { warn: (m) => warnings.push(m) },
+    );
+    expect(spec.nodes.map((n) => customKubeletOf(spec, n))).toEqual([
+      "/ws/out/kubelet",
+      "/ws/out/kubelet",
+    ]);
+    expect(warnings).toEqual([
+      "input kubelet-binary replaces the kubeletBinary the Cluster file gives w-1: every node gets /ws/out/kubelet",
+    ]);
   });
 });
 

@@ -13,6 +13,7 @@ import { bundledMain, runStep, unmaskedLines, type StepResult } from "./support.
 // through the exported admin.conf), and no secret in anything written or printed unmasked.
 
 let bed: SshTestbed;
+const W1_KUBELET = "v1.35.1-custom.0+0123456789ab";
 let mainJs: string;
 let privateKey: string;
 
@@ -50,7 +51,14 @@ function diagnostics(step: StepResult): string {
 }
 
 beforeAll(async () => {
-  [bed, mainJs] = await Promise.all([createTestbed(["cp-1", "w-1"], { ssh: true }), bundledMain()]);
+  [bed, mainJs] = await Promise.all([
+    createTestbed(["cp-1", "w-1", "x-1"], {
+      ssh: true,
+      // w-1 runs a kubelet of its own build: the summary shows what it reports.
+      kubeletVersions: { "w-1": W1_KUBELET },
+    }),
+    bundledMain(),
+  ]);
   privateKey = await readFile(bed.hosts[0]!.ssh.privateKeyFile, "utf8");
 }, 180_000);
 
@@ -139,8 +147,8 @@ describe("action main step over SSH", () => {
     });
     if (step.code !== 0) throw new Error(diagnostics(step));
     runnerTemp = step.runnerTemp;
-    // No name input: the cluster is the file's "ci", the folder the default name's.
-    const stateDir = join(runnerTemp, "kubeforge-kubeforge");
+    // No name input: the cluster is the file's "ci", and so is the folder.
+    const stateDir = join(runnerTemp, "kubeforge-ci");
     const kubeconfig = join(stateDir, "admin.conf");
     expect(step.outputs.get("kubeconfig")).toBe(kubeconfig);
     expect(step.env.get("KUBECONFIG")).toBe(kubeconfig);
@@ -223,7 +231,9 @@ describe("action main step over SSH", () => {
         `<td>cp-1</td><td>control-plane</td><td>${bed.host("cp-1").address}</td><td>v1.35.0</td><td>init</td>`,
       ),
     );
-    expect(step.summary).toMatch(/<td>w-1<\/td><td>worker<\/td>.*<td>join<\/td>/);
+    expect(step.summary).toContain(
+      `<td>w-1</td><td>worker</td><td>${bed.host("w-1").address}</td><td>${W1_KUBELET}</td><td>join</td>`,
+    );
     expect(step.summary).toMatch(/<td>join workers<\/td><td>\d+\.\d s<\/td>/);
     expect(step.summary).toMatch(/<td>cp-1<\/td><td>certs<\/td><td>\d+\.\d s<\/td>/);
   });
@@ -255,25 +265,78 @@ describe("action main step over SSH", () => {
     }
   });
 
-  it("a run under another name gets its own folder; the first cluster's is untouched", async () => {
+  it("a second cluster in the same job, without a name input, gets a folder of its own", async () => {
+    const ciDir = join(runnerTemp, "kubeforge-ci");
+    const before = {
+      log: await readFile(join(ciDir, "kubeforge.log"), "utf8"),
+      admin: await readFile(join(ciDir, "admin.conf"), "utf8"),
+    };
     const other = await runStep(mainJs, {
+      runnerTemp,
+      inputs: {
+        cluster: clusterWithoutCredentials("other", [bed.host("x-1")], []),
+        "ssh-private-key": privateKey,
+        "ssh-host-key-fingerprints": fingerprints(),
+        "dry-run": "true",
+      },
+    });
+    if (other.code !== 0) throw new Error(diagnostics(other));
+    expect(other.state.get("state-dir")).toBe(join(runnerTemp, "kubeforge-other"));
+    expect(other.outputs.get("plan")).toBe(join(runnerTemp, "kubeforge-other", "plan.yaml"));
+    expect(await readFile(join(runnerTemp, "kubeforge-other", "kubeforge.log"), "utf8")).toMatch(
+      /cluster "other"/,
+    );
+    // The first cluster's files are untouched.
+    expect(await readFile(join(ciDir, "kubeforge.log"), "utf8")).toBe(before.log);
+    expect(await readFile(join(ciDir, "admin.conf"), "utf8")).toBe(before.admin);
+    expect(await readFile(join(ciDir, "admin.conf"), "utf8")).toBe(adminConf);
+  }, 180_000);
+
+  it("the same cluster again uses its folder; another cluster of the same name is refused", async () => {
+    const ciDir = join(runnerTemp, "kubeforge-ci");
+    const again = await runStep(mainJs, {
       runnerTemp,
       inputs: {
         cluster: clusterWithoutCredentials("ci", [bed.host("cp-1")], [bed.host("w-1")]),
         "ssh-private-key": privateKey,
         "ssh-host-key-fingerprints": fingerprints(),
         "dry-run": "true",
+      },
+    });
+    if (again.code !== 0) throw new Error(diagnostics(again));
+    expect(again.state.get("state-dir")).toBe(ciDir);
+    // The hosts carry cluster "ci" already: the plan has nothing to do on them.
+    const nodes = JSON.parse(again.outputs.get("nodes")!) as { action: string }[];
+    expect(nodes.map((n) => n.action)).toEqual(["none", "none"]);
+
+    const log = await readFile(join(ciDir, "kubeforge.log"), "utf8");
+    const clash = await runStep(mainJs, {
+      runnerTemp,
+      timeoutMs: 60_000,
+      inputs: {
+        // Named "ci" by the name input, but its first control plane is another host.
+        cluster: clusterWithoutCredentials("elsewhere", [bed.host("x-1")], []),
+        "ssh-private-key": privateKey,
+        "ssh-host-key-fingerprints": fingerprints(),
         name: "ci",
       },
     });
-    if (other.code !== 0) throw new Error(diagnostics(other));
-    expect(other.state.get("state-dir")).toBe(join(runnerTemp, "kubeforge-ci"));
-    // The hosts carry cluster "ci" already: the plan has nothing to do on them.
-    const nodes = JSON.parse(other.outputs.get("nodes")!) as { action: string }[];
-    expect(nodes.map((n) => n.action)).toEqual(["none", "none"]);
-    expect(await readFile(join(runnerTemp, "kubeforge-kubeforge", "admin.conf"), "utf8")).toBe(
-      adminConf,
-    );
+    expect(clash.code).toBe(1);
+    const errors = clash.stdout.split("\n").filter((l) => l.startsWith("::error::"));
+    expect(errors).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^::error::the folder ${ciDir} holds another cluster named "ci" \\(first control plane ssh://root@${bed.host("cp-1").ssh.host}:\\d+; .*give this step a different \`name\` input$`,
+        ),
+      ),
+    ]);
+    expect(clash.stdout).not.toContain("::group::"); // no host was contacted
+    expect(clash.state.has("state-dir")).toBe(false);
+    expect(clash.outputs.size).toBe(0);
+    // The folder's files are the first cluster's still.
+    expect(await readFile(join(ciDir, "kubeforge.log"), "utf8")).toBe(log);
+    expect(await readFile(join(ciDir, "admin.conf"), "utf8")).toBe(adminConf);
+    expect(await hostHasClusterFiles(bed.host("x-1"))).toEqual([]);
   }, 180_000);
 
   it("a failure: the step fails naming the host, records it for post and exits by itself", async () => {

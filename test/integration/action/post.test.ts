@@ -71,6 +71,8 @@ async function post(o: PostRun): Promise<StepResult & { diagDir: string }> {
     env: {
       "STATE_state-dir": stateDir,
       STATE_phase: "join",
+      // The main step reached both hosts.
+      "STATE_hosts-reached": "cp-1,w-1",
       ...(o.outcome ? { STATE_outcome: o.outcome } : {}),
       ...o.env,
     },

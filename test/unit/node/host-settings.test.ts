@@ -253,6 +253,26 @@ describe("prepareHostSettings", () => {
     expect(again.changed).toEqual([]);
   });
 
+  it("keeps swap on, fstab untouched, when the kubelet is to run with swap", async () => {
+    const fstab = "UUID=1234 / ext4 defaults 0 1\n/swapfile none swap sw 0 0\n";
+    await mkdir(join(root, "etc"), { recursive: true });
+    await writeFile(join(root, "etc/fstab"), fstab);
+    const k = kernel({ swaps: ["/swapfile\tfile\t4194300\t0\t-2"] });
+    const lines: string[] = [];
+    const r = await prepareHostSettings(node(k), {
+      allowInstall: false,
+      keepSwap: true,
+      log: (l) => lines.push(l),
+    });
+    expect(k.calls).not.toContain("swapoff -a");
+    expect(k.swaps).toHaveLength(1);
+    expect(r.changed.filter((c) => /swap/.test(c))).toEqual([]);
+    expect(await readFile(join(root, "etc/fstab"), "utf8")).toBe(fstab);
+    expect(lines).toContain(
+      "swap left on (/swapfile): the KubeletConfiguration sets failSwapOn: false",
+    );
+  });
+
   it("installs missing tools when allowed; an optional one that fails is a warning", async () => {
     const k = kernel({ tools: new Set(["iptables", "mount", "nsenter", "ethtool", "apt-get"]) });
     const lines: string[] = [];

@@ -1,11 +1,17 @@
 import { describe, expect, it } from "vitest";
 import {
+  artifactsOf,
+  customKubeletOf,
+  downloadPlan,
+  kubeletAllowsSwap,
   kubeletCgroupDriver,
+  type Downloads,
   nodeImages,
   sandboxImage,
 } from "../../../../src/cluster/up/prepare.js";
 import { defaultClusterSpec } from "../../../../src/config/cluster/defaults.js";
-import type { ClusterSpec } from "../../../../src/config/cluster/types.js";
+import type { ClusterNodeSpec, ClusterSpec } from "../../../../src/config/cluster/types.js";
+import type { FetchedArtifact } from "../../../../src/node/artifacts/fetch.js";
 import { releaseFor } from "../../../../src/config/versions.js";
 
 const V = "v1.35.2";
@@ -91,5 +97,74 @@ describe("kubeletCgroupDriver", () => {
         ),
       ),
     ).toBe("cgroupfs");
+  });
+});
+
+describe("kubeletAllowsSwap", () => {
+  const kubelet = (body: string) =>
+    `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n${body}`;
+
+  it("only a KubeletConfiguration with failSwapOn: false keeps swap on", () => {
+    expect(kubeletAllowsSwap(spec())).toBe(false);
+    expect(kubeletAllowsSwap(spec(kubelet("cgroupDriver: systemd\n")))).toBe(false);
+    expect(kubeletAllowsSwap(spec(kubelet("failSwapOn: true\n")))).toBe(false);
+    expect(
+      kubeletAllowsSwap(
+        spec(kubelet("failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n")),
+      ),
+    ).toBe(true);
+  });
+});
+
+describe("a custom kubelet on one node, the released one on another", () => {
+  const cp: ClusterNodeSpec = { name: "cp", role: "control-plane", host: "ssh://root@10.0.0.1" };
+  const w: ClusterNodeSpec = {
+    name: "w",
+    role: "worker",
+    host: "ssh://root@10.0.0.2",
+    kubeletBinary: "/ws/kubelet",
+  };
+  const artifact = (name: string, version: string, from: string): FetchedArtifact => ({
+    name,
+    version,
+    arch: "amd64",
+    path: from,
+    files: [{ from, to: `/usr/local/bin/${name}`, mode: 0o755 }],
+    sha256: "0".repeat(64),
+    source: from,
+  });
+  const official = [
+    artifact("kubelet", V, "/cache/kubelet"),
+    artifact("kubectl", V, "/cache/kubectl"),
+  ];
+  const custom = artifact("kubelet", "custom", "/ws/kubelet");
+  const s = { ...spec(), nodes: [cp, w] };
+
+  it("downloads the released kubelet too, and the custom one once", () => {
+    const plan = downloadPlan(s, [
+      { node: cp, arch: "x64" },
+      { node: w, arch: "x64" },
+    ]);
+    expect([...plan.arches]).toEqual([["amd64", { nodeArch: "x64", needsKubelet: true }]]);
+    expect(plan.sources).toEqual(["/ws/kubelet"]);
+    // Every node bringing its own: the released kubelet is not downloaded.
+    expect(downloadPlan(s, [{ node: w, arch: "x64" }]).arches.get("amd64")!.needsKubelet).toBe(
+      false,
+    );
+  });
+
+  it("installs the custom kubelet last on its node (it replaces the released one), only there", () => {
+    const downloads: Downloads = {
+      official: new Map([["amd64", official]]),
+      custom: new Map([["/ws/kubelet", custom]]),
+    };
+    expect(artifactsOf(s, downloads, cp, "x64")).toEqual(official);
+    expect(artifactsOf(s, downloads, w, "x64")).toEqual([...official, custom]);
+  });
+
+  it("a node's own kubeletBinary wins over the Cluster's", () => {
+    const withClusterWide = { ...s, kubeletBinary: "/ws/cluster-kubelet" };
+    expect(customKubeletOf(withClusterWide, cp)).toBe("/ws/cluster-kubelet");
+    expect(customKubeletOf(withClusterWide, w)).toBe("/ws/kubelet");
   });
 });
