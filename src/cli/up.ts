@@ -4,6 +4,7 @@ import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { down } from "../cluster/down.js";
+import { FleetError } from "../remote/fleet.js";
 import { up } from "../cluster/up/index.js";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
 import { resetNode } from "../cluster/up/reset-node.js";
@@ -112,16 +113,32 @@ export function registerUp(program: Command): void {
     .action(async (o: ClusterCommandOptions) => {
       const reporter = new TerminalReporter();
       const spec = await readSpec(o.file, reporter);
-      await down({ spec, connect: connector(spec, reporter), reporter, dryRun: o.dryRun === true });
-      if (o.dryRun) return;
-      const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
-      if (await stopTunnelProcess(tunnelStateFile(kubeconfigPath))) {
-        reporter.info("[down] the SSH tunnel to the API servers was stopped");
+      // Hosts that could not be reset are named at the end; the runner's side goes regardless.
+      let notAllReset: FleetError | undefined;
+      try {
+        await down({
+          spec,
+          connect: connector(spec, reporter),
+          reporter,
+          dryRun: o.dryRun === true,
+        });
+      } catch (e) {
+        if (!(e instanceof FleetError)) throw e;
+        notAllReset = e;
       }
-      await rm(kubeconfigPath, { force: true });
-      reporter.info(
-        `[down] Cluster "${spec.name}": every host was reset; ${kubeconfigPath} removed`,
-      );
+      if (!o.dryRun) {
+        const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
+        if (await stopTunnelProcess(tunnelStateFile(kubeconfigPath))) {
+          reporter.info("[down] the SSH tunnel to the API servers was stopped");
+        }
+        await rm(kubeconfigPath, { force: true });
+        if (!notAllReset) {
+          reporter.info(
+            `[down] Cluster "${spec.name}": every host was reset; ${kubeconfigPath} removed`,
+          );
+        }
+      }
+      if (notAllReset) throw notAllReset;
     });
 
   // Internal: the runner-side tunnel `up` starts (cluster/tunnel.ts); its spec arrives on stdin.

@@ -223,5 +223,6 @@ export function defaultInitConfig(docs: ConfigDocuments, ctx: DefaultingContext)
     kubeProxy,
     kubeletUserSupplied: docs.kubelet !== undefined,
     kubeProxyUserSupplied: docs.kubeProxy !== undefined,
+    ...(docs.v1beta3Documents?.length ? { v1beta3Documents: [...docs.v1beta3Documents] } : {}),
   };
 }

@@ -19,14 +19,16 @@ export function allKnownFeatureGates(): Record<string, boolean> {
 /**
  * Parses `--feature-gates "A=true,B=false"` as kubeadm's features.NewFeatureGate: blanks around
  * names and values are trimmed, empty items skipped, values are Go strconv.ParseBool forms.
- * `known` defaults to the gates of any supported release; the version-specific check happens
- * in validation once the Kubernetes version is known.
+ * kubeadm knows only its own version's gates, so names are checked against `release` (the
+ * version the command line pins) and its deprecated gates are warned about; a gate that
+ * graduated in that release passes, for validation to explain. Without a release (a label still
+ * to resolve) names are checked in validation, against the resolved version's gates.
  */
 export function parseFeatureGates(
   value: string,
-  opts: { known?: Record<string, boolean>; warn?: (msg: string) => void; flag?: string } = {},
+  opts: { release?: Release; warn?: (msg: string) => void; flag?: string } = {},
 ): Record<string, boolean> {
-  const known = opts.known ?? allKnownFeatureGates();
+  const { release } = opts;
   const flag = opts.flag ?? "--feature-gates";
   const gates: Record<string, boolean> = {};
   for (const item of value.split(",")) {
@@ -38,9 +40,10 @@ export function parseFeatureGates(
       );
     const name = item.slice(0, eq).trim();
     const text = item.slice(eq + 1).trim();
-    if (!(name in known)) {
+    const known = release ? name in release.featureGates : true;
+    if (!known && !release?.graduatedFeatureGates?.includes(name)) {
       throw new Error(
-        `${flag}: unknown feature gate "${name}"; known gates: ${Object.keys(known).sort().join(", ")}`,
+        `${flag}: unknown feature gate "${name}" for Kubernetes v1.${release!.minor}; known gates: ${Object.keys(release!.featureGates).sort().join(", ")}`,
       );
     }
     const parsed = parseGoBool(text);
@@ -50,7 +53,8 @@ export function parseFeatureGates(
       );
     }
     const deprecation = DEPRECATED_FEATURE_GATES[name];
-    if (deprecation) opts.warn?.(`Setting deprecated feature gate ${name}=${text}. ${deprecation}`);
+    if (deprecation && release && name in release.featureGates)
+      opts.warn?.(`Setting deprecated feature gate ${name}=${text}. ${deprecation}`);
     gates[name] = parsed;
   }
   return gates;

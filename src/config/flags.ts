@@ -3,6 +3,7 @@ import { normalizePreflightIgnores } from "./defaults.js";
 import { normalizeGoDuration } from "./duration.js";
 import { parseFeatureGates } from "./feature-gates.js";
 import type { ConfigDocuments, InitConfiguration, NodeRegistrationOptions } from "./types.js";
+import { DEFAULT_KUBERNETES_VERSION, pinnedRelease } from "./versions.js";
 
 // kubeadm's `init` flags and how they land in the configuration (kubeadm: cmd/init.go
 // newInitOptions/AddInitConfigFlags, cmd/options/token.go, and validation.go
@@ -207,10 +208,11 @@ export function applyInitFlags(
     cluster.controlPlaneEndpoint = flags.controlPlaneEndpoint;
   if (flags.imageRepository !== undefined) cluster.imageRepository = flags.imageRepository;
   if (flags.featureGates !== undefined) {
-    cluster.featureGates = parseFeatureGates(
-      flags.featureGates,
-      opts.warn ? { warn: opts.warn } : {},
-    );
+    const release = pinnedRelease(cluster.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION);
+    cluster.featureGates = parseFeatureGates(flags.featureGates, {
+      ...(release ? { release } : {}),
+      ...(opts.warn ? { warn: opts.warn } : {}),
+    });
   }
   return out;
 }

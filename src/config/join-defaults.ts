@@ -177,9 +177,12 @@ export type JoinInitContext = Pick<DefaultingContext, "resolved" | "kubeletResol
  * empty, defaulted InitConfiguration with the cluster's ClusterConfiguration and component
  * configs, dynamically defaulted, then this node's nodeRegistration and, for a control plane,
  * its localAPIEndpoint. Control-plane phases (certs, kubeconfig, manifests, etcd) and
- * kubelet-start read it. Its timeouts are kubeadm's defaults, as in kubeadm: join phases take
- * theirs from JoinConfig. No bootstrap tokens: join creates none. kubeletUserSupplied and
- * kubeProxyUserSupplied say whether the cluster had the ConfigMap (join uploads neither).
+ * kubelet-start read it. Its timeouts are the JoinConfiguration's: kubeadm join makes them the
+ * active timeouts (util/config prepareStaticVariables → SetActiveTimeouts) and every step of a
+ * joining control plane reads those — the static Pods' startup probes, the etcd and API calls,
+ * the waits — never InitCfg().Timeouts. No bootstrap tokens: join creates none.
+ * kubeletUserSupplied and kubeProxyUserSupplied say whether the cluster had the ConfigMap (join
+ * uploads neither).
  */
 export function joinInitConfig(
   cfg: JoinConfig,
@@ -209,5 +212,6 @@ export function joinInitConfig(
     ...(ctx.warn ? { warn: ctx.warn } : {}),
   });
   initCfg.init.bootstrapTokens = [];
+  initCfg.init.timeouts = { ...cfg.join.timeouts };
   return initCfg;
 }

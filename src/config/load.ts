@@ -12,7 +12,8 @@ import {
   KUBELET_CONFIG_API,
   KUBE_PROXY_CONFIG_API,
 } from "./types.js";
-import { parseYAMLDocuments } from "./yaml.js";
+import { pinnedRelease } from "./versions.js";
+import { parseYAMLDocumentsWithText } from "./yaml.js";
 import { childPath, describeValue, isMapping } from "./values.js";
 
 // Reading a `--config` file: a multi-document YAML stream, each document routed by apiVersion
@@ -257,11 +258,43 @@ function zeroValue(field: Field): unknown {
   }
 }
 
+/** The child of a failsafe-parsed value (see parseYAMLDocumentsWithText), when it has one. */
+function rawChild(raw: unknown, key: string | number): unknown {
+  if (typeof key === "number") return Array.isArray(raw) ? raw[key] : undefined;
+  return isMapping(raw) ? raw[key] : undefined;
+}
+
+/**
+ * A boolean or number where kubeadm's type has a string. kubeadm decodes its documents with the
+ * API machinery's universal decoder, whose YAML serializer converts YAML to JSON without the
+ * target type (apimachinery runtime/serializer/json Decode: yaml.YAMLToJSON(data)), so `yes`
+ * stays a JSON true and `0644` the number 420, and encoding/json then fails: "json: cannot
+ * unmarshal bool into Go struct field ... of type string" (kubeadm's documentMapToInitConfiguration
+ * and kubernetes/website#15171, where `extraArgs` with an unquoted boolean stopped kubeadm init).
+ */
+function unquotedScalarProblem(value: number | boolean, raw: unknown, path: string): string {
+  const written = typeof raw === "string" ? raw : String(value);
+  const read =
+    typeof value === "boolean"
+      ? `the boolean ${value}`
+      : written === String(value)
+        ? "a number"
+        : `the number ${value}`;
+  return `field "${path}" must be a string, but ${written} is read as ${read} by Kubernetes' YAML rules; quote it: "${written}"`;
+}
+
 /**
  * Decodes `value` against `field`, collecting problems as "<path> ..." fragments. A null field
- * is absent, as encoding/json leaves it at its zero value.
+ * is absent, as encoding/json leaves it at its zero value. `raw` is the same value with its
+ * scalars as written, for messages.
  */
-function decodeField(value: unknown, field: Field, path: string, problems: string[]): unknown {
+function decodeField(
+  value: unknown,
+  field: Field,
+  path: string,
+  problems: string[],
+  raw?: unknown,
+): unknown {
   if (value === null || value === undefined) return undefined;
   const typeError = (expected: string) => {
     problems.push(`field "${path}" must be ${expected}, got ${describeValue(value)}`);
@@ -271,10 +304,11 @@ function decodeField(value: unknown, field: Field, path: string, problems: strin
     case "any":
       return value;
     case "string":
-      // sigs.k8s.io/yaml turns a scalar into a string when the Go field is a string
-      // (yamlToJSON's jsonTarget), so `name: 1234` and `value: true` are accepted.
       if (typeof value === "string") return value;
-      if (typeof value === "number" || typeof value === "boolean") return String(value);
+      if (typeof value === "number" || typeof value === "boolean") {
+        problems.push(unquotedScalarProblem(value, raw, path));
+        return undefined;
+      }
       return typeError("a string");
     case "bool":
       return typeof value === "boolean" ? value : typeError("true or false");
@@ -299,13 +333,13 @@ function decodeField(value: unknown, field: Field, path: string, problems: strin
       return value.map((item, i) =>
         item === null
           ? zeroValue(field.of)
-          : decodeField(item, field.of, childPath(path, i), problems),
+          : decodeField(item, field.of, childPath(path, i), problems, rawChild(raw, i)),
       );
     case "map": {
       if (!isMapping(value)) return typeError("a mapping");
       const out: Record<string, unknown> = {};
       for (const [k, v] of Object.entries(value)) {
-        const decoded = decodeField(v, field.of, childPath(path, k), problems);
+        const decoded = decodeField(v, field.of, childPath(path, k), problems, rawChild(raw, k));
         if (decoded !== undefined) out[k] = decoded;
       }
       return out;
@@ -319,7 +353,7 @@ function decodeField(value: unknown, field: Field, path: string, problems: strin
           problems.push(`unknown field "${childPath(path, k)}"`);
           continue;
         }
-        const decoded = decodeField(v, sub, childPath(path, k), problems);
+        const decoded = decodeField(v, sub, childPath(path, k), problems, rawChild(raw, k));
         if (decoded !== undefined) out[k] = decoded;
       }
       return out;
@@ -332,13 +366,15 @@ interface RawDocument {
   apiVersion: string;
   kind: string;
   body: Record<string, unknown>;
+  /** The body with every scalar as written (for messages). */
+  text: unknown;
 }
 
 function splitDocuments(text: string, source: string, problems: string[]): RawDocument[] {
-  const docs = parseYAMLDocuments(text, source);
+  const docs = parseYAMLDocumentsWithText(text, source);
   if (docs.length === 0) problems.push(`${source}: the file holds no YAML document`);
   const out: RawDocument[] = [];
-  docs.forEach((doc, i) => {
+  docs.forEach(({ value: doc, raw }, i) => {
     const where = `${source}: document ${i + 1}`;
     if (!isMapping(doc)) {
       problems.push(`${where} is ${describeValue(doc)}, not a mapping with apiVersion and kind`);
@@ -356,7 +392,13 @@ function splitDocuments(text: string, source: string, problems: string[]): RawDo
       );
       return;
     }
-    out.push({ index: i + 1, apiVersion: apiVersion as string, kind: kind as string, body: doc });
+    out.push({
+      index: i + 1,
+      apiVersion: apiVersion as string,
+      kind: kind as string,
+      body: doc,
+      text: raw,
+    });
   });
   return out;
 }
@@ -368,7 +410,10 @@ function decodeKubeadm(
   problems: string[],
 ): Record<string, unknown> {
   const fieldProblems: string[] = [];
-  const decoded = decodeField(doc.body, schema, "", fieldProblems) as Record<string, unknown>;
+  const decoded = decodeField(doc.body, schema, "", fieldProblems, doc.text) as Record<
+    string,
+    unknown
+  >;
   for (const p of fieldProblems) problems.push(`${source}: ${doc.kind}: ${p}`);
   const { apiVersion: _a, kind: _k, ...rest } = decoded;
   return rest;
@@ -384,6 +429,7 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
   const raw = splitDocuments(text, source, problems);
   const result: ConfigDocuments = { ignoredKinds: [] };
   const warnings: string[] = [];
+  const v1beta3Documents: string[] = [];
   const seen = new Map<string, string>();
   let timeoutForControlPlane: string | undefined;
   let v1beta3Init: Record<string, unknown> | undefined;
@@ -424,7 +470,9 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
       }
       const body = decodeKubeadm(doc, schema, source, problems);
       if (apiVersion === KUBEADM_V1BETA3) {
-        // kubeadm: util/config ValidateSupportedVersion warns about deprecated API versions.
+        v1beta3Documents.push(`${source}: ${kind}`);
+        // kubeadm: util/config ValidateSupportedVersion warns about deprecated API versions
+        // (once per document, as kubeadm); versions without v1beta3 are refused in validation.
         warnings.push(
           `${source}: ${kind} uses the deprecated API version ${KUBEADM_V1BETA3}; "kubeadm config migrate" writes it as ${KUBEADM_V1BETA4}`,
         );
@@ -468,6 +516,15 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
     result.init = { timeouts: { controlPlaneComponentHealthCheck: timeoutForControlPlane } };
   }
   if (problems.length > 0) throw new ConfigError(problems);
+  if (v1beta3Documents.length > 0) {
+    result.v1beta3Documents = v1beta3Documents;
+    // A file pinning a version whose kubeadm no longer reads v1beta3 gets validation's error
+    // for each document, not first a deprecation warning for something that is refused.
+    const pinned = pinnedRelease(result.cluster?.kubernetesVersion ?? "");
+    if (pinned && !pinned.behaviour.kubeadmAPIV1beta3) {
+      warnings.splice(0, warnings.length, ...warnings.filter((w) => !w.includes(KUBEADM_V1BETA3)));
+    }
+  }
   if (warnings.length > 0) result.warnings = warnings;
   return result;
 }

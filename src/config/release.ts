@@ -26,8 +26,13 @@ export interface Release {
 export interface ReleaseBehaviour {
   /** Static pod probes use the named container port "probe-port" (1.34+) instead of numbers. */
   probeNamedPort: boolean;
-  /** O= of apiserver-kubelet-client ("kubeadm:cluster-admins" 1.29–1.36; none in 1.37). */
-  apiserverKubeletClientOrganization: string | undefined;
+  /**
+   * The first patch of this minor whose kubeadm authorizes the API server's kubelet client
+   * through the ClusterRoleBinding kubeadm:apiserver-kubelet-client (to system:kubelet-api-admin)
+   * instead of O=kubeadm:cluster-admins in apiserver-kubelet-client.crt (kubernetes/kubernetes
+   * #138957, cherry-picked into 1.33–1.36 patches). Read through kubeletClientUsesRBAC().
+   */
+  kubeletAPIAdminBindingSince: string;
   /** kubeadm-flags.env carries --pod-infra-container-image. */
   podInfraContainerImageFlag: boolean;
   /** Name of the kubelet-finalize sub-phase. */
@@ -55,6 +60,10 @@ export interface ReleaseBehaviour {
   kubeProxySNATNodeInternalIP: boolean;
   /** kubeadm knows the "kubeproxydaemonset" patch target (kubernetes/kubernetes#138090). */
   kubeProxyDaemonSetPatchTarget: boolean;
+  /** kubeadm still reads kubeadm.k8s.io/v1beta3 (removed in 1.37, kubernetes/kubernetes#136016). */
+  kubeadmAPIV1beta3: boolean;
+  /** encryptionAlgorithm may be ECDSA-P384 (added in 1.34, kubernetes/kubernetes#131677). */
+  encryptionAlgorithmECDSAP384: boolean;
 }
 
 /** Kubernetes version a config asks for: an exact version or a label still to resolve. */

@@ -221,6 +221,11 @@ export interface ConfigDocuments {
   ignoredKinds: string[];
   /** Warnings kubeadm would print while loading (deprecated API versions...). */
   warnings?: string[];
+  /**
+   * The kubeadm.k8s.io/v1beta3 documents read ("<file>: <Kind>"), converted to v1beta4: valid
+   * only for Kubernetes versions whose kubeadm still reads v1beta3 (validation decides).
+   */
+  v1beta3Documents?: string[];
 }
 
 type Required2<T> = { [K in keyof T]-?: NonNullable<T[K]> };
@@ -275,6 +280,8 @@ export interface InitConfig {
   /** True when the user supplied the component config (no component-config hash annotation). */
   kubeletUserSupplied: boolean;
   kubeProxyUserSupplied: boolean;
+  /** ConfigDocuments.v1beta3Documents, for validation against the resolved version. */
+  v1beta3Documents?: string[];
 }
 
 /**

@@ -468,10 +468,17 @@ function checkCluster(cl: ClusterConfiguration, release: Release | undefined, ou
     out.push(`${p}.imageRepository: ${q(cl.imageRepository)} is not a valid image repository`);
   }
   checkEtcd(cl, out);
-  if (cl.encryptionAlgorithm && !ENCRYPTION_ALGORITHMS.includes(cl.encryptionAlgorithm)) {
-    out.push(
-      `${p}.encryptionAlgorithm: ${q(cl.encryptionAlgorithm)} is not supported (one of ${ENCRYPTION_ALGORITHMS.join(", ")})`,
+  if (cl.encryptionAlgorithm) {
+    // ECDSA-P384 came with kubeadm 1.34 (kubernetes/kubernetes#131677); 1.33 refuses it.
+    const algorithms = ENCRYPTION_ALGORITHMS.filter(
+      (a) => a !== "ECDSA-P384" || release?.behaviour.encryptionAlgorithmECDSAP384 !== false,
     );
+    if (!algorithms.includes(cl.encryptionAlgorithm)) {
+      const where = release ? ` for Kubernetes v1.${release.minor}` : "";
+      out.push(
+        `${p}.encryptionAlgorithm: ${q(cl.encryptionAlgorithm)} is not supported${where} (one of ${algorithms.join(", ")})`,
+      );
+    }
   }
   for (const k of ["certificateValidityPeriod", "caCertificateValidityPeriod"] as const) {
     checkDuration(cl[k], `${p}.${k}`, out);
@@ -498,6 +505,23 @@ function checkInit(init: InitConfiguration, out: Problems, defaulted: boolean): 
 
 // ---- public API -------------------------------------------------------------------------------
 
+/**
+ * kubeadm.k8s.io/v1beta3 documents ("<file>: <Kind>", ConfigDocuments.v1beta3Documents) for a
+ * release whose kubeadm no longer reads them: kubernetes/kubernetes#136016 removed v1beta3 in
+ * 1.37 (CHANGELOG-1.37, v1.37.0-alpha.1), and kubeadm refuses an "old API spec" naming the
+ * kubeadm that can still migrate it (util/config ValidateSupportedVersion, oldKnownAPIVersions).
+ */
+export function removedAPIVersionProblems(
+  v1beta3Documents: readonly string[] | undefined,
+  release: Release | undefined,
+): string[] {
+  if (!release || release.behaviour.kubeadmAPIV1beta3) return [];
+  return (v1beta3Documents ?? []).map(
+    (doc) =>
+      `${doc} uses kubeadm.k8s.io/v1beta3, which kubeadm no longer reads from Kubernetes v1.37 (v1.${release.minor} here); write it as kubeadm.k8s.io/v1beta4 ("kubeadm config migrate" of kubeadm v1.36 converts it)`,
+  );
+}
+
 /** Every problem in a defaulted init configuration (kubeadm ValidateInitConfiguration). */
 export function validateInitConfig(cfg: InitConfig): string[] {
   const out: Problems = [];
@@ -509,6 +533,7 @@ export function validateInitConfig(cfg: InitConfig): string[] {
   }
   checkInit(cfg.init, out, true);
   checkCluster(cfg.cluster, release, out);
+  out.push(...removedAPIVersionProblems(cfg.v1beta3Documents, release));
   // The advertise address family must match a service family, or the API server cannot
   // serve the kubernetes Service (kube-apiserver refuses to start).
   const family = ipFamily(cfg.init.localAPIEndpoint.advertiseAddress);
@@ -646,6 +671,7 @@ export function validateConfigDocuments(docs: ConfigDocuments): string[] {
   }
   if (docs.init) checkInit(docs.init, out, false);
   if (docs.cluster) checkCluster(docs.cluster, release, out);
+  out.push(...removedAPIVersionProblems(docs.v1beta3Documents, release));
   if (docs.join) out.push(...validateJoinConfiguration(docs.join));
   return out;
 }

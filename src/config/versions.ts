@@ -9,7 +9,6 @@ import type { Release, ResolvedVersion } from "./release.js";
 // Image tags are kubeadm's constants.go of the matching release branch: SupportedEtcdVersion
 // [minor], CoreDNSVersion, PauseVersion.
 
-const ADMINS_GROUP = "kubeadm:cluster-admins";
 // kubeadm: phases/kubelet-finalize (renamed from experimental-cert-rotation before 1.33).
 const FINALIZE_SUBPHASE = "enable-client-cert-rotation";
 
@@ -33,7 +32,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: false, // [O] v1.33.0 manifests use numeric probe ports
-      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      kubeletAPIAdminBindingSince: "v1.33.12", // kubernetes/kubernetes#138957 cherry-pick
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: true,
@@ -42,6 +41,9 @@ export const RELEASES: readonly Release[] = [
       coreDNSNamedProbePorts: false,
       kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: false,
+      // ECDSA-P384 arrived in v1.34.0-alpha.1 (kubernetes/kubernetes#131677, CHANGELOG-1.34).
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: false,
     },
   },
   {
@@ -60,7 +62,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: true, // [S:DW] constant ProbePort = "probe-port"
-      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      kubeletAPIAdminBindingSince: "v1.34.8", // kubernetes/kubernetes#138957 cherry-pick
       // kubernetes/kubernetes#133778 (merged 2025-08-29, after v1.34.0) stopped writing it.
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
@@ -70,6 +72,8 @@ export const RELEASES: readonly Release[] = [
       coreDNSNamedProbePorts: true,
       kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: false,
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
   {
@@ -89,7 +93,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: true,
-      apiserverKubeletClientOrganization: ADMINS_GROUP,
+      kubeletAPIAdminBindingSince: "v1.35.5", // kubernetes/kubernetes#138957 cherry-pick
       // kubernetes/kubernetes#133778: kubeadm no longer passes --pod-infra-container-image;
       // the kubelet flag itself was removed in 1.35 (kubernetes/kubernetes#133779).
       podInfraContainerImageFlag: false,
@@ -99,6 +103,8 @@ export const RELEASES: readonly Release[] = [
       coreDNSNamedProbePorts: true,
       kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: false,
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
   {
@@ -119,7 +125,7 @@ export const RELEASES: readonly Release[] = [
     },
     behaviour: {
       probeNamedPort: true,
-      apiserverKubeletClientOrganization: ADMINS_GROUP, // [K] still set up to 1.36
+      kubeletAPIAdminBindingSince: "v1.36.1", // kubernetes/kubernetes#138957 cherry-pick
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
@@ -128,6 +134,8 @@ export const RELEASES: readonly Release[] = [
       kubeProxySNATNodeInternalIP: false,
       // [M] kubernetes/kubernetes#138090 merged 2026-03-30, reviewers aimed at the 1.36 docs.
       kubeProxyDaemonSetPatchTarget: true,
+      kubeadmAPIV1beta3: true,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
   {
@@ -147,8 +155,7 @@ export const RELEASES: readonly Release[] = [
     graduatedFeatureGates: ["NodeLocalCRISocket"],
     behaviour: {
       probeNamedPort: true,
-      // [K commit 7c45f45]: 1.37 drops O= and binds the user through a ClusterRoleBinding.
-      apiserverKubeletClientOrganization: undefined,
+      kubeletAPIAdminBindingSince: "v1.37.0", // kubernetes/kubernetes#138957 (master)
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
@@ -159,6 +166,10 @@ export const RELEASES: readonly Release[] = [
       // kube-proxy falls back to lenient decoding for v1alpha1 [M]: a wrong guess logs a warning.
       kubeProxySNATNodeInternalIP: true,
       kubeProxyDaemonSetPatchTarget: true,
+      // kubernetes/kubernetes#136016 removed v1beta3 and PublicKeysECDSA: CHANGELOG-1.37
+      // (v1.37.0-alpha.1, "Changelog since v1.36.0").
+      kubeadmAPIV1beta3: false,
+      encryptionAlgorithmECDSAP384: true,
     },
   },
 ];
@@ -213,6 +224,33 @@ export function releaseFor(version: string): Release {
   return release;
 }
 
+/**
+ * Whether kubeadm of `version` (exact, "v1.35.5") gives kube-apiserver's kubelet client its
+ * rights through the ClusterRoleBinding kubeadm:apiserver-kubelet-client (User
+ * kube-apiserver-kubelet-client → ClusterRole system:kubelet-api-admin, created in the
+ * bootstrap-token phase) and leaves O out of apiserver-kubelet-client.crt. Before, the
+ * certificate carried O=kubeadm:cluster-admins. kubernetes/kubernetes#138957 made the change on
+ * master (1.37) and its cherry-picks #138958 (1.36), #138959 (1.35), #138960 (1.34), #138964
+ * (1.33) shipped in v1.36.1, v1.35.5, v1.34.8 and v1.33.12 (cluster-api's troubleshooting
+ * guide, which names those patches; kubernetes/kubeadm#3310). A pre-release of the first such
+ * patch counts as before it.
+ */
+export function kubeletClientUsesRBAC(version: string, release: Release): boolean {
+  const parse = (v: string) => {
+    const m = EXACT_VERSION.exec(v.trim());
+    return m
+      ? { n: [Number(m[1]), Number(m[2]), Number(m[3])], pre: m[4]?.startsWith("-") }
+      : undefined;
+  };
+  const have = parse(version);
+  const since = parse(release.behaviour.kubeletAPIAdminBindingSince)!;
+  if (!have) return false;
+  for (let i = 0; i < 3; i++) {
+    if (have.n[i]! !== since.n[i]!) return have.n[i]! > since.n[i]!;
+  }
+  return !have.pre;
+}
+
 export interface ResolveOptions {
   /** The fetch to use (tests inject one; default: the global fetch). */
   fetch?: typeof fetch;
@@ -223,7 +261,13 @@ export interface ResolveOptions {
   warn?: (msg: string) => void;
   /** Environment to read KUBEFORGE_RELEASE_BASE_URL from; default process.env. */
   env?: Record<string, string | undefined>;
+  /** Where the version was given, to start errors with (default: the kubeadm field and flag). */
+  field?: string;
 }
+
+/** kubeadm's field for the version and the `init` flag that sets it. */
+export const KUBERNETES_VERSION_FIELD =
+  "ClusterConfiguration.kubernetesVersion (--kubernetes-version)";
 
 function normalizeExact(text: string): string | undefined {
   return EXACT_VERSION.test(text) ? (text.startsWith("v") ? text : `v${text}`) : undefined;
@@ -261,6 +305,24 @@ export function kubernetesVersionProblem(spec: string): string | undefined {
   }
 }
 
+/**
+ * The table row a version spec fixes before anything is fetched: an exact version ("v1.37.1")
+ * or a label pinned to a minor ("stable-1.37"); undefined for "stable", "stable-1", "latest",
+ * anything outside the table or not a version (resolution reports those).
+ */
+export function pinnedRelease(spec: string): Release | undefined {
+  const text = spec.trim();
+  const label = text.replace(/^release\//, "");
+  const pinned = RELEASE_LABEL.test(label) ? /-1\.([0-9]+)$/.exec(label) : null;
+  const version = normalizeExact(text) ?? (pinned ? `v1.${pinned[1]}` : undefined);
+  if (!version) return undefined;
+  try {
+    return releaseFor(version);
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a label means when it cannot be fetched: the table's answer to it. */
 function offlineAnswer(label: string): Release {
   const pinned = /-(1)\.([0-9]+)$/.exec(label);
@@ -287,6 +349,17 @@ export async function resolveKubernetesVersion(
   spec: string,
   opts: ResolveOptions = {},
 ): Promise<ResolvedVersion> {
+  try {
+    return await resolveVersion(spec, opts);
+  } catch (e) {
+    // The problem is in what the user wrote: name where, as validation does.
+    throw new Error(`${opts.field ?? KUBERNETES_VERSION_FIELD}: ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+}
+
+async function resolveVersion(spec: string, opts: ResolveOptions): Promise<ResolvedVersion> {
   const text = spec.trim();
   const exact = normalizeExact(text);
   if (exact) return { version: exact, release: releaseFor(exact), source: `${exact} as given` };

@@ -122,6 +122,29 @@ export function parseYAMLDocuments(text: string, source: string): unknown[] {
   }
 }
 
+/**
+ * The documents of parseYAMLDocuments, each with the same document read with every scalar kept
+ * as its source text (YAML's failsafe schema): `raw` says what the user wrote where `value`
+ * holds what Kubernetes' YAML rules made of it (`0644` → 420), for messages.
+ */
+export function parseYAMLDocumentsWithText(
+  text: string,
+  source: string,
+): { value: unknown; raw: unknown }[] {
+  // Parsing with Kubernetes' rules first reports malformed YAML with its line.
+  parseYAMLDocuments(text, source);
+  const typed = loadAll(text, { schema: KUBERNETES_YAML_SCHEMA, filename: source });
+  let raw: unknown[] = [];
+  try {
+    raw = loadAll(text, { schema: FAILSAFE_SCHEMA, filename: source });
+  } catch {
+    // Only used for messages: without it they show the converted value.
+  }
+  return typed
+    .map((value, i) => ({ value, raw: raw.length === typed.length ? raw[i] : undefined }))
+    .filter((d) => d.value !== null && d.value !== undefined);
+}
+
 /** One YAML document, as Go's sigs.k8s.io/yaml would print the same object. */
 export function toYAML(value: unknown, opts: { sortKeys?: boolean } = {}): string {
   return dump(value, {

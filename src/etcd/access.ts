@@ -15,13 +15,28 @@ export interface StackedEtcdJoin {
   log: (line: string) => void;
 }
 
+/**
+ * How long kubeadm's etcd client retries (util/etcd reads kubeadm's active timeouts, which a join
+ * takes from its JoinConfiguration): finding the etcd endpoints in the etcd Pods' annotations
+ * (timeouts.kubernetesAPICall) and each etcd call (timeouts.etcdAPICall).
+ */
+export interface StackedEtcdTimeouts {
+  kubernetesAPICallMs: number;
+  etcdAPICallMs: number;
+}
+
 export interface StackedEtcdAccess {
   /** kubeadm's CheckLocalEtcdClusterStatus. */
-  checkClusterHealth(admin: KubeClient, tls: EtcdTLSCredentials): Promise<void>;
+  checkClusterHealth(
+    admin: KubeClient,
+    tls: EtcdTLSCredentials,
+    timeouts: StackedEtcdTimeouts,
+  ): Promise<void>;
   /** kubeadm's CreateStackedEtcdStaticPodManifestFile: add as learner, manifest, promote, wait. */
   joinMember(
     admin: KubeClient,
     tls: EtcdTLSCredentials,
+    timeouts: StackedEtcdTimeouts,
     join: StackedEtcdJoin,
   ): Promise<EtcdMember[]>;
 }
@@ -31,14 +46,18 @@ export interface StackedEtcdAccess {
  * client URLs are the cluster network's addresses). No route: directly.
  */
 export function stackedEtcdThrough(route?: Route): StackedEtcdAccess {
-  const opts = route ? { route } : {};
+  const options = (t: StackedEtcdTimeouts) => ({
+    ...(route ? { route } : {}),
+    apiCallTimeoutMs: t.etcdAPICallMs,
+    discovery: { timeoutMs: t.kubernetesAPICallMs },
+  });
   return {
-    async checkClusterHealth(admin, tls) {
-      const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls, opts);
+    async checkClusterHealth(admin, tls, timeouts) {
+      const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls, options(timeouts));
       await cluster.checkClusterHealth();
     },
-    async joinMember(admin, tls, join) {
-      const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls, opts);
+    async joinMember(admin, tls, timeouts, join) {
+      const cluster = await EtcdCluster.fromPods(etcdPodLister(admin), tls, options(timeouts));
       return joinStackedEtcdMember(cluster, join);
     },
   };
@@ -53,7 +72,7 @@ export function dryRunStackedEtcd(log: (line: string) => void): StackedEtcdAcces
       log("[dryrun] Would check that the etcd cluster is healthy");
       return Promise.resolve();
     },
-    async joinMember(_admin, _tls, join) {
+    async joinMember(_admin, _tls, _timeouts, join) {
       log(
         `[dryrun] Would add etcd member ${join.nodeName} (${join.peerURL}) as a learner, then promote it`,
       );

@@ -1,6 +1,12 @@
 import { readFile as readLocalFile } from "node:fs/promises";
 import { posix } from "node:path";
-import { HttpMethod, KubeConfig } from "@kubernetes/client-node";
+import {
+  ApiException,
+  createConfiguration,
+  HttpMethod,
+  KubeConfig,
+  KubernetesObjectApi,
+} from "@kubernetes/client-node";
 import type {
   Cluster,
   Configuration,
@@ -18,9 +24,10 @@ import {
   apiErrorFromNetwork,
   apiErrorFromResponse,
   operationOf,
+  UnservedKindError,
   type ApiOperation,
 } from "./errors.js";
-import { collectionPath, objectPath, resourceFor } from "./resources.js";
+import { collectionPathOf, knownResource, objectPathOf, type ResourceInfo } from "./resources.js";
 import type {
   KubeClient,
   KubeObject,
@@ -32,8 +39,9 @@ import type {
 
 // KubeClient over @kubernetes/client-node: its KubeConfig turns the kubeconfig's TLS settings and
 // credentials into each request (client certificate, bearer token, CA, insecure-skip-tls-verify)
-// and its HTTP library sends it. Paths come from our resource table (no discovery round trips),
-// bodies go out and come back as plain JSON: client-node's typed (de)serializers would turn
+// and its HTTP library sends it. Paths come from our resource table (no discovery round trips);
+// kinds outside it (a user's manifest) from the server's discovery through client-node's
+// KubernetesObjectApi, which caches each group version's resource list. Bodies go out and come back as plain JSON: client-node's typed (de)serializers would turn
 // timestamps into Date objects and drop fields its models do not know.
 
 export interface KubeClientOptions {
@@ -59,6 +67,13 @@ export interface KubeClientOptions {
 }
 
 const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
+
+/** Exposes KubernetesObjectApi's discovery lookup (kind → resource name and scope). */
+class ResourceDiscovery extends KubernetesObjectApi {
+  find(apiVersion: string, kind: string) {
+    return this.resource(apiVersion, kind);
+  }
+}
 
 const PATCH_CONTENT_TYPES: Record<PatchType, string> = {
   strategic: "application/strategic-merge-patch+json",
@@ -224,6 +239,7 @@ class RoutedKubeConfig extends KubeConfig {
 class KubeConfigClient implements KubeClient {
   private readonly configuration: Configuration;
   private dispatcher: Dispatcher;
+  private discovery: ResourceDiscovery | undefined;
 
   constructor(
     private readonly kc: KubeConfig,
@@ -232,6 +248,53 @@ class KubeConfigClient implements KubeClient {
     private readonly requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
   ) {
     this.configuration = kc.makeApiClient(ConfigurationHolder).configuration;
+  }
+
+  async resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    const known = knownResource(apiVersion, kind);
+    if (known) return known;
+    // Discovery requests get the same bound and connection pool as every other request.
+    this.discovery ??= new ResourceDiscovery(
+      createConfiguration({
+        baseServer: this.configuration.baseServer,
+        authMethods: { default: this.kc },
+        promiseMiddleware: [
+          {
+            pre: (ctx) => {
+              if (this.dispatcher !== undefined) ctx.setDispatcher(this.dispatcher);
+              ctx.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
+              return Promise.resolve(ctx);
+            },
+            post: (res) => Promise.resolve(res),
+          },
+        ],
+      }),
+    );
+    const op: ApiOperation = { verb: "getRaw", path: discoveryPath(apiVersion) };
+    let found: Awaited<ReturnType<ResourceDiscovery["find"]>>;
+    try {
+      found = await this.discovery.find(apiVersion, kind);
+    } catch (e) {
+      if (!(e instanceof ApiException))
+        throw apiErrorFromNetwork(op, this.server, e, this.requestTimeoutMs);
+      // A group version the server does not serve at all: 404.
+      if (e.code !== 404) {
+        const body = typeof e.body === "string" ? e.body : JSON.stringify(e.body ?? "");
+        throw apiErrorFromResponse(op, e.code, body, this.server);
+      }
+      found = undefined;
+    }
+    // Subresources ("pods/status") share their parent's kind in discovery.
+    if (!found || found.name.includes("/"))
+      throw new UnservedKindError(apiVersion, kind, this.server);
+    const slash = apiVersion.indexOf("/");
+    return {
+      kind,
+      group: slash < 0 ? "" : apiVersion.slice(0, slash),
+      version: slash < 0 ? apiVersion : apiVersion.slice(slash + 1),
+      plural: found.name,
+      namespaced: found.namespaced,
+    };
   }
 
   /** One request; rejects with an ApiError only when no response arrived. */
@@ -295,7 +358,8 @@ class KubeConfigClient implements KubeClient {
   }
 
   async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
-    return await this.call<T>(operationOf("get", ref), HttpMethod.GET, objectPath(ref));
+    const path = objectPathOf(await this.resource(ref.apiVersion, ref.kind), ref);
+    return await this.call<T>(operationOf("get", ref), HttpMethod.GET, path);
   }
 
   async list<T extends KubeObject = KubeObject>(
@@ -309,10 +373,11 @@ class KubeConfigClient implements KubeClient {
       ...(opts.namespace ? { namespace: opts.namespace } : {}),
       ...(opts.labelSelector ? { labelSelector: opts.labelSelector } : {}),
     };
+    const info = await this.resource(apiVersion, kind);
     const list = await this.call<{ items?: T[] | null }>(
       op,
       HttpMethod.GET,
-      collectionPath(apiVersion, kind, opts.namespace),
+      collectionPathOf(info, opts.namespace),
       { query: { labelSelector: opts.labelSelector, fieldSelector: opts.fieldSelector } },
     );
     // List items come without apiVersion and kind (the List carries them).
@@ -322,7 +387,8 @@ class KubeConfigClient implements KubeClient {
   async create<T extends KubeObject>(obj: T): Promise<T> {
     const { apiVersion, kind } = obj;
     const { name, namespace } = obj.metadata;
-    if (resourceFor(apiVersion, kind).namespaced && !namespace) {
+    const info = await this.resource(apiVersion, kind);
+    if (info.namespaced && !namespace) {
       throw new Error(`${kind} "${name}" needs a namespace: ${kind} is namespaced`);
     }
     const op = operationOf("create", {
@@ -331,14 +397,15 @@ class KubeConfigClient implements KubeClient {
       name,
       ...(namespace ? { namespace } : {}),
     });
-    return await this.call<T>(op, HttpMethod.POST, collectionPath(apiVersion, kind, namespace), {
+    return await this.call<T>(op, HttpMethod.POST, collectionPathOf(info, namespace), {
       body: obj,
     });
   }
 
   async update<T extends KubeObject>(obj: T): Promise<T> {
     const ref = refOfObject(obj);
-    return await this.call<T>(operationOf("update", ref), HttpMethod.PUT, objectPath(ref), {
+    const path = objectPathOf(await this.resource(ref.apiVersion, ref.kind), ref);
+    return await this.call<T>(operationOf("update", ref), HttpMethod.PUT, path, {
       body: obj,
     });
   }
@@ -348,20 +415,26 @@ class KubeConfigClient implements KubeClient {
     patch: unknown,
     type: PatchType,
   ): Promise<T> {
-    return await this.call<T>(operationOf("patch", ref), HttpMethod.PATCH, objectPath(ref), {
+    const path = objectPathOf(await this.resource(ref.apiVersion, ref.kind), ref);
+    return await this.call<T>(operationOf("patch", ref), HttpMethod.PATCH, path, {
       body: patch,
       contentType: PATCH_CONTENT_TYPES[type],
     });
   }
 
   async delete(ref: ObjectRef): Promise<void> {
-    await this.call<unknown>(operationOf("delete", ref), HttpMethod.DELETE, objectPath(ref));
+    const path = objectPathOf(await this.resource(ref.apiVersion, ref.kind), ref);
+    await this.call<unknown>(operationOf("delete", ref), HttpMethod.DELETE, path);
   }
 
   async getRaw(path: string): Promise<RawResponse> {
     const absolute = path.startsWith("/") ? path : `/${path}`;
     return await this.send({ verb: "getRaw", path: absolute }, HttpMethod.GET, absolute);
   }
+}
+
+function discoveryPath(apiVersion: string): string {
+  return apiVersion.includes("/") ? `/apis/${apiVersion}` : `/api/${apiVersion}`;
 }
 
 function refOfObject(obj: KubeObject): ObjectRef {

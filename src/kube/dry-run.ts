@@ -1,7 +1,7 @@
 import { applyPatch, type Operation } from "fast-json-patch";
 import { toYAML } from "../config/yaml.js";
 import { ApiError, operationOf } from "./errors.js";
-import { collectionPath, objectPath, resourceFor } from "./resources.js";
+import { collectionPath, objectPath, resourceFor, type ResourceInfo } from "./resources.js";
 import type {
   ClusterAccess,
   KubeClient,
@@ -128,6 +128,11 @@ export class DryRunKubeClient implements KubeClient {
     const stored = this.objects.get(objectPath(ref));
     if (stored) return stored;
     return ref.kind === "Node" ? standInNode(ref.name) : undefined;
+  }
+
+  /** Only kubeforge's own kinds: a dry run has no server to discover others from. */
+  resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
+    return new Promise((resolve) => resolve(resourceFor(apiVersion, kind)));
   }
 
   get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {

@@ -226,6 +226,20 @@ export function apiErrorFromNetwork(
   });
 }
 
+/** The server serves no such kind in that apiVersion (no CRD for it, or a wrong version). */
+export class UnservedKindError extends Error {
+  constructor(
+    readonly apiVersion: string,
+    readonly kind: string,
+    server: string,
+  ) {
+    super(
+      `the API server ${server} does not serve kind "${kind}" in apiVersion "${apiVersion}" (not in its discovery; a custom resource needs its CustomResourceDefinition first)`,
+    );
+    this.name = "UnservedKindError";
+  }
+}
+
 /** The ApiError `error` is or wraps (through `cause`), as errors.As would find it. */
 export function apiErrorOf(error: unknown): ApiError | undefined {
   let current: unknown = error;

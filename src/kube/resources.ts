@@ -3,7 +3,8 @@ import type { ObjectRef } from "./types.js";
 // The kinds kubeforge reads or writes, with what their request paths need. A fixed table instead
 // of discovery: kubeadm's typed clientset also knows every path at compile time, and a dry run
 // has no server to ask. Groups, versions and plurals are those of k8s.io/api (the REST paths of
-// kube-apiserver's built-in resources).
+// kube-apiserver's built-in resources). Objects of other kinds (a user's CNI manifest) are
+// resolved by the API client through the server's discovery, as kubectl does.
 
 export interface ResourceInfo {
   kind: string;
@@ -58,6 +59,11 @@ export function apiVersionOf(info: Pick<ResourceInfo, "group" | "version">): str
   return info.group === "" ? info.version : `${info.group}/${info.version}`;
 }
 
+/** The table row of exactly this apiVersion and kind, or undefined. */
+export function knownResource(apiVersion: string, kind: string): ResourceInfo | undefined {
+  return RESOURCES.find((r) => r.kind === kind && apiVersionOf(r) === apiVersion);
+}
+
 /** The table row of a kind; throws naming the kind when kubeforge does not know it. */
 export function resourceFor(apiVersion: string, kind: string): ResourceInfo {
   const info = RESOURCES.find((r) => r.kind === kind);
@@ -91,7 +97,11 @@ function segment(value: string, what: string): string {
  * namespace gives the all-namespaces path (valid for list only).
  */
 export function collectionPath(apiVersion: string, kind: string, namespace?: string): string {
-  const info = resourceFor(apiVersion, kind);
+  return collectionPathOf(resourceFor(apiVersion, kind), namespace);
+}
+
+/** collectionPath for a resource known by other means (discovery). */
+export function collectionPathOf(info: ResourceInfo, namespace?: string): string {
   const base = groupVersionPath(info);
   if (info.namespaced && namespace !== undefined && namespace !== "") {
     return `${base}/namespaces/${segment(namespace, "namespace")}/${info.plural}`;
@@ -104,11 +114,15 @@ export function collectionPath(apiVersion: string, kind: string, namespace?: str
  * kind is ignored, as kube-apiserver ignores metadata.namespace on cluster-scoped objects.
  */
 export function objectPath(ref: ObjectRef): string {
-  const info = resourceFor(ref.apiVersion, ref.kind);
+  return objectPathOf(resourceFor(ref.apiVersion, ref.kind), ref);
+}
+
+/** objectPath for a resource known by other means (discovery). */
+export function objectPathOf(info: ResourceInfo, ref: ObjectRef): string {
   if (info.namespaced && (ref.namespace === undefined || ref.namespace === "")) {
     throw new Error(`${ref.kind} "${ref.name}" needs a namespace: ${ref.kind} is namespaced`);
   }
-  const collection = collectionPath(ref.apiVersion, ref.kind, ref.namespace);
+  const collection = collectionPathOf(info, ref.namespace);
   return `${collection}/${segment(ref.name, `${ref.kind} name`)}`;
 }
 

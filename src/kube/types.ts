@@ -1,3 +1,5 @@
+import type { ResourceInfo } from "./resources.js";
+
 // The shapes the kube/ layer speaks: plain Kubernetes objects (as JSON), references to them and
 // the client port phases use. Phases never see @kubernetes/client-node directly, so a dry run can
 // swap in a recorder (DESIGN.md "Dry-run is a property of the data").
@@ -78,6 +80,12 @@ export interface KubeClient {
   delete(ref: ObjectRef): Promise<void>;
   /** GET of an absolute API path ("/livez") with this client's credentials; never throws on status. */
   getRaw(path: string): Promise<RawResponse>;
+  /**
+   * Where objects of a kind live: kubeforge's own table, else (for the real client) the server's
+   * discovery, as kubectl resolves a manifest's kinds. Throws UnservedKindError when the server
+   * serves no such kind in that apiVersion.
+   */
+  resource(apiVersion: string, kind: string): Promise<ResourceInfo>;
 }
 
 /** Reference of an object. */

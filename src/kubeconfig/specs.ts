@@ -33,8 +33,24 @@ export const SYSTEM_PRIVILEGED_GROUP = "system:masters";
 export const NODES_GROUP = "system:nodes";
 export const NODES_USER_PREFIX = "system:node:";
 
+export interface KubeConfigSpecOptions {
+  /**
+   * ControlPlaneKubeletLocalMode is on: the init node's kubelet.conf talks to this node's own
+   * API server (advertiseAddress:bindPort), not to controlPlaneEndpoint. kubeadm applies the
+   * gate to init since kubernetes/kubernetes#125780 ("Uses the ControlPlaneKubeletLocalMode
+   * feature gate also for kubeadm init"); the beta promotion's release note
+   * (kubernetes/kubernetes#129956, 1.33) says init then writes the local endpoint and that
+   * --control-plane-endpoint no longer affects `init phase kubeconfig kubelet`, as
+   * kubernetes/kubeadm#3243 observed with v1.33.2.
+   */
+  kubeletLocalMode: boolean;
+}
+
 /** The five init kubeconfig files, in kubeadm's phase order. */
-export function kubeConfigFileSpecs(nodeName: string): KubeConfigFileSpec[] {
+export function kubeConfigFileSpecs(
+  nodeName: string,
+  opts: KubeConfigSpecOptions,
+): KubeConfigFileSpec[] {
   return [
     {
       phase: "admin",
@@ -55,7 +71,7 @@ export function kubeConfigFileSpecs(nodeName: string): KubeConfigFileSpec[] {
       fileName: KUBELET_KUBECONFIG,
       clientName: `${NODES_USER_PREFIX}${nodeName}`,
       organizations: [NODES_GROUP],
-      endpoint: "controlPlaneEndpoint",
+      endpoint: opts.kubeletLocalMode ? "local" : "controlPlaneEndpoint",
     },
     {
       phase: "controller-manager",
@@ -77,8 +93,9 @@ export function kubeConfigFileSpecs(nodeName: string): KubeConfigFileSpec[] {
 export function kubeConfigFileSpec(
   phase: KubeConfigPhaseName,
   nodeName: string,
+  opts: KubeConfigSpecOptions,
 ): KubeConfigFileSpec {
-  const spec = kubeConfigFileSpecs(nodeName).find((s) => s.phase === phase);
+  const spec = kubeConfigFileSpecs(nodeName, opts).find((s) => s.phase === phase);
   if (!spec) throw new Error(`unknown kubeconfig file "${String(phase)}"`);
   return spec;
 }

@@ -31,6 +31,12 @@ export const BOOTSTRAP_SIGNER_CLUSTERINFO_ROLE = "kubeadm:bootstrap-signer-clust
 export const ANONYMOUS_USER = "system:anonymous";
 /** API server bootstrap policy; kubeadm binds it, never creates it. */
 export const CLUSTER_ADMIN_CLUSTER_ROLE = "cluster-admin";
+// kubeadm constants KubeletAPIAdminClusterRoleBindingName, KubeletAPIAdminClusterRoleName,
+// APIServerKubeletClientCertCommonName (kubernetes/kubernetes#138957; cluster-api copies them in
+// controlplane/kubeadm/internal/workload_cluster_rbac.go). The ClusterRole is bootstrap policy.
+export const KUBELET_API_ADMIN_BINDING = "kubeadm:apiserver-kubelet-client";
+export const KUBELET_API_ADMIN_CLUSTER_ROLE = "system:kubelet-api-admin";
+export const APISERVER_KUBELET_CLIENT_USER = "kube-apiserver-kubelet-client";
 
 export interface Subject {
   kind: "Group" | "User" | "ServiceAccount";
@@ -93,12 +99,31 @@ export function roleBinding(
   };
 }
 
+export interface BootstrapTokenRBACOptions {
+  /**
+   * Bind kube-apiserver's kubelet client to system:kubelet-api-admin (kubeadm versions where
+   * kubeletClientUsesRBAC holds; its certificate then carries no group).
+   */
+  kubeletAPIAdminBinding: boolean;
+}
+
 /**
  * bootstrap-token phase, in kubeadm's order (cmd/phases/init/bootstraptoken.go;
  * phases/bootstraptoken/node/tlsbootstrap.go): bootstrap tokens may get nodes, post CSRs, get
- * their CSRs auto-approved; nodes get their certificate rotations auto-approved.
+ * their CSRs auto-approved; nodes get their certificate rotations auto-approved; then, where the
+ * kubeadm version has it, AllowAPIServerToAccessKubeletAPI lets the API server's kubelet client
+ * reach kubelets (logs, exec, port-forward). The order after AutoApproveNodeCertificateRotation
+ * is the one Kamaji's copy of the phase keeps (internal/kubeadm/bootstraptoken.go, which calls
+ * kubeadm's own node.AllowAPIServerToAccessKubeletAPI).
  */
-export function bootstrapTokenRBAC(): KubeObject[] {
+export function bootstrapTokenRBAC(opts: BootstrapTokenRBACOptions): KubeObject[] {
+  const kubeletAPIAdmin = opts.kubeletAPIAdminBinding
+    ? [
+        clusterRoleBinding(KUBELET_API_ADMIN_BINDING, KUBELET_API_ADMIN_CLUSTER_ROLE, [
+          user(APISERVER_KUBELET_CLIENT_USER),
+        ]),
+      ]
+    : [];
   return [
     clusterRole(GET_NODES_CLUSTER_ROLE, [
       { verbs: ["get"], apiGroups: [""], resources: ["nodes"] },
@@ -117,6 +142,7 @@ export function bootstrapTokenRBAC(): KubeObject[] {
       NODE_SELF_CSR_AUTOAPPROVAL_CLUSTER_ROLE,
       [group(NODES_GROUP)],
     ),
+    ...kubeletAPIAdmin,
   ];
 }
 

@@ -9,10 +9,14 @@ import {
 } from "./certs.js";
 import { parseGoDuration } from "../config/duration.js";
 import { isDNS1123Subdomain, isWildcardDNS1123Subdomain } from "../config/names.js";
+import { kubeletClientUsesRBAC } from "../config/versions.js";
 
 // kubeadm's certificate tree for init, as data (kubeadm: phases/certs/certlist.go), and the
 // config-dependent parts of each certificate (kubeadm: util/pkiutil/pki_helpers.go
 // GetAPIServerAltNames, getAltNames, appendSANsToAltNames).
+
+/** kubeadm constants ClusterAdminsGroupAndClusterRoleBinding. */
+const CLUSTER_ADMINS_GROUP = "kubeadm:cluster-admins";
 
 export type CertName =
   | "ca"
@@ -241,12 +245,13 @@ export function certSpec(name: CertName, cfg: InitConfig, release: Release, warn
         altNames: apiServerAltNames(cfg, warn),
       };
     case "apiserver-kubelet-client": {
-      // kubeadm:cluster-admins for 1.29–1.36; 1.37 authorizes it through RBAC instead.
-      const org = release.behaviour.apiserverKubeletClientOrganization;
+      // O=kubeadm:cluster-admins (kubernetes/kubernetes#121837) until kubeadm moved the rights
+      // to a ClusterRoleBinding (#138957: 1.37, and the 1.33–1.36 patches named in versions.ts).
+      const viaRBAC = kubeletClientUsesRBAC(cfg.cluster.kubernetesVersion, release);
       return {
         ...base,
         commonName: "kube-apiserver-kubelet-client",
-        organization: org ? [org] : [],
+        organization: viaRBAC ? [] : [CLUSTER_ADMINS_GROUP],
         usages: ["clientAuth"],
       };
     }

@@ -7,7 +7,7 @@ import {
   KILL_AFTER_SECONDS,
   TIMED_OUT_CODE,
   cancelledError,
-  timeLimited,
+  endableAsRoot,
 } from "./command-limits.js";
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
 import { cancellable } from "./interruption.js";
@@ -72,10 +72,10 @@ export class LocalHost implements Host {
 
   private spawnRaw(argv: string[], opts: ExecOptions): Promise<RawResult> {
     const viaSudo = opts.sudo === true && process.getuid?.() !== 0;
-    // Through sudo the limit must run as root inside it: this user could end sudo, not the
-    // root command sudo started (command-limits.ts).
+    // Through sudo the limit, and the KILL after a cancel's TERM, must come from inside it:
+    // this user could end sudo, not the root command sudo started (command-limits.ts).
     const [cmd, ...args] = viaSudo
-      ? ["sudo", "-n", "--", ...timeLimited(argv, opts.timeoutMs)]
+      ? ["sudo", "-n", "--", ...endableAsRoot(argv, opts.timeoutMs)]
       : argv;
     const display = argv.join(" ");
     if (!cmd) return Promise.reject(new Error("exec needs a command"));

@@ -11,3 +11,20 @@ export const machineSwapOn = existsSync("/proc/swaps")
 export const machineWouldLoadModules =
   existsSync("/lib/modules") &&
   !(existsSync("/sys/module/overlay") && existsSync("/sys/module/br_netfilter"));
+
+/**
+ * Whether the node preparation tests must be skipped on this machine (`unmet` names what else
+ * they lack). Under CI they may not be: .ci/run turns swap off and loads the modules first, so a
+ * CI machine where they still cannot run fails here instead of passing without them.
+ */
+export function skipNodePreparation(unmet: string[] = []): boolean {
+  const reasons = [
+    ...(machineSwapOn ? ["the machine has swap on"] : []),
+    ...(machineWouldLoadModules ? ["overlay or br_netfilter is not loaded"] : []),
+    ...unmet,
+  ];
+  if (reasons.length > 0 && process.env.CI) {
+    throw new Error(`the node preparation tests cannot run under CI: ${reasons.join("; ")}`);
+  }
+  return reasons.length > 0;
+}

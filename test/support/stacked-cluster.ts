@@ -1,11 +1,12 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { TEST_HOST_PREFLIGHT_IGNORES_FLAG } from "./preflight-ignores.js";
 import type { CliResult, TestHost } from "./testbed.js";
 
 // A stacked-etcd cluster on netns testbed hosts, made by the kubeforge CLI as a user would:
 // `init --upload-certs` on the first control plane (its address as controlPlaneEndpoint), then
 // `join` commands with the token, the CA pin and, for control planes, the certificate key.
-// Preflight errors are ignored: these hosts have no kubelet binary, only the simulated one.
+// Only the preflight errors a testbed host cannot avoid are ignored (preflight-ignores.ts).
 
 export interface StackedClusterSecrets {
   token: string;
@@ -48,7 +49,7 @@ export async function initFirstControlPlane(
     "--rootfs",
     first.rootfs,
     "--ignore-preflight-errors",
-    "all",
+    TEST_HOST_PREFLIGHT_IGNORES_FLAG,
     "--upload-certs",
   ]);
 }
@@ -73,7 +74,7 @@ export function joinArgs(
     "--rootfs",
     host.rootfs,
     "--ignore-preflight-errors",
-    "all",
+    TEST_HOST_PREFLIGHT_IGNORES_FLAG,
     ...(role === "control-plane"
       ? [
           "--control-plane",

@@ -14,7 +14,8 @@ import { initPhases } from "../../phases/init/index.js";
 import { joinPhases } from "../../phases/join/index.js";
 import type { Reporter } from "../../workflow/reporter.js";
 import { Runner } from "../../workflow/runner.js";
-import { parseAdminConf, writeRunnerKubeConfig } from "./admin-kubeconfig.js";
+import { parseAdminConf, serverOf, writeRunnerKubeConfig } from "./admin-kubeconfig.js";
+import { endpointMismatch, versionMismatch } from "./finished-cluster.js";
 import { runnerServer } from "./runner-server.js";
 import type { TunnelTargetSpec } from "../tunnel.js";
 import { installPodNetwork } from "./pod-network.js";
@@ -41,7 +42,8 @@ import { applyNodeLabels } from "./labels.js";
 import { installLocalEndpoint, localEndpoint as localEndpointAddress } from "./local-endpoint.js";
 
 // `kubeforge up`: a Cluster file becomes a working cluster (issue 5). Every host is connected
-// and inspected first, every pending host passes preflight before any is changed, then init on
+// and inspected first, pending hosts are prepared (binaries, runtime, host settings), every
+// pending host passes preflight before any is initialised or joined, then init on
 // the first control plane, the other control planes one at a time (kubespray's throttle: 1),
 // workers in bounded parallel batches, the pod network, a readiness gate, and admin.conf on the
 // runner. Hosts a previous run finished are recognised and left alone; hosts it left half-done
@@ -94,6 +96,7 @@ export interface UpResult {
 }
 
 const PLACEHOLDER_HASH = `sha256:${"0".repeat(64)}`;
+const ADMIN_CONF = "/etc/kubernetes/admin.conf";
 
 type Action = "init" | "join" | "reset+init" | "reset+join" | "none";
 
@@ -174,10 +177,19 @@ export async function up(req: UpRequest): Promise<UpResult> {
       env: req.env,
     });
     const kubernetesVersion = marker?.kubernetesVersion || resolved.version;
-    if (marker && marker.kubernetesVersion && resolved.version !== marker.kubernetesVersion) {
-      reporter.warn(
-        `[up] the cluster runs ${marker.kubernetesVersion}; "up" keeps it (the Cluster file asks for ${spec.kubernetesVersion} = ${resolved.version}; upgrades are not done by "up")`,
+    if (marker?.kubernetesVersion) {
+      const mismatch = versionMismatch(
+        spec.name,
+        spec.kubernetesVersion,
+        marker.kubernetesVersion,
+        first.node.name,
       );
+      if (mismatch) throw new Error(mismatch);
+      if (resolved.version !== marker.kubernetesVersion) {
+        reporter.warn(
+          `[up] the cluster runs ${marker.kubernetesVersion}; "up" keeps it (the Cluster file's ${spec.kubernetesVersion} is ${resolved.version} now; upgrades are not done by "up")`,
+        );
+      }
     }
     const multiControlPlane = controlPlanes.length > 1;
     // Several control planes without the user's endpoint: kubeforge's node-local proxies.
@@ -222,6 +234,23 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
     const apiServerEndpoint =
       settings.controlPlaneEndpoint ?? joinHostPort(first.address, bindPort);
+    if (marker) {
+      const mismatch = endpointMismatch({
+        cluster: spec.name,
+        server: serverOf(
+          parseAdminConf(await hostOf(first.node.name).readFile(ADMIN_CONF), first.node.name),
+        ).href,
+        wanted: apiServerEndpoint,
+        bindPort,
+        node: first.node.name,
+        why: spec.controlPlaneEndpoint
+          ? "its controlPlaneEndpoint"
+          : localEndpoint
+            ? `kubeforge's node-local proxy: ${controlPlanes.length} control planes and no controlPlaneEndpoint`
+            : `${first.node.name}'s own address: one control plane and no controlPlaneEndpoint`,
+      });
+      if (mismatch) throw new Error(mismatch);
+    }
     const joinRun = (inv: HostInventory, secrets: JoinSecrets): NodeRun => ({
       host: hostOf(inv.node.name),
       reporter: nodeReporter(inv.node.name),
@@ -362,22 +391,29 @@ export async function up(req: UpRequest): Promise<UpResult> {
       );
     }
 
+    // Work on one node goes through fleet too, so that its error names the node like any other.
+    const onNode = (inv: HostInventory, op: (inv: HostInventory) => Promise<void>) =>
+      fleet([inv], (i) => i.node.name, op);
     const firstHost = hostOf(first.node.name);
     if (actions.get(first.node.name) !== "none") {
-      await reporter.group(`init ${first.node.name}`, async () => {
-        await imagePulls.done(first.node.name);
-        await writeMarker(firstHost, markerFor(first, "started"));
-        record(first.node.name, await runInit(firstRun, { uploadCerts: multiControlPlane }));
-        await writeMarker(firstHost, markerFor(first, "done"));
-      });
+      await reporter.group(`init ${first.node.name}`, () =>
+        onNode(first, async () => {
+          await imagePulls.done(first.node.name);
+          await writeMarker(firstHost, markerFor(first, "started"));
+          record(first.node.name, await runInit(firstRun, { uploadCerts: multiControlPlane }));
+          await writeMarker(firstHost, markerFor(first, "done"));
+        }),
+      );
     } else if (pending.length > 0) {
       // Nodes to join a finished cluster: a fresh token (and certificates for control planes).
-      await reporter.group(`token ${first.node.name}`, async () => {
-        await runInit(firstRun, {
-          uploadCerts: multiControlPlane,
-          filterPhases: ["upload-certs", "bootstrap-token"],
-        });
-      });
+      await reporter.group(`token ${first.node.name}`, () =>
+        onNode(first, async () => {
+          await runInit(firstRun, {
+            uploadCerts: multiControlPlane,
+            filterPhases: ["upload-certs", "bootstrap-token"],
+          });
+        }),
+      );
     }
 
     const hash = caCertHash(await firstHost.readFile("/etc/kubernetes/pki/ca.crt"));
@@ -410,7 +446,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     };
     for (const cp of controlPlanes.slice(1)) {
       if (actions.get(cp.node.name) === "none") continue;
-      await reporter.group(`join ${cp.node.name}`, () => joinNode(cp));
+      await reporter.group(`join ${cp.node.name}`, () => onNode(cp, joinNode));
     }
     const pendingWorkers = workers.filter((w) => actions.get(w.node.name) !== "none");
     if (pendingWorkers.length > 0) {
@@ -420,7 +456,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
 
     const access = new NodeClusterAccess(firstHost);
-    const admin: KubeClient = await access.clientFor("/etc/kubernetes/admin.conf");
+    const admin: KubeClient = await access.clientFor(ADMIN_CONF);
     await reporter.group("nodes", async () => {
       await applyNodeLabels(admin, spec.nodes, log);
       await installPodNetwork(spec, admin, inventory, hostOf, log);
@@ -432,15 +468,13 @@ export async function up(req: UpRequest): Promise<UpResult> {
         {
           timeoutMs: parseGoDuration(spec.wait, "wait"),
           dnsDisabled: clusterView.data.cfg.cluster.dns?.disabled === true,
+          podNetwork: spec.cni.type !== "none",
           log,
         },
       ),
     );
 
-    const adminConf = parseAdminConf(
-      await firstHost.readFile("/etc/kubernetes/admin.conf"),
-      first.node.name,
-    );
+    const adminConf = parseAdminConf(await firstHost.readFile(ADMIN_CONF), first.node.name);
     const runnerView = await runnerServer({
       adminConf,
       controlPlanes,

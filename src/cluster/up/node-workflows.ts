@@ -120,10 +120,20 @@ export async function preflightJoin(
   const input = { cfg: cluster.cfg, release: cluster.release, host, proxyEnv: cluster.proxyEnv };
   const checks = [
     isPrivilegedUserCheck(host),
-    ...(await joinNodeChecks(prepared.data.cfg, input, { warn: out.warn })),
+    ...(await joinNodeChecks(
+      { join: prepared.data.cfg, host, proxyEnv: prepared.data.proxyEnv },
+      { warn: out.warn, kubeadmMinor: cluster.release.minor },
+    )),
   ];
   if (prepared.data.cfg.join.controlPlane) {
-    checks.push(...(await initNodeChecks(input, { secondaryControlPlane: true, warn: out.warn })));
+    const downloadCerts = prepared.data.certificateKey !== undefined;
+    checks.push(
+      ...(await initNodeChecks(input, {
+        secondaryControlPlane: true,
+        downloadCerts,
+        warn: out.warn,
+      })),
+    );
   }
   await asPreflightPhase(() => runChecks(checks, ignore, out));
 }

@@ -1,13 +1,12 @@
-import { readFile } from "node:fs/promises";
 import type { ClusterSpec } from "../../config/cluster/types.js";
-import { parseYAMLDocuments } from "../../config/yaml.js";
-import { createOrUpdate } from "../../kube/idempotency.js";
+import { applyObjects } from "../../kube/apply.js";
 import { poll } from "../../kube/poll.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { installBridge } from "../../node/cni/bridge.js";
 import type { PodNetworkNode } from "../../node/cni/bridge.js";
 import { fleet } from "../../remote/fleet.js";
 import type { Host } from "../../remote/host.js";
+import { loadManifest } from "./cni-manifest.js";
 import type { HostInventory } from "./inventory.js";
 
 // The pod network `up` installs after the nodes joined: the built-in bridge (node files only),
@@ -47,20 +46,6 @@ function cidrsOf(node: KubeObject): string[] {
   return spec.podCIDRs?.length ? spec.podCIDRs : spec.podCIDR ? [spec.podCIDR] : [];
 }
 
-async function manifestText(location: string): Promise<string> {
-  if (/^https:\/\//.test(location)) {
-    const res = await fetch(location);
-    if (!res.ok)
-      throw new Error(`cannot download the CNI manifest ${location}: HTTP ${res.status}`);
-    return res.text();
-  }
-  return readFile(location, "utf8").catch((e: unknown) => {
-    throw new Error(`cannot read the CNI manifest ${location}: ${(e as Error).message}`, {
-      cause: e,
-    });
-  });
-}
-
 export async function installPodNetwork(
   spec: ClusterSpec,
   admin: KubeClient,
@@ -70,14 +55,18 @@ export async function installPodNetwork(
 ): Promise<void> {
   switch (spec.cni.type) {
     case "none":
-      log("cni: none; the nodes stay NotReady until a pod network is installed");
+      log(
+        "cni: none; the nodes stay NotReady (and CoreDNS Pending) until you install a pod network (CNI) with the admin.conf up writes",
+      );
       return;
     case "manifest": {
       const source = spec.cni.manifest!;
-      const objects = parseYAMLDocuments(await manifestText(source), source) as KubeObject[];
-      for (const obj of objects) {
-        await createOrUpdate(admin, obj, { timeoutMs: API_TIMEOUT_MS });
-      }
+      // Read and checked whole first: a bad document refuses the manifest before any object is applied.
+      const objects = await loadManifest(source);
+      await applyObjects(admin, objects, {
+        timeoutMs: API_TIMEOUT_MS,
+        log: (line) => log(`cni: ${line}`),
+      });
       log(`cni: applied ${objects.length} objects from ${source}`);
       return;
     }

@@ -6,6 +6,9 @@ import type { KubeClient, KubeObject } from "../../kube/types.js";
 // `up` ends only when the cluster is usable (engineering notes: kind's --wait "Ready that is not
 // ready"): every node of the Cluster file registered and Ready, and CoreDNS Available. On timeout
 // the error names each node or workload that is not, with the reason the API gives.
+// Without a pod network (`cni: none`, as kind's disableDefaultCNI) nodes cannot be Ready and
+// CoreDNS cannot start, so the gate is the API answering and every node registered; a node that
+// is NotReady only because the runtime's network is not ready is fine.
 
 interface Condition {
   type?: string;
@@ -23,11 +26,25 @@ function describeCondition(c: Condition | undefined, fallback: string): string {
   return why ? `${c.type}=${c.status} (${why})` : `${c.type}=${c.status}`;
 }
 
-/** What is not ready yet, one entry per node or workload; empty when everything is. */
+// The kubelet's Ready condition while the runtime reports NetworkReady=false
+// (pkg/kubelet/kubelet.go: "container runtime network not ready: NetworkReady=false ...").
+const NETWORK_NOT_READY = "container runtime network not ready";
+
+/** A Ready condition that is False only because no pod network is installed yet. */
+export function onlyNetworkNotReady(c: Condition | undefined): boolean {
+  return c?.status === "False" && (c.message ?? "").includes(NETWORK_NOT_READY);
+}
+
+/**
+ * What is not ready yet, one entry per node or workload; empty when everything is. With
+ * `podNetwork` false, nodes need only be registered with a Ready condition that is True or False
+ * for the missing network alone.
+ */
 export function notReady(
   expectedNodes: readonly string[],
   nodes: readonly KubeObject[],
   coredns: KubeObject | undefined | "disabled",
+  podNetwork = true,
 ): string[] {
   const problems: string[] = [];
   for (const name of expectedNodes) {
@@ -37,7 +54,7 @@ export function notReady(
       continue;
     }
     const ready = conditionsOf(node).find((c) => c.type === "Ready");
-    if (ready?.status !== "True")
+    if (ready?.status !== "True" && (podNetwork || !onlyNetworkNotReady(ready)))
       problems.push(`node ${name}: ${describeCondition(ready, "no Ready condition yet")}`);
   }
   if (coredns !== "disabled") {
@@ -55,6 +72,8 @@ export interface ReadinessOptions {
   timeoutMs: number;
   intervalMs?: number;
   dnsDisabled: boolean;
+  /** False for `cni: none`: nodes stay NotReady and CoreDNS Pending until the user installs one. */
+  podNetwork?: boolean;
   log: (line: string) => void;
 }
 
@@ -68,8 +87,13 @@ export async function waitForCluster(
   const deadline = start + opts.timeoutMs;
   let last: string[];
   let reported = "";
+  const podNetwork = opts.podNetwork ?? true;
+  // Without a pod network CoreDNS stays Pending: not waited for.
+  const dnsDisabled = opts.dnsDisabled || !podNetwork;
   opts.log(
-    `[wait] Waiting up to ${formatGoDuration(opts.timeoutMs)} for ${expectedNodes.length} node(s) to be Ready${opts.dnsDisabled ? "" : " and CoreDNS to be available"}`,
+    podNetwork
+      ? `[wait] Waiting up to ${formatGoDuration(opts.timeoutMs)} for ${expectedNodes.length} node(s) to be Ready${dnsDisabled ? "" : " and CoreDNS to be available"}`
+      : `[wait] Waiting up to ${formatGoDuration(opts.timeoutMs)} for the API server and ${expectedNodes.length} node(s) to register (no pod network: nodes NotReady and CoreDNS Pending are expected)`,
   );
   for (;;) {
     if (interruption.aborted) {
@@ -80,7 +104,7 @@ export async function waitForCluster(
     try {
       const [nodes, coredns] = await Promise.all([
         client.list("v1", "Node"),
-        opts.dnsDisabled
+        dnsDisabled
           ? Promise.resolve("disabled" as const)
           : client
               .get({
@@ -94,12 +118,17 @@ export async function waitForCluster(
                 throw e;
               }),
       ]);
-      last = notReady(expectedNodes, nodes, coredns);
+      last = notReady(expectedNodes, nodes, coredns, podNetwork);
     } catch (e) {
       last = [`the API server did not answer: ${(e as Error).message}`];
     }
     if (last.length === 0) {
-      opts.log(`[wait] The cluster is ready after ${formatGoDuration(Date.now() - start)}`);
+      const after = formatGoDuration(Date.now() - start);
+      opts.log(
+        podNetwork
+          ? `[wait] The cluster is ready after ${after}`
+          : `[wait] The API server answers and every node registered after ${after}; with cni: none the nodes stay NotReady and CoreDNS Pending until you install a pod network (CNI)`,
+      );
       return;
     }
     const summary = last.join("; ");
@@ -114,6 +143,6 @@ export async function waitForCluster(
     }).catch(() => undefined);
   }
   throw new Error(
-    `the cluster is not ready after ${formatGoDuration(opts.timeoutMs)}:\n${last.map((l) => ` - ${l}`).join("\n")}`,
+    `the cluster ${podNetwork ? "is not ready" : "has not come up"} after ${formatGoDuration(opts.timeoutMs)}:\n${last.map((l) => ` - ${l}`).join("\n")}`,
   );
 }

@@ -41,6 +41,13 @@ import { kubeletVersionCheck, kubernetesVersionCheck } from "./version-checks.js
  */
 export const NEWEST_SUPPORTED_MINOR = Math.max(...RELEASES.map((r) => r.minor));
 
+/**
+ * The oldest Kubernetes minor kubeforge supports. Join's node checks run before discovery, so
+ * before the cluster's version (the kubeadm version kubeforge stands for) is known: their
+ * KubeletVersion minimum is the loosest one any supported cluster would apply.
+ */
+export const OLDEST_SUPPORTED_MINOR = Math.min(...RELEASES.map((r) => r.minor));
+
 /** kubeadm constants.KubeletPort. */
 export const KUBELET_PORT = 10250;
 const STATIC_POD_COMPONENTS = [
@@ -51,8 +58,8 @@ const STATIC_POD_COMPONENTS = [
 ];
 
 export const IPV4_FORWARD = "/proc/sys/net/ipv4/ip_forward";
-const IPV6_DEFAULT_FORWARDING = "/proc/sys/net/ipv6/conf/default/forwarding";
-export const BRIDGE_NF_CALL_IPTABLES = "/proc/sys/net/bridge/bridge-nf-call-iptables";
+export const IPV6_DEFAULT_FORWARDING = "/proc/sys/net/ipv6/conf/default/forwarding";
+const BRIDGE_NF_CALL_IPTABLES = "/proc/sys/net/bridge/bridge-nf-call-iptables";
 const BRIDGE_NF_CALL_IP6TABLES = "/proc/sys/net/bridge/bridge-nf-call-ip6tables";
 
 /** What the init checks read (a subset of InitData). */
@@ -69,6 +76,11 @@ export interface InitChecksOptions extends LookupOptions {
    * and networking checks already ran as join checks.
    */
   secondaryControlPlane?: boolean;
+  /**
+   * With secondaryControlPlane: the shared certificates come from the kubeadm-certs Secret
+   * (--certificate-key), so the external etcd client files are not expected on the node yet.
+   */
+  downloadCerts?: boolean;
   /** Defaults to NEWEST_SUPPORTED_MINOR. */
   newestSupportedMinor?: number;
   /** Receives the warning kubeadm logs when it cannot connect to the container runtime. */
@@ -90,7 +102,7 @@ function asWarning(check: Check): Check {
  * them as WARNINGS because the bridge CNI plugin (the default of kubeforge's CI clusters)
  * needs bridged traffic to pass iptables for Services to work.
  */
-export function bridgeNetfilterCheck(host: Host, path: string): Check {
+function bridgeNetfilterCheck(host: Host, path: string): Check {
   return asWarning(fileContentCheck(host, path, "1"));
 }
 
@@ -106,14 +118,24 @@ function families(cfg: InitConfig): { v4: boolean; v6: boolean } {
   return { v4: fams.includes(4), v6: fams.includes(6) };
 }
 
-/** The common checks of init and join (kubeadm's addCommonChecks), for a Linux host. */
+/** What the common checks read of a node: the JoinConfiguration's or InitConfiguration's. */
+export interface NodeRegistration {
+  readonly name: string;
+  readonly criSocket: string;
+}
+
+/**
+ * The common checks of init and join (kubeadm's addCommonChecks), for a Linux host. Join passes
+ * kubernetesVersion "" as kubeadm does: no conntrack check and no kubelet-newer-than-cluster skew
+ * check. `kubeadmMinor` is the minor of the kubeadm kubeforge stands for (the kubelet's minimum).
+ */
 export async function commonChecks(
-  input: InitChecksInput,
+  host: Host,
+  nodeReg: NodeRegistration,
   kubernetesVersion: string,
-  opts: InitChecksOptions,
+  kubeadmMinor: number,
+  opts: LookupOptions & Pick<InitChecksOptions, "warn">,
 ): Promise<Check[]> {
-  const { cfg, host } = input;
-  const nodeReg = cfg.init.nodeRegistration;
   const checks: Check[] = [];
   const cri = await connectCRI(host, nodeReg.criSocket, opts);
   if (cri.connected) checks.push(criCheck(host, nodeReg.criSocket, cri));
@@ -123,7 +145,7 @@ export async function commonChecks(
   checks.push(
     systemVerificationCheck(host, opts),
     hostnameCheck(host, nodeReg.name),
-    kubeletVersionCheck(host, kubernetesVersion, input.release.minor, opts),
+    kubeletVersionCheck(host, kubernetesVersion, kubeadmMinor, opts),
     serviceCheck(host, "kubelet", opts),
     portOpenCheck(host, KUBELET_PORT),
   );
@@ -131,9 +153,10 @@ export async function commonChecks(
 }
 
 /**
- * The checks `kubeadm init` runs on its first control-plane node, in kubeadm's order.
- * Not included: ExternalEtcdVersion (asks the external etcd over TLS; a later issue) and
- * ImagePull (pulls the control-plane images through the CRI; a later issue).
+ * The checks `kubeadm init` runs on its first control-plane node, in kubeadm's order, and a
+ * joining control plane after the join checks (secondaryControlPlane). Not included:
+ * ExternalEtcdVersion (asks the external etcd over TLS; a later issue). ImagePull is not in the
+ * list in kubeadm either: RunPullImagesCheck runs it afterwards (image-pull.ts).
  */
 export async function initNodeChecks(
   input: InitChecksInput,
@@ -161,7 +184,10 @@ export async function initNodeChecks(
   }
 
   if (!opts.secondaryControlPlane) {
-    checks.push(...(await commonChecks(input, kubernetesVersion, opts)));
+    const nodeReg = cfg.init.nodeRegistration;
+    checks.push(
+      ...(await commonChecks(host, nodeReg, kubernetesVersion, input.release.minor, opts)),
+    );
     const { v4, v6 } = families(cfg);
     if (v4) {
       checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IPTABLES));
@@ -180,7 +206,9 @@ export async function initNodeChecks(
       portOpenCheck(host, ETCD_PEER_PORT),
       dirAvailableCheck(host, local?.dataDir ?? DEFAULT_ETCD_DATA_DIR),
     );
-  } else {
+  } else if (!(opts.secondaryControlPlane && opts.downloadCerts)) {
+    // kubeadm: "Only check etcd certificates when using an external etcd and not joining with
+    // automatic download of certs" — download-certs writes them later.
     for (const file of [external.caFile, external.certFile, external.keyFile]) {
       if (file) checks.push(fileExistingCheck(host, file, "ExternalEtcdClientCertificates"));
     }

@@ -1,43 +1,74 @@
 import { posix } from "node:path";
-import { KUBELET_KUBECONFIG, KUBERNETES_DIR, MANIFESTS_DIR } from "../../config/paths.js";
-import { hostPortOf, parseIP } from "../../config/network.js";
+import { KUBELET_KUBECONFIG, KUBERNETES_DIR } from "../../config/paths.js";
+import { goSplitHostPort, ipFamily } from "../../config/network.js";
 import type { JoinConfig } from "../../config/types.js";
+import type { Host } from "../../remote/host.js";
 import type { Check } from "./checks.js";
-import { dirAvailableCheck, fileAvailableCheck, fileContentCheck } from "./file-checks.js";
+import { fileAvailableCheck, fileContentCheck } from "./file-checks.js";
 import {
-  BRIDGE_NF_CALL_IPTABLES,
   IPV4_FORWARD,
-  bridgeNetfilterCheck,
+  IPV6_DEFAULT_FORWARDING,
+  OLDEST_SUPPORTED_MINOR,
   commonChecks,
-  type InitChecksInput,
   type InitChecksOptions,
 } from "./init-checks.js";
+import { httpProxyCheck } from "./network-checks.js";
+import type { ProxyEnv } from "./proxy.js";
 
-// kubeadm's preflight RunJoinNodeChecks (preflight/checks.go): the node must not hold a
-// kubelet.conf, a bootstrap-kubelet.conf or (workers) a cluster CA already, plus the checks
-// init and join share. The cluster's configuration (init's view of it) feeds the shared ones.
+// kubeadm's JoinNodeChecks (preflight/checks.go @00b6a4c7 ≈ v1.35, checks_linux.go @039c72e8):
+// built from the JoinConfiguration alone, before discovery, so a node that already joined is
+// told so at once instead of after a discovery attempt.
 
 export const BOOTSTRAP_KUBELET_KUBECONFIG = "bootstrap-kubelet.conf";
 
+export interface JoinChecksInput {
+  readonly join: JoinConfig;
+  readonly host: Host;
+  readonly proxyEnv: ProxyEnv;
+}
+
+export interface JoinChecksOptions extends Pick<InitChecksOptions, "warn" | "searchPath"> {
+  /**
+   * The minor of the kubeadm kubeforge stands for, which sets the kubelet's minimum version.
+   * Unknown before discovery (the cluster's version), hence OLDEST_SUPPORTED_MINOR by default;
+   * `up`, which knows the version it installs, passes it.
+   */
+  kubeadmMinor?: number;
+}
+
+/**
+ * In kubeadm's order: no kubelet.conf or bootstrap-kubelet.conf yet, the common checks (with
+ * Kubernetes version "", as kubeadm), no cluster CA yet (workers only: a control plane's CA may
+ * have been copied there by hand), and for token discovery whether HTTPS to the endpoint's host
+ * goes through a proxy and forwarding for the endpoint's IP family.
+ */
 export async function joinNodeChecks(
-  join: JoinConfig,
-  input: InitChecksInput,
-  opts: InitChecksOptions = {},
+  input: JoinChecksInput,
+  opts: JoinChecksOptions = {},
 ): Promise<Check[]> {
-  const { host } = input;
+  const { join, host } = input;
+  const cfg = join.join;
   const checks: Check[] = [
-    dirAvailableCheck(host, MANIFESTS_DIR),
     fileAvailableCheck(host, posix.join(KUBERNETES_DIR, KUBELET_KUBECONFIG)),
     fileAvailableCheck(host, posix.join(KUBERNETES_DIR, BOOTSTRAP_KUBELET_KUBECONFIG)),
-    ...(await commonChecks(input, input.cfg.cluster.kubernetesVersion, opts)),
+    ...(await commonChecks(
+      host,
+      cfg.nodeRegistration,
+      "",
+      opts.kubeadmMinor ?? OLDEST_SUPPORTED_MINOR,
+      opts,
+    )),
   ];
-  if (!join.join.controlPlane) checks.push(fileAvailableCheck(host, join.join.caCertPath));
-  // kubeadm adds the IPv4 forwarding checks when the discovery endpoint is an IPv4 address.
-  const endpoint = join.join.discovery.bootstrapToken?.apiServerEndpoint;
-  const address = endpoint ? hostPortOf(endpoint, "apiServerEndpoint").host : undefined;
-  if (address && parseIP(address)?.kind() === "ipv4") {
-    checks.push(bridgeNetfilterCheck(host, BRIDGE_NF_CALL_IPTABLES));
-    checks.push(fileContentCheck(host, IPV4_FORWARD, "1"));
+  if (!cfg.controlPlane) checks.push(fileAvailableCheck(host, cfg.caCertPath));
+
+  const endpoint = cfg.discovery.bootstrapToken?.apiServerEndpoint;
+  // kubeadm: net.SplitHostPort; an endpoint it cannot split adds nothing.
+  const split = endpoint === undefined ? undefined : goSplitHostPort(endpoint);
+  if (split) {
+    checks.push(httpProxyCheck(input.proxyEnv, split.host));
+    const family = ipFamily(split.host);
+    if (family === 4) checks.push(fileContentCheck(host, IPV4_FORWARD, "1"));
+    if (family === 6) checks.push(fileContentCheck(host, IPV6_DEFAULT_FORWARDING, "1"));
   }
   return checks;
 }

@@ -7,6 +7,7 @@ import {
   clusterInfoProblem,
   clusterInfoUpToDate,
 } from "../../manifests/cluster-info.js";
+import { kubeletClientUsesRBAC } from "../../config/versions.js";
 import { bootstrapTokenRBAC, clusterInfoRBAC } from "../../manifests/rbac.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import { ADMIN_KUBECONFIG_PATH, adminClient, apiCallOptions } from "./clients.js";
@@ -69,7 +70,12 @@ async function runBootstrapToken(data: InitData, ctx: PhaseContext): Promise<voi
       opts,
     );
   }
-  for (const obj of bootstrapTokenRBAC()) await createOrUpdate(client, obj, opts);
+  const kubeletAPIAdminBinding = kubeletClientUsesRBAC(
+    data.cfg.cluster.kubernetesVersion,
+    data.release,
+  );
+  for (const obj of bootstrapTokenRBAC({ kubeletAPIAdminBinding }))
+    await createOrUpdate(client, obj, opts);
   ctx.log.info(
     `[bootstrap-token] Creating the "cluster-info" ConfigMap in the "kube-public" namespace`,
   );

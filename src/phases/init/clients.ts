@@ -11,7 +11,9 @@ import type { InitData } from "./data.js";
 
 // The clients init phases use, as kubeadm's initData.Client() and WaitControlPlaneClient()
 // (cmd/init.go) build them: one admin client per run, made usable by the kubeadm:cluster-admins
-// ClusterRoleBinding (phases/kubeconfig EnsureAdminClusterRoleBinding).
+// ClusterRoleBinding (phases/kubeconfig EnsureAdminClusterRoleBinding). A joining control plane
+// runs the same phases with kubeadm join's data.Client() (cmd/join.go): admin.conf as it is —
+// the binding exists since init, and the node has no super-admin.conf.
 
 export const ADMIN_KUBECONFIG_PATH = posix.join(KUBERNETES_DIR, ADMIN_KUBECONFIG);
 const SUPER_ADMIN_KUBECONFIG_PATH = posix.join(KUBERNETES_DIR, SUPER_ADMIN_KUBECONFIG);
@@ -74,16 +76,20 @@ async function ensureAdminClusterRoleBinding(data: InitData): Promise<KubeClient
 
 const adminClients = new WeakMap<InitData, Promise<KubeClient>>();
 
-/** kubeadm's initData.Client(): built once per run, on first use. */
+/** kubeadm's initData.Client() (joinData.Client() for a join's view): once per run, on first use. */
 export function adminClient(data: InitData): Promise<KubeClient> {
   let client = adminClients.get(data);
   if (!client) {
-    client = ensureAdminClusterRoleBinding(data).catch((e: unknown) => {
+    const asIs = data.ensureAdminBinding === false;
+    const make = asIs
+      ? data.cluster.clientFor(ADMIN_KUBECONFIG_PATH)
+      : ensureAdminClusterRoleBinding(data);
+    client = make.catch((e: unknown) => {
       adminClients.delete(data);
-      throw new Error(
-        `could not bootstrap the admin user in file ${ADMIN_KUBECONFIG}: ${(e as Error).message}`,
-        { cause: e },
-      );
+      const what = asIs
+        ? `couldn't create a Kubernetes client from ${ADMIN_KUBECONFIG_PATH}`
+        : `could not bootstrap the admin user in file ${ADMIN_KUBECONFIG}`;
+      throw new Error(`${what}: ${(e as Error).message}`, { cause: e });
     });
     adminClients.set(data, client);
   }

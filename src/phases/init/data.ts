@@ -37,4 +37,10 @@ export interface InitData {
   readonly keys: KeySource;
   /** The clock every certificate and token is dated by. */
   now(): Date;
+  /**
+   * false: the admin client is admin.conf as it is (a joining control plane's view: kubeadm
+   * join's data.Client(); init made the binding). Default: it first makes sure admin.conf's
+   * kubeadm:cluster-admins ClusterRoleBinding exists, as init does.
+   */
+  readonly ensureAdminBinding?: boolean;
 }

@@ -1,3 +1,4 @@
+import { featureEnabled } from "../../config/feature-gates.js";
 import { certificateValidity, certDefinition } from "../../pki/certlist.js";
 import { KUBERNETES_DIR } from "../../config/paths.js";
 import { CA_BASE_NAME, keyFile } from "../../pki/paths.js";
@@ -7,6 +8,7 @@ import {
   kubeConfigFileSpecs,
   serverURLFor,
   type KubeConfigPhaseName,
+  type KubeConfigSpecOptions,
 } from "../../kubeconfig/specs.js";
 import {
   checkUserProvidedKubeConfig,
@@ -37,6 +39,12 @@ const PHASE_ORDER: KubeConfigPhaseName[] = [
   "scheduler",
 ];
 
+function specOptions(data: InitData): KubeConfigSpecOptions {
+  return {
+    kubeletLocalMode: featureEnabled(data.cfg, data.release, "ControlPlaneKubeletLocalMode"),
+  };
+}
+
 async function clusterCA(data: InitData, log: Logger, now: Date): Promise<LoadedCA> {
   const certDir = data.cfg.cluster.certificatesDir;
   const ca = await loadCA({ host: data.host, certDir, log }, certDefinition("ca"), now);
@@ -55,7 +63,7 @@ function fileSubPhase(name: KubeConfigPhaseName): Phase<InitData> {
     run: async (data, ctx) => {
       const now = data.now();
       const cfg = data.cfg;
-      const spec = kubeConfigFileSpec(name, cfg.init.nodeRegistration.name);
+      const spec = kubeConfigFileSpec(name, cfg.init.nodeRegistration.name, specOptions(data));
       const server = serverURLFor(spec, cfg);
       const ca = await clusterCA(data, ctx.log, now);
       const target = { host: data.host, dir: KUBERNETES_DIR, log: ctx.log, now };
@@ -90,7 +98,7 @@ export const kubeconfigPhase: Phase<InitData> = {
     const certDir = data.cfg.cluster.certificatesDir;
     // In external CA mode nothing is signed, so no key is needed.
     if (!(await data.host.exists(keyFile(certDir, CA_BASE_NAME)))) return;
-    const specs = kubeConfigFileSpecs(data.cfg.init.nodeRegistration.name);
+    const specs = kubeConfigFileSpecs(data.cfg.init.nodeRegistration.name, specOptions(data));
     const count = await plannedKubeConfigKeys(data.host, KUBERNETES_DIR, specs);
     if (count > 0) data.keys.prefetch(data.cfg.cluster.encryptionAlgorithm, count);
   },

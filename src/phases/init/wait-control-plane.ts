@@ -43,6 +43,26 @@ async function readStaticPod(data: InitData, component: string): Promise<KubeObj
   return parseYAMLDocuments(text, path)[0] as KubeObject;
 }
 
+/**
+ * kubeadm's WaitForControlPlaneComponents for this node: each component's health endpoint, found
+ * from its static Pod manifest, within timeouts.controlPlaneComponentHealthCheck. A joining
+ * control plane's view carries the JoinConfiguration's timeouts (config/join-defaults.ts).
+ */
+export async function waitForStaticPodComponents(
+  data: InitData,
+  log: (line: string) => void,
+): Promise<void> {
+  const { cfg } = data;
+  const pods = await Promise.all(COMPONENTS.map((c) => readStaticPod(data, c)));
+  const checks = controlPlaneComponentChecks(pods);
+  const client = await waitControlPlaneClient(data);
+  await waitForControlPlaneComponents(data.cluster, client, checks, {
+    timeoutMs: parseGoDuration(cfg.init.timeouts.controlPlaneComponentHealthCheck),
+    log,
+    criSocket: cfg.init.nodeRegistration.criSocket,
+  });
+}
+
 export const waitControlPlanePhase: Phase<InitData> = {
   name: "wait-control-plane",
   short: "Wait for the control plane to start",
@@ -60,13 +80,6 @@ export const waitControlPlanePhase: Phase<InitData> = {
         log,
       });
     }
-    const pods = await Promise.all(COMPONENTS.map((c) => readStaticPod(data, c)));
-    const checks = controlPlaneComponentChecks(pods);
-    const client = await waitControlPlaneClient(data);
-    await waitForControlPlaneComponents(data.cluster, client, checks, {
-      timeoutMs: parseGoDuration(cfg.init.timeouts.controlPlaneComponentHealthCheck),
-      log,
-      criSocket: cfg.init.nodeRegistration.criSocket,
-    });
+    await waitForStaticPodComponents(data, log);
   },
 };

@@ -1,4 +1,5 @@
-import { posix } from "node:path";
+import { parseGoDuration } from "../../config/duration.js";
+import type { StackedEtcdTimeouts } from "../../etcd/access.js";
 import { DEFAULT_ETCD_DATA_DIR, MANIFESTS_DIR } from "../../config/paths.js";
 import { isNotFound } from "../../kube/errors.js";
 import { etcdPeerURL, etcdPod } from "../../manifests/etcd.js";
@@ -16,7 +17,7 @@ import { controlPlanePhase, writeStaticPod } from "../init/control-plane.js";
 import { ETCD_DATA_DIR_MODE } from "../init/etcd.js";
 import { kubeconfigPhase } from "../init/kubeconfig.js";
 import { markControlPlanePhase } from "../init/mark-control-plane.js";
-import { waitControlPlanePhase } from "../init/wait-control-plane.js";
+import { waitForStaticPodComponents } from "../init/wait-control-plane.js";
 import type { JoinData } from "./data.js";
 import { initView, runInitPhase } from "./init-view.js";
 
@@ -75,28 +76,6 @@ const downloadCertsPhase: Phase<JoinData> = {
   },
 };
 
-/** kubeadm's SharedCertificateExists: without download-certs the user copied them. */
-export async function requireSharedCertificates(data: JoinData): Promise<void> {
-  const { cfg } = await data.clusterConfig();
-  const dir = cfg.cluster.certificatesDir;
-  const needed = [
-    certFile(dir, "ca"),
-    keyFile(dir, "ca"),
-    posix.join(dir, "sa.key"),
-    posix.join(dir, "sa.pub"),
-    certFile(dir, "front-proxy-ca"),
-    keyFile(dir, "front-proxy-ca"),
-    ...(cfg.cluster.etcd.external ? [] : [certFile(dir, "etcd/ca"), keyFile(dir, "etcd/ca")]),
-  ];
-  const missing: string[] = [];
-  for (const path of needed) if (!(await data.host.exists(path))) missing.push(path);
-  if (missing.length > 0) {
-    throw new Error(
-      `unable to add a new control plane instance: the shared certificates are missing (${missing.join(", ")}); pass --certificate-key to download them, or copy them from a control plane`,
-    );
-  }
-}
-
 export const controlPlanePreparePhase: Phase<JoinData> = {
   name: "control-plane-prepare",
   short: "Prepare the machine for serving a control plane",
@@ -137,6 +116,15 @@ async function etcdCredentials(data: JoinData) {
   };
 }
 
+/** kubeadm's etcd client follows the join's active timeouts (JoinConfiguration.timeouts). */
+function etcdTimeouts(data: JoinData): StackedEtcdTimeouts {
+  const { timeouts } = data.cfg.join;
+  return {
+    kubernetesAPICallMs: parseGoDuration(timeouts.kubernetesAPICall),
+    etcdAPICallMs: parseGoDuration(timeouts.etcdAPICall),
+  };
+}
+
 export const checkEtcdPhase: Phase<JoinData> = {
   name: "check-etcd",
   short: "Check that the etcd cluster is healthy",
@@ -146,7 +134,11 @@ export const checkEtcdPhase: Phase<JoinData> = {
     const view = await initView(data);
     if (view.cfg.cluster.etcd.external) return;
     ctx.log.info("[check-etcd] Checking that the etcd cluster is healthy");
-    await data.etcd.checkClusterHealth(await adminClient(view), await etcdCredentials(data));
+    await data.etcd.checkClusterHealth(
+      await adminClient(view),
+      await etcdCredentials(data),
+      etcdTimeouts(data),
+    );
   },
 };
 
@@ -161,25 +153,30 @@ export const etcdJoinPhase: Phase<JoinData> = {
     const dataDir = cfg.cluster.etcd.local?.dataDir ?? DEFAULT_ETCD_DATA_DIR;
     await data.host.mkdirp(dataDir, ETCD_DATA_DIR_MODE);
     const nodeName = cfg.init.nodeRegistration.name;
-    await data.etcd.joinMember(await adminClient(view), await etcdCredentials(data), {
-      nodeName,
-      peerURL: etcdPeerURL(cfg.init.localAPIEndpoint.advertiseAddress),
-      log: (l) => ctx.log.info(l),
-      writeManifest: async (members) => {
-        ctx.log.info(`Creating static Pod manifest for "etcd" in "${MANIFESTS_DIR}"`);
-        const pod = etcdPod(
-          {
-            cluster: cfg.cluster,
-            endpoint: cfg.init.localAPIEndpoint,
-            nodeName,
-            timeouts: cfg.init.timeouts,
-            initialCluster: members,
-          },
-          release,
-        );
-        await writeStaticPod(view, "etcd", pod, ctx);
+    await data.etcd.joinMember(
+      await adminClient(view),
+      await etcdCredentials(data),
+      etcdTimeouts(data),
+      {
+        nodeName,
+        peerURL: etcdPeerURL(cfg.init.localAPIEndpoint.advertiseAddress),
+        log: (l) => ctx.log.info(l),
+        writeManifest: async (members) => {
+          ctx.log.info(`Creating static Pod manifest for "etcd" in "${MANIFESTS_DIR}"`);
+          const pod = etcdPod(
+            {
+              cluster: cfg.cluster,
+              endpoint: cfg.init.localAPIEndpoint,
+              nodeName,
+              timeouts: cfg.init.timeouts,
+              initialCluster: members,
+            },
+            release,
+          );
+          await writeStaticPod(view, "etcd", pod, ctx);
+        },
       },
-    });
+    );
   },
 };
 
@@ -196,9 +193,14 @@ export const controlPlaneJoinPhase: Phase<JoinData> = {
   ],
 };
 
+/**
+ * kubeadm's join waitcontrolplane.go: only the components' health endpoints (the kubelet was
+ * waited for in kubelet-wait-bootstrap), within the join's controlPlaneComponentHealthCheck.
+ */
 export const joinWaitControlPlanePhase: Phase<JoinData> = {
   name: "wait-control-plane",
   short: "Wait for the control plane to start",
   runIf: isControlPlane,
-  run: async (data, ctx) => runInitPhase(waitControlPlanePhase, await initView(data), ctx),
+  run: async (data, ctx) =>
+    waitForStaticPodComponents(await initView(data), (line) => ctx.log.info(line)),
 };

@@ -29,6 +29,7 @@ export function initView(data: JoinData): Promise<InitData> {
       proxyEnv: data.proxyEnv,
       keys: data.keys,
       now: () => data.now(),
+      ensureAdminBinding: false,
     }));
     views.set(data, view);
   }

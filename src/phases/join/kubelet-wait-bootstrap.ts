@@ -13,8 +13,8 @@ import { BOOTSTRAP_KUBELET_KUBECONFIG } from "../../node/preflight/join-checks.j
 import type { JoinData } from "./data.js";
 
 // kubeadm's runKubeletWaitBootstrapPhase (cmd/phases/join/kubelet.go): the kubelet's healthz,
-// then kubelet.conf written by its TLS bootstrap and usable, then bootstrap-kubelet.conf
-// removed so the token leaves the node. With ControlPlaneKubeletLocalMode (on in every release
+// then kubelet.conf written by its TLS bootstrap and usable; bootstrap-kubelet.conf is removed
+// however the wait ends, so the token leaves the node. With ControlPlaneKubeletLocalMode (on in every release
 // kubeforge supports) this is its own phase; otherwise kubelet-start would run it.
 
 export const BOOTSTRAP_KUBECONFIG_PATH = posix.join(KUBERNETES_DIR, BOOTSTRAP_KUBELET_KUBECONFIG);
@@ -29,8 +29,28 @@ export async function kubeletLocalMode(data: JoinData): Promise<boolean> {
   return featureGateEnabled(cfg.cluster.featureGates, release, CONTROL_PLANE_KUBELET_LOCAL_MODE);
 }
 
-/** kubeadm's runKubeletWaitBootstrapPhase. */
+/**
+ * Removes bootstrap-kubelet.conf and the bootstrap token in it. kubeadm defers this os.Remove, so
+ * the token leaves the node however the join ends, and ignores its error; kubeforge warns.
+ */
+export async function removeBootstrapKubeconfig(data: JoinData, ctx: PhaseContext): Promise<void> {
+  try {
+    await data.host.remove(BOOTSTRAP_KUBECONFIG_PATH);
+  } catch (e) {
+    ctx.log.warn(`could not remove ${BOOTSTRAP_KUBECONFIG_PATH}: ${(e as Error).message}`);
+  }
+}
+
+/** kubeadm's runKubeletWaitBootstrapPhase: bootstrap-kubelet.conf goes whether the wait succeeds or not. */
 export async function waitForKubeletBootstrap(data: JoinData, ctx: PhaseContext): Promise<void> {
+  try {
+    await waitForBootstrappedKubelet(data, ctx);
+  } finally {
+    await removeBootstrapKubeconfig(data, ctx);
+  }
+}
+
+async function waitForBootstrappedKubelet(data: JoinData, ctx: PhaseContext): Promise<void> {
   const { host } = data;
   const join = data.cfg.join;
   const { cfg, release } = await data.clusterConfig();
@@ -54,7 +74,6 @@ export async function waitForKubeletBootstrap(data: JoinData, ctx: PhaseContext)
     intervalMs: TLS_BOOTSTRAP_RETRY_INTERVAL_MS,
     what: `the kubelet to write a usable ${KUBELET_CONFIG_PATH} (TLS bootstrap); check 'systemctl status kubelet' and 'journalctl -xeu kubelet'`,
   });
-  await host.remove(BOOTSTRAP_KUBECONFIG_PATH);
 
   if (!nodeLocalCRISocket(cfg, release)) {
     const { name, criSocket } = join.nodeRegistration;

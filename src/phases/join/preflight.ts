@@ -1,15 +1,17 @@
+import { requireReadyForAdditionalControlPlane } from "../../node/preflight/additional-control-plane.js";
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
 import { imagePullInput, pullControlPlaneImages } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase } from "../../workflow/phase.js";
-import { requireSharedCertificates } from "./control-plane.js";
 import type { JoinData } from "./data.js";
 
-// kubeadm's cmd/phases/join/preflight.go: the root check alone, the cluster's configuration read
-// with the bootstrap token (discovery happens here), then the join node checks; a control plane
-// then runs init's checks and pulls the control-plane images, as init does.
+// kubeadm's cmd/phases/join/preflight.go: the root check alone, then the join node checks, built
+// from the JoinConfiguration only (a node that already joined fails here, without contacting
+// the cluster); then the cluster's configuration is read with the bootstrap token (discovery
+// happens here); a control plane then checks the cluster can take it, runs init's checks and
+// pulls the control-plane images, as init does.
 
 const unprefixed = (line: string) => line.replace(/^\[preflight\] /, "").replace(/^\t/, "");
 
@@ -21,29 +23,26 @@ export const joinPreflightPhase: Phase<JoinData> = {
       info: (l) => ctx.log.info(unprefixed(l)),
       warn: (l) => ctx.log.warn(unprefixed(l)),
     };
+    const warn = (l: string) => ctx.log.warn(unprefixed(l));
     ctx.log.info("Running pre-flight checks");
     await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, out);
-    const { cfg, release } = await data.clusterConfig();
-    const checks = await joinNodeChecks(
-      data.cfg,
-      { cfg, release, host: data.host, proxyEnv: data.proxyEnv },
-      { warn: (l) => ctx.log.warn(unprefixed(l)) },
+    const joinChecks = await joinNodeChecks(
+      { join: data.cfg, host: data.host, proxyEnv: data.proxyEnv },
+      { warn },
     );
-    await runChecks(checks, data.ignorePreflightErrors, out);
+    await runChecks(joinChecks, data.ignorePreflightErrors, out);
 
+    const { cfg, release } = await data.clusterConfig();
     if (data.cfg.join.controlPlane) {
-      // kubeadm's checkIfReadyForAdditionalControlPlane: several API servers need one address.
-      if (!cfg.cluster.controlPlaneEndpoint) {
-        throw new Error(
-          "unable to add a new control plane instance to a cluster that doesn't have a stable controlPlaneEndpoint address. Please ensure that controlPlaneEndpoint is set in the kubeadm-config ConfigMap (kubeforge init --control-plane-endpoint)",
-        );
-      }
-      // Without --certificate-key the shared CAs and keys must already be on the node.
-      if (data.certificateKey === undefined) await requireSharedCertificates(data);
+      const hasCertificateKey = data.certificateKey !== undefined;
+      await requireReadyForAdditionalControlPlane(
+        { host: data.host, cluster: cfg.cluster, now: data.now(), warn },
+        hasCertificateKey,
+      );
       ctx.log.info("Running pre-flight checks before initializing the new control plane instance");
       const cpChecks = await initNodeChecks(
         { cfg, release, host: data.host, proxyEnv: data.proxyEnv },
-        { secondaryControlPlane: true, warn: (l) => ctx.log.warn(unprefixed(l)) },
+        { secondaryControlPlane: true, downloadCerts: hasCertificateKey, warn },
       );
       await runChecks(cpChecks, data.ignorePreflightErrors, out);
       await pullControlPlaneImages(

@@ -241,7 +241,8 @@ function attemptOnce(
         const decision = checker.check(key);
         if (decision.ok) {
           if (decision.how === "accepted-new") {
-            settings.log(`accepted new host key ${fingerprint} for this run only`);
+            // Named like the errors, so that the accepted key can be told apart per host.
+            settings.log(`${target.prefix}accepted new host key ${fingerprint} for this run only`);
           }
           return true;
         }

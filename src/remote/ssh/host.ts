@@ -411,10 +411,10 @@ export class SshHost implements Host {
         how();
       };
       // Cancelled: sshd sends TERM to the session's process group, sudo relays it to the
-      // command (a KILL would end sudo alone and orphan the root command), and `timeout`, when
-      // there is one, to its own group. On a root login, where sshd refuses signal requests,
-      // kubeforge sends TERM to the reported process group itself, and KILL a few seconds
-      // later if it is still there. The answer comes once the channel has closed, which sshd
+      // command (a KILL would end sudo alone and orphan the root command), which under sudo is
+      // always `timeout`: it passes the TERM to its own group and sends KILL a few seconds
+      // later. On a root login, where sshd refuses signal requests, kubeforge sends TERM to
+      // the reported process group itself, and KILL a few seconds later if it is still there. The answer comes once the channel has closed, which sshd
       // does when the command is gone, or when kubeforge stops waiting a little after that.
       let aborted = false;
       let closed = false;
@@ -697,7 +697,7 @@ export class SshHost implements Host {
       (m) => {
         if (m === said) return;
         said = m;
-        this.log(`forward to ${targetHost}:${targetPort}: ${m}`);
+        this.log(`${this.label}: forward to ${targetHost}:${targetPort}: ${m}`);
       },
     );
     this.forwards.add(f);

@@ -1,4 +1,4 @@
-import { timeLimited } from "../command-limits.js";
+import { endableAsRoot, timeLimited } from "../command-limits.js";
 import { shellJoin } from "./quote.js";
 
 // How a command becomes root on the remote side. No PTY ever: a PTY mixes "\r\n" into output
@@ -29,15 +29,18 @@ export function sudoPrefix(mode: SudoMode): string[] {
 /**
  * The command line sent to sshd. A time limit runs the command under coreutils `timeout`
  * inside sudo, so the timer runs as root and can end a root process tree (it signals its
- * whole process group), even after the channel is gone.
+ * whole process group), even after the channel is gone. Through sudo every command runs
+ * under `timeout`, so that a cancel ends it too (command-limits.ts); a root login needs no
+ * such help, kubeforge signals the command's process group itself.
  */
 export function remoteCommand(
   argv: readonly string[],
   opts: { sudo?: SudoMode; timeoutMs?: number } = {},
 ): string {
+  const throughSudo = opts.sudo !== undefined && opts.sudo.kind !== "root";
   return shellJoin([
     ...(opts.sudo ? sudoPrefix(opts.sudo) : []),
-    ...timeLimited(argv, opts.timeoutMs),
+    ...(throughSudo ? endableAsRoot : timeLimited)(argv, opts.timeoutMs),
   ]);
 }
 

@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { TEST_HOST_PREFLIGHT_IGNORES_FLAG } from "../../support/preflight-ignores.js";
 import {
   commandOf,
   createTestbed,
@@ -77,7 +78,7 @@ beforeAll(async () => {
     "--rootfs",
     cp.rootfs,
     "--ignore-preflight-errors",
-    "all",
+    TEST_HOST_PREFLIGHT_IGNORES_FLAG,
   ]);
   if (init.code !== 0) console.log(init.stderr, await cp.node.logs());
 }, 120_000);
@@ -180,7 +181,7 @@ describe("a testbed of network-namespace hosts", () => {
         "--rootfs",
         worker.rootfs,
         "--ignore-preflight-errors",
-        "all",
+        TEST_HOST_PREFLIGHT_IGNORES_FLAG,
       ]);
       if (joined.code !== 0) console.log(joined.stderr, await worker.node.logs());
     }, 90_000);

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listFiles } from "../../../src/cli/files.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { freePort } from "../../support/ports.js";
+import { TEST_HOST_PREFLIGHT_IGNORES_FLAG } from "../../support/preflight-ignores.js";
 import {
   SIM_CERTIFICATE_KEY,
   SIM_TOKEN,
@@ -83,7 +84,7 @@ function joinArgs(w: Worker, name: string, extra: string[] = []): string[] {
     "--rootfs",
     w.rootfs,
     "--ignore-preflight-errors",
-    "all",
+    TEST_HOST_PREFLIGHT_IGNORES_FLAG,
     "--patches",
     w.patches,
     ...extra,
@@ -102,7 +103,7 @@ beforeAll(async () => {
       "--rootfs",
       cp.rootfs,
       "--ignore-preflight-errors",
-      "all",
+      TEST_HOST_PREFLIGHT_IGNORES_FLAG,
       "--upload-certs",
     ],
     { env: cp.node.env },
@@ -196,6 +197,26 @@ describe("kubeforge join of a worker", () => {
     expect(written).toEqual({ ...cluster, ...patch, ...instance });
   });
 
+  it("ran the join checks for real: only the test host's known failures were ignored", () => {
+    expect(result.stderr).toMatch(/\[WARNING KubeletVersion\]: couldn't get kubelet version/);
+    expect(result.stderr).not.toMatch(/\[WARNING (FileAvailable|Port|CRI|HTTPProxy)/);
+  });
+
+  it("joining again stops at the node's kubelet.conf, before any discovery", async () => {
+    // An endpoint nothing answers on: discovery would retry it until its timeout.
+    const args = joinArgs(w, "w-1", ["--discovery-token-ca-cert-hash", `sha256:${caHash}`]);
+    args[1] = `${cp.address}:${await freePort()}`;
+    const again = await kubeforge(args, { env: w.node.env });
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(
+      "[ERROR FileAvailable--etc-kubernetes-kubelet.conf]: /etc/kubernetes/kubelet.conf already exists",
+    );
+    expect(again.stderr).toContain(
+      "[ERROR FileAvailable--etc-kubernetes-pki-ca.crt]: /etc/kubernetes/pki/ca.crt already exists",
+    );
+    expect(again.stderr).not.toMatch(/discover/i);
+  }, 30_000);
+
   it("registers the Node in the cluster", async () => {
     const node = await cp.kubectl<{ metadata: { name: string } }>(["get", "node", "w-1"]);
     expect(node.metadata.name).toBe("w-1");
@@ -217,7 +238,7 @@ describe("kubeforge join refusals", () => {
     );
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(
-      /error execution phase preflight: unable to add a new control plane instance: the shared certificates are missing \(\/etc\/kubernetes\/pki\/ca\.crt, /,
+      /error execution phase preflight: One or more conditions for hosting a new control plane instance is not satisfied\.\n\n\[failure loading certificate for CA: couldn't load the certificate file \/etc\/kubernetes\/pki\/ca\.crt: open \/etc\/kubernetes\/pki\/ca\.crt: no such file or directory, /,
     );
     expect(await listFiles(w.rootfs)).toEqual([]);
   }, 60_000);

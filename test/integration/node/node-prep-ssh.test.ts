@@ -9,7 +9,7 @@ import {
   CONTAINERD_CRI_SOCKET,
   prepareContainerd,
 } from "../../../src/node/runtime/containerd.js";
-import { machineSwapOn, machineWouldLoadModules } from "../../support/machine-safety.js";
+import { skipNodePreparation } from "../../support/machine-safety.js";
 import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 
@@ -23,7 +23,7 @@ import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/
 // could load overlay/br_netfilter (it has /lib/modules) and has not, a test host's "swapoff -a"
 // or modprobe would change the machine itself, so these tests do not run then.
 
-const skip = machineSwapOn || machineWouldLoadModules;
+const skip = skipNodePreparation();
 
 let bed: SshTestbed;
 const hosts: SshHost[] = [];

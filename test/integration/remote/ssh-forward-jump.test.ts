@@ -112,7 +112,9 @@ describe("forward()", () => {
     const dead = await host.forward("127.0.0.1", 1);
     await expect(get(dead.port, "/")).rejects.toThrow();
     expect(
-      lines.some((l) => l.startsWith("forward to 127.0.0.1:1: forwarded connection failed:")),
+      lines.some((l) =>
+        /^cp-1 \(ssh:\/\/[^)]+\): forward to 127\.0\.0\.1:1: forwarded connection failed:/.test(l),
+      ),
     ).toBe(true);
 
     await host.close();

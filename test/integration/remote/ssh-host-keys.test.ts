@@ -137,7 +137,9 @@ describe("host keys", () => {
     const lines: string[] = [];
     const host = await SshHost.connect(options({ acceptNew: true }, { log: (l) => lines.push(l) }));
     await host.close();
-    expect(lines).toEqual([`accepted new host key ${sshd.hostKey.fingerprint} for this run only`]);
+    expect(lines).toEqual([
+      `cp-1 (ssh://root@${sshd.address}:22): accepted new host key ${sshd.hostKey.fingerprint} for this run only`,
+    ]);
     expect(await connects({ acceptNew: true })).toBe(sshd.hostKey.fingerprint);
     expect(await sshDirState()).toEqual(before);
 

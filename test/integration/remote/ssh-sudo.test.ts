@@ -73,7 +73,7 @@ describe("sudo over SSH", () => {
     const r = await alice.exec(["id", "-u"], { sudo: true });
     expect(r).toEqual({ code: 0, stdout: "0\n", stderr: "" });
     expect(await sshd.sudoLog()).toMatch(
-      / : alice : PWD=[^;]+ ; USER=root ; COMMAND=\/usr\/bin\/id -u\n/,
+      / : alice : PWD=[^;]+ ; USER=root ; COMMAND=\/usr\/bin\/timeout -k 5 0 id -u\n/,
     );
   });
 
@@ -118,7 +118,7 @@ describe("sudo over SSH", () => {
       "0a",
     ]);
     expect(await sshd.sudoLog()).toMatch(
-      / : bob : PWD=[^;]+ ; USER=root ; COMMAND=\/usr\/bin\/sh -c 'id -u; od -An -tx1'\n/,
+      / : bob : PWD=[^;]+ ; USER=root ; COMMAND=\/usr\/bin\/timeout -k 5 0 sh -c 'id -u; od -An -tx1'\n/,
     );
 
     // Files through the password sudo too.
@@ -164,6 +164,46 @@ describe("sudo over SSH", () => {
     await expect(run).rejects.toThrow(/: cancelled "sh -c /);
     expect(await eventually(() => !running(pid), 5000)).toBe(true);
   });
+
+  // A root command that ignores TERM and has no time limit: only the KILL that `timeout`
+  // (always there under sudo) sends after the relayed TERM can end it.
+  const stubborn = (pidFile: string) => [
+    "sh",
+    "-c",
+    'trap "" TERM; echo $$ > "$1"; exec sleep 60',
+    "sh",
+    pidFile,
+  ];
+
+  it.each(["alice", "bob"] as const)(
+    "cancelling a root command that ignores TERM ends it too (%s: sudo -n / sudo -S)",
+    async (user) => {
+      const host = await connect(
+        user,
+        user === "bob" ? { sudoPassword: sshd.users.bob.password } : {},
+      );
+      expect(host.sudo.kind).toBe(user === "bob" ? "password" : "nopasswd");
+      const pidFile = join(sshd.dir, `stubborn-${user}.pid`);
+      const controller = new AbortController();
+      const run = host.exec(stubborn(pidFile), { sudo: true, signal: controller.signal });
+      const pid = Number(await waitForFile(pidFile, 10_000));
+      expect(readFileSync(`/proc/${pid}/status`, "utf8")).toMatch(/^Uid:\s+0\s/m);
+      controller.abort();
+      await expect(run).rejects.toThrow(/: cancelled "sh -c trap/);
+      expect(await eventually(() => !running(pid), 10_000)).toBe(true);
+    },
+    30_000,
+  );
+
+  it("ends a `sudo -S` command at its time limit, the root process too", async () => {
+    const bob = await connect("bob", { sudoPassword: sshd.users.bob.password });
+    const pidFile = join(sshd.dir, "stubborn-bob-limit.pid");
+    const r = await bob.exec(stubborn(pidFile), { sudo: true, timeoutMs: 1500 });
+    expect(r.code).toBe(124);
+    expect(r.stderr).toBe("timed out after 1500 ms");
+    const pid = Number(readFileSync(pidFile, "utf8"));
+    expect(await eventually(() => !running(pid), 10_000)).toBe(true);
+  }, 30_000);
 
   it("without sudoPassword, a sudo that wants one fails clearly; plain commands still work", async () => {
     const bob = await connect("bob");
@@ -237,6 +277,14 @@ await step("cancel", async () => {
   await h.exec(sleeper(${JSON.stringify(`${root}/../cancel.pid`)}), { sudo: true, signal: c.signal });
   return "finished";
 });
+// One that ignores TERM and has no time limit: the KILL must come from inside sudo.
+await step("cancelStubborn", async () => {
+  const c = new AbortController();
+  setTimeout(() => c.abort(), 1500);
+  const argv = ["sh", "-c", 'trap "" TERM; echo $$ > "$1"; exec sleep 60', "sh", ${JSON.stringify(`${root}/../stubborn.pid`)}];
+  await h.exec(argv, { sudo: true, signal: c.signal });
+  return "finished";
+});
 process.stdout.write(JSON.stringify(out));
 `;
 
@@ -287,9 +335,12 @@ process.stdout.write(JSON.stringify(out));
       cancel:
         'error: local: cancelled "sh -c echo $$ > "$1"; exec sleep 30 sh ' +
         `${root}/../cancel.pid"`,
+      cancelStubborn:
+        'error: local: cancelled "sh -c trap "" TERM; echo $$ > "$1"; exec sleep 60 sh ' +
+        `${root}/../stubborn.pid"`,
     });
-    // Both root processes are gone (before, a time limit ended sudo and left its command).
-    for (const f of ["timeout.pid", "cancel.pid"]) {
+    // Every root process is gone (before, a time limit ended sudo and left its command).
+    for (const f of ["timeout.pid", "cancel.pid", "stubborn.pid"]) {
       const pid = Number(readFileSync(join(root, "..", f), "utf8"));
       expect(await eventually(() => !running(pid), 5000)).toBe(true);
     }
@@ -297,7 +348,7 @@ process.stdout.write(JSON.stringify(out));
     expect((await stat(join(root, "var/lib/etcd"))).uid).toBe(0);
     expect((await stat(join(userDir, "file"))).uid).toBe(sshd.users.alice.uid); // no sudo needed there
     expect(await sshd.sudoLog()).toMatch(
-      / : alice : PWD=\/ ; USER=root ; COMMAND=\/usr\/bin\/sh -c 'set -e#012/,
+      / : alice : PWD=\/ ; USER=root ; COMMAND=\/usr\/bin\/timeout -k 5 0 sh -c 'set -e#012/,
     );
     expect(await sshd.sudoLog()).not.toContain("secret-key-data");
   }, 90_000);

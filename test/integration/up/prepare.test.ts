@@ -16,7 +16,7 @@ import type { SshHost } from "../../../src/remote/ssh/host.js";
 import type { Reporter } from "../../../src/workflow/reporter.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { imageRepositoryDocument, startStallingRegistry } from "../../support/stalling-registry.js";
-import { machineSwapOn, machineWouldLoadModules } from "../../support/machine-safety.js";
+import { skipNodePreparation } from "../../support/machine-safety.js";
 import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 
@@ -38,7 +38,7 @@ const machineContainerd = (() => {
     return false;
   }
 })();
-const skip = machineSwapOn || machineWouldLoadModules || !machineContainerd;
+const skip = skipNodePreparation(machineContainerd ? [] : ["containerd is not installed"]);
 
 const VERSION = "v1.35.2";
 const RELEASE = releaseFor(VERSION);

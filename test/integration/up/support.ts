@@ -3,6 +3,7 @@ import { mkdtemp, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { bundledCli, type CliResult } from "../../support/cli.js";
+import { TEST_HOST_PREFLIGHT_IGNORES } from "../../support/preflight-ignores.js";
 import type { SshTestbed, SshTestHost } from "../../support/testbed.js";
 
 // Shared by the `kubeforge up` tests: a Cluster file for testbed hosts over SSH, the bundled CLI
@@ -23,14 +24,10 @@ export interface ClusterFileOptions {
 }
 
 /**
- * What a testbed host cannot pass of kubeadm's preflight, and only that: the simulated kubelet
- * is no `kubelet` binary (KubeletVersion), the host has no cgroup mount of its own
- * (SystemVerification), and a new network namespace starts with IPv4 forwarding off (the
- * built-in CNI's own node preparation turns it on; here preparation is off). Every other check
- * runs for real and must pass.
+ * What a testbed host cannot pass of kubeadm's preflight, and only that (preflight-ignores.ts),
+ * as a YAML list for nodeRegistration.ignorePreflightErrors. Every other check runs for real.
  */
-export const TESTBED_PREFLIGHT_IGNORES =
-  "[KubeletVersion, SystemVerification, FileContent--proc-sys-net-ipv4-ip_forward]";
+export const TESTBED_PREFLIGHT_IGNORES = `[${TEST_HOST_PREFLIGHT_IGNORES.join(", ")}]`;
 
 /** A Cluster file: every host pinned by its fingerprint, node preparation off. */
 export function clusterFile(o: ClusterFileOptions): string {

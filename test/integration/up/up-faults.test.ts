@@ -170,6 +170,41 @@ describe("kubeforge up when a host fails half-way", () => {
     expect(await marker("w-2")).toBe("done");
   }, 600_000);
 
+  it("the first control plane failing: the report names it and the phase; no worker is changed", async () => {
+    // The cluster of the test before, started again from clean hosts.
+    const text = clusterFile({ name: "f6", ...hosts() }).replace(
+      "kind: InitConfiguration\n",
+      "kind: InitConfiguration\ntimeouts: {kubeletHealthCheck: 10s}\n",
+    );
+    const path = await r.writeClusterFile(text, "f6.yaml");
+    const clean = await r.kubeforge(["down", "-f", path]);
+    expect(clean.code, clean.stderr).toBe(0);
+    // cp-1's service manager refuses to start the kubelet: kubelet-start only warns (as
+    // kubeadm's does), wait-control-plane fails when the kubelet never answers.
+    const shim = join(bed.host("cp-1").node.binDir, "systemctl");
+    const original = await readFile(shim, "utf8");
+    await writeFile(
+      shim,
+      original.replace(
+        'case "$verb" in',
+        'case "$verb" in\n  start|restart) echo "Failed to start kubelet.service: Unit is masked." >&2; exit 1;;',
+      ),
+    );
+    let res;
+    try {
+      res = await upWith(text, "f6.yaml");
+    } finally {
+      await writeFile(shim, original);
+    }
+    expect(res.code).toBe(1);
+    expect(res.stderr).toMatch(
+      /failed on 1 of 1 host:\n - cp-1: error execution phase wait-control-plane: the kubelet is not healthy after 10s/,
+    );
+    expect(res.stderr).toMatch(/^WARNING: cp-1: \[kubelet-start\] .*Unit is masked/m);
+    await untouched(bed.host("w-1"));
+    await untouched(bed.host("w-2"));
+  }, 300_000);
+
   it("the connection dropped in the middle of a join: an error naming the host, no hang", async () => {
     const cli = await bundledCli();
     const path = await r.writeClusterFile(
@@ -206,7 +241,9 @@ describe("kubeforge up when a host fails half-way", () => {
     expect(dropped, stderr).toBe(true);
     expect(code).toBe(1);
     expect(Date.now() - started).toBeLessThan(240_000);
-    expect(stderr).toMatch(/w-1: .*connection (dropped|was closed|is closed)/);
+    expect(stderr).toMatch(
+      / - w-1: error execution phase [a-z/-]+: .*connection (dropped|was closed|is closed)/,
+    );
   }, 300_000);
 });
 
@@ -244,7 +281,7 @@ describe("kubeforge up interrupted", () => {
         "kubeforge: SIGINT: cancelling the commands running on every host, then stopping",
       );
       expect(stderr).toMatch(
-        /^interrupted by SIGINT: error execution phase preflight: cp-1 .*cancelled ".*crictl .* pull /m,
+        /^interrupted by SIGINT: failed on 1 of 1 host:\n - cp-1: error execution phase preflight: cp-1 .*cancelled ".*crictl .* pull /m,
       );
       expect(await pulls()).toBe("");
     } finally {

@@ -42,6 +42,15 @@ async function treeDigest(dir: string): Promise<string> {
   return hash.digest("hex");
 }
 
+/** What kubeforge keeps on every host: node files, CNI configuration, its own state. */
+function hostDigests(): Promise<string[]> {
+  return Promise.all(
+    bed.hosts.flatMap((h) =>
+      ["etc/kubernetes", "etc/cni", "var/lib/kubeforge"].map((d) => treeDigest(h.path(d))),
+    ),
+  );
+}
+
 interface SecretList {
   items: { type: string; data: Record<string, string> }[];
 }
@@ -112,15 +121,44 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
   });
 
   it("changes nothing when run again on the finished cluster", async () => {
-    const before = await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))));
+    const before = await hostDigests();
     const tokens = await bootstrapTokens();
     const again = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
     if (again.code !== 0) throw new Error(await diagnostics(bed, again));
     for (const name of ["cp-1", "w-1", "w-2"]) expect(again.stderr).toContain(`${name}: `);
     expect(again.stderr).toMatch(/cp-1: control-plane, .*already part of the cluster/);
-    const after = await Promise.all(bed.hosts.map((h) => treeDigest(h.path("etc/kubernetes"))));
-    expect(after).toEqual(before);
+    expect(await hostDigests()).toEqual(before);
     expect((await bootstrapTokens()).length).toBe(tokens.length);
+  }, 300_000);
+
+  it("refuses another version or API endpoint for the finished cluster, changing nothing", async () => {
+    const before = await hostDigests();
+    const text = await readFile(clusterPath, "utf8");
+    const refused = async (changed: string) => {
+      const path = await r.writeClusterFile(changed, "changed.yaml");
+      const out = join(r.dir, "changed.conf");
+      const res = await r.kubeforge(["up", "-f", path, "--kubeconfig", out]);
+      expect(res.code, res.stderr).toBe(1);
+      await expect(stat(out)).rejects.toThrow(); // no admin.conf handed out either
+      return res.stderr;
+    };
+    // A nightly upgrade rehearsal must not go green on the old version.
+    expect(
+      await refused(text.replace("kubernetesVersion: v1.35.0", "kubernetesVersion: v1.36.0")),
+    ).toContain(
+      'kubernetesVersion "v1.36.0": the cluster "ci" runs v1.35.0 (recorded on cp-1) and "up" does not upgrade or downgrade a cluster',
+    );
+    expect(
+      await refused(
+        text.replace(
+          "kubernetesVersion: v1.35.0",
+          'kubernetesVersion: v1.35.0\ncontrolPlaneEndpoint: "cp.example.test:6443"',
+        ),
+      ),
+    ).toMatch(
+      /the cluster "ci" serves its API at 10\.251\.\d+\.\d+:6443 \(admin\.conf on cp-1\), but this Cluster file needs cp\.example\.test:6443 \(its controlPlaneEndpoint\)/,
+    );
+    expect(await hostDigests()).toEqual(before);
   }, 300_000);
 
   it("down --dry-run reports what it would remove on every host and changes nothing", async () => {
@@ -174,9 +212,18 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
     expect((await stat(kubeconfig)).isFile()).toBe(true);
   }, 120_000);
 
-  it("down resets every host: no kubelet, no node files, no kubeforge state", async () => {
-    const result = await r.kubeforge(["down", "-f", clusterPath, "--kubeconfig", kubeconfig]);
-    if (result.code !== 0) throw new Error(await diagnostics(bed, result));
+  it("down resets every host it reaches: no kubelet, no node files, no kubeforge state; the one it cannot is named", async () => {
+    // A node whose VM is gone already (nothing listens on its port): reported, not in the way.
+    const withGone = (await readFile(clusterPath, "utf8")).replace(
+      "\n---\n",
+      `\n- {name: gone, role: worker, host: "ssh://root@127.0.0.1:1", ssh: {hostKeyFingerprints: ["${bed.host("w-1").ssh.hostKeyFingerprint}"]}}\n---\n`,
+    );
+    const path = await r.writeClusterFile(withGone, "with-gone.yaml");
+    const result = await r.kubeforge(["down", "-f", path, "--kubeconfig", kubeconfig]);
+    expect(result.code, result.stderr).toBe(1);
+    expect(result.stderr).toMatch(
+      /failed on 1 of 4 hosts:\n - gone: left as it is: gone \(ssh:\/\/root@127\.0\.0\.1:1\): .*refused/,
+    );
     for (const h of bed.hosts) {
       const pids = await h.daemonPids();
       expect(pids.kubelet, `${h.name} kubelet`).toBeUndefined();

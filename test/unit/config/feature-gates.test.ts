@@ -16,29 +16,47 @@ describe("--feature-gates parsing (kubeadm features.NewFeatureGate)", () => {
   });
 
   it.each([
-    ["Bogus=true", '--feature-gates: unknown feature gate "Bogus"'],
+    ["Bogus=true", '--feature-gates: unknown feature gate "Bogus" for Kubernetes v1.36'],
     [
       "RootlessControlPlane=yes",
       '--feature-gates: invalid value "yes" for feature gate RootlessControlPlane',
     ],
     ["RootlessControlPlane", '--feature-gates: "RootlessControlPlane" has no value'],
   ])("refuses %j naming the gate", (value, message) => {
-    expect(() => parseFeatureGates(value)).toThrow(message);
+    expect(() => parseFeatureGates(value, { release: releaseFor("v1.36.0") })).toThrow(message);
   });
 
-  it("checks against a given release's gates", () => {
-    const known = releaseFor("v1.37.0").featureGates;
-    expect(() => parseFeatureGates("NodeLocalCRISocket=true", { known })).toThrow(
-      "unknown feature gate",
+  it("lists only the gates of the given release", () => {
+    expect(() => parseFeatureGates("Foo=true", { release: releaseFor("v1.37.0") })).toThrow(
+      '--feature-gates: unknown feature gate "Foo" for Kubernetes v1.37; known gates: ControlPlaneKubeletLocalMode, RootlessControlPlane, WaitForAllControlPlaneComponents',
     );
   });
 
-  it("warns about deprecated gates but accepts them", () => {
-    const warnings: string[] = [];
-    expect(parseFeatureGates("PublicKeysECDSA=true", { warn: (m) => warnings.push(m) })).toEqual({
-      PublicKeysECDSA: true,
+  it("lets a gate that graduated in the release through, for validation to explain", () => {
+    const release = releaseFor("v1.37.0");
+    expect(parseFeatureGates("NodeLocalCRISocket=true", { release })).toEqual({
+      NodeLocalCRISocket: true,
     });
+  });
+
+  it("leaves names to validation when no release is pinned yet", () => {
+    expect(parseFeatureGates("Foo=true")).toEqual({ Foo: true });
+  });
+
+  it("warns about deprecated gates of the release but accepts them", () => {
+    const warnings: string[] = [];
+    const opts = { release: releaseFor("v1.36.0"), warn: (m: string) => warnings.push(m) };
+    expect(parseFeatureGates("PublicKeysECDSA=true", opts)).toEqual({ PublicKeysECDSA: true });
     expect(warnings[0]).toContain("Setting deprecated feature gate PublicKeysECDSA=true");
+  });
+
+  it("refuses PublicKeysECDSA in v1.37 without calling it deprecated first", () => {
+    const warnings: string[] = [];
+    const opts = { release: releaseFor("v1.37.1"), warn: (m: string) => warnings.push(m) };
+    expect(() => parseFeatureGates("PublicKeysECDSA=true", opts)).toThrow(
+      'unknown feature gate "PublicKeysECDSA" for Kubernetes v1.37',
+    );
+    expect(warnings).toEqual([]);
   });
 
   it.each([

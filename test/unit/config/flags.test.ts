@@ -82,7 +82,10 @@ describe("applyInitFlags without --config: the flags build the configuration (cm
     ],
     [{ tokenTtl: "1 day" }, '--token-ttl: "1 day" is not a valid duration'],
     [{ apiserverBindPort: 0 }, "--apiserver-bind-port: 0 is not a port number between 1 and 65535"],
-    [{ featureGates: "Nope=true" }, '--feature-gates: unknown feature gate "Nope"'],
+    [
+      { kubernetesVersion: "v1.37.1", featureGates: "Nope=true" },
+      '--feature-gates: unknown feature gate "Nope" for Kubernetes v1.37; known gates: ControlPlaneKubeletLocalMode, RootlessControlPlane, WaitForAllControlPlaneComponents',
+    ],
     [
       { ignorePreflightErrors: ["all", "Swap"] },
       '--ignore-preflight-errors: do not name individual checks when "all" is used',

@@ -322,7 +322,7 @@ maxPods: 50
     expect(init.init.nodeRegistration).toEqual(join.join.nodeRegistration);
     expect(init.init.localAPIEndpoint).toEqual({ advertiseAddress: "192.0.2.22", bindPort: 7443 });
     expect(init.init.bootstrapTokens).toEqual([]);
-    expect(init.init.timeouts.controlPlaneComponentHealthCheck).toBe("4m0s");
+    expect(init.init.timeouts).toEqual(join.join.timeouts);
     // SetClusterDynamicDefaults: the endpoint's missing port is this node's bind port.
     expect(init.cluster.controlPlaneEndpoint).toBe("cp.example.com:7443");
     expect(init.cluster).toMatchObject({
@@ -345,6 +345,23 @@ maxPods: 50
     });
     expect(init.kubeletUserSupplied).toBe(true);
     expect(init.kubeProxy).toMatchObject({ clusterCIDR: "10.244.0.0/16", bindAddress: "0.0.0.0" });
+  });
+
+  it("carries the join's timeouts, which kubeadm join makes the active ones (SetActiveTimeouts)", () => {
+    const join = defaultJoinConfig(
+      docsOf({
+        ...tokenDiscovery,
+        controlPlane: { localAPIEndpoint: { advertiseAddress: "192.0.2.22" } },
+        timeouts: { controlPlaneComponentHealthCheck: "90s", etcdAPICall: "20s" },
+      }),
+      ctx().c,
+    );
+    const init = joinInitConfig(join, clusterConfigs, { resolved });
+    expect(init.init.timeouts).toMatchObject({
+      controlPlaneComponentHealthCheck: "90s",
+      etcdAPICall: "20s",
+      kubernetesAPICall: "1m0s",
+    });
   });
 
   it("gives a worker the detected address and no control-plane taint", () => {

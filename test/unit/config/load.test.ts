@@ -98,18 +98,6 @@ describe("decodeConfigDocuments: good files", () => {
     expect(docs.init).toEqual({ nodeRegistration: {} });
   });
 
-  it("turns scalars into strings for string fields, as sigs.k8s.io/yaml does", () => {
-    const docs = decodeConfigDocuments(
-      `${V4}\nkind: ClusterConfiguration\nclusterName: 1234\napiServer:\n  extraArgs:\n  - {name: v, value: 4}\n  - {name: profiling, value: false}\n`,
-      "c.yaml",
-    );
-    expect(docs.cluster?.clusterName).toBe("1234");
-    expect(docs.cluster?.apiServer?.extraArgs).toEqual([
-      { name: "v", value: "4" },
-      { name: "profiling", value: "false" },
-    ]);
-  });
-
   it("decodes a JoinConfiguration", () => {
     const docs = decodeConfigDocuments(
       `${V4}\nkind: JoinConfiguration\ndiscovery:\n  bootstrapToken:\n    apiServerEndpoint: 10.0.0.1:6443\n    token: abcdef.0123456789abcdef\n    caCertHashes: [sha256:${"a".repeat(64)}]\ncontrolPlane:\n  certificateKey: ${"b".repeat(64)}\n`,

@@ -62,8 +62,6 @@ describe("the version table", () => {
       false,
       false,
     ]);
-    expect(by(36).apiserverKubeletClientOrganization).toBe("kubeadm:cluster-admins");
-    expect(by(37).apiserverKubeletClientOrganization).toBeUndefined();
     expect(releaseFor("v1.33.0").featureGates.NodeLocalCRISocket).toBe(false);
     expect(releaseFor("v1.34.0").featureGates.NodeLocalCRISocket).toBe(true);
     expect(releaseFor("v1.37.0").graduatedFeatureGates).toContain("NodeLocalCRISocket");

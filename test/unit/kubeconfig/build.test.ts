@@ -100,9 +100,9 @@ describe("parseKubeConfig", () => {
 });
 
 describe("init kubeconfig files (kubeadm getKubeConfigSpecsBase)", () => {
-  it("has kubeadm's files, users, groups and endpoints in phase order", () => {
+  it("has kubeadm's files, users, groups and endpoints in phase order (local mode off)", () => {
     expect(
-      kubeConfigFileSpecs("cp-1").map((s) => [
+      kubeConfigFileSpecs("cp-1", { kubeletLocalMode: false }).map((s) => [
         s.phase,
         s.fileName,
         s.clientName,
@@ -134,5 +134,18 @@ describe("init kubeconfig files (kubeadm getKubeConfigSpecsBase)", () => {
       ],
       ["scheduler", "scheduler.conf", "system:kube-scheduler", [], "local"],
     ]);
+  });
+
+  it("points kubelet.conf at the local API server with ControlPlaneKubeletLocalMode", () => {
+    const endpoints = (kubeletLocalMode: boolean) =>
+      kubeConfigFileSpecs("cp-1", { kubeletLocalMode }).map((s) => `${s.phase}=${s.endpoint}`);
+    expect(endpoints(true)).toEqual([
+      "admin=controlPlaneEndpoint",
+      "super-admin=controlPlaneEndpoint",
+      "kubelet=local",
+      "controller-manager=local",
+      "scheduler=local",
+    ]);
+    expect(endpoints(false)[2]).toBe("kubelet=controlPlaneEndpoint");
   });
 });

@@ -36,8 +36,10 @@ afterEach(async () => cleanup());
 
 const k8s = (p: string) => join(root, "etc/kubernetes", p);
 
-function setup(o: InitOverrides = {}, now = NOW) {
-  const cfg = testInitConfig({ encryptionAlgorithm: "ECDSA-P256", ...o });
+function setup(o: InitOverrides & { featureGates?: Record<string, boolean> } = {}, now = NOW) {
+  const { featureGates, ...overrides } = o;
+  const cfg = testInitConfig({ encryptionAlgorithm: "ECDSA-P256", ...overrides });
+  if (featureGates) cfg.cluster.featureGates = featureGates;
   const data = testInitData(host, cfg, testRelease(), { now });
   const log = recordingLogger();
   return {
@@ -75,7 +77,8 @@ describe("kubeconfig phase", () => {
         ["system:masters"],
         "https://api.example.com:6443",
       ],
-      ["kubelet.conf", "system:node:cp-1", ["system:nodes"], "https://api.example.com:6443"],
+      // ControlPlaneKubeletLocalMode (on by default): the node's own API server.
+      ["kubelet.conf", "system:node:cp-1", ["system:nodes"], "https://192.168.10.5:6443"],
       [
         "controller-manager.conf",
         "system:kube-controller-manager",
@@ -125,11 +128,55 @@ describe("kubeconfig phase", () => {
       '[kubeconfig] Using existing kubeconfig file: "/etc/kubernetes/admin.conf"',
     );
     expect(second.log.warnings).toEqual(
-      ["admin.conf", "super-admin.conf", "kubelet.conf"].map(
+      ["admin.conf", "super-admin.conf"].map(
         (f) =>
           `[kubeconfig] a kubeconfig file "/etc/kubernetes/${f}" exists already but has an unexpected API Server URL: expected: https://lb.example.com:443, got: https://192.168.10.5:6443`,
       ),
     );
+  });
+
+  describe("kubelet.conf and ControlPlaneKubeletLocalMode (kubernetes/kubernetes#125780)", () => {
+    const server = async () => (await load("kubelet.conf")).e.cluster.server;
+
+    it("points at controlPlaneEndpoint with the gate off", async () => {
+      const s = setup({
+        controlPlaneEndpoint: "api.example.com",
+        featureGates: { ControlPlaneKubeletLocalMode: false },
+      });
+      await s.certs("ca");
+      await s.run("kubelet");
+      expect(await server()).toBe("https://api.example.com:6443");
+    });
+
+    it("points at the local API server with the gate on, whatever controlPlaneEndpoint says", async () => {
+      const s = setup({
+        controlPlaneEndpoint: "api.example.com",
+        featureGates: { ControlPlaneKubeletLocalMode: true },
+      });
+      await s.certs("ca");
+      await s.run("kubelet");
+      expect(await server()).toBe("https://192.168.10.5:6443");
+    });
+
+    it("checks an existing kubelet.conf against the endpoint the gate chooses", async () => {
+      const off = setup({
+        controlPlaneEndpoint: "api.example.com",
+        featureGates: { ControlPlaneKubeletLocalMode: false },
+      });
+      await off.certs("ca");
+      await off.run("kubelet");
+      const on = setup({ controlPlaneEndpoint: "api.example.com" });
+      await on.run("kubelet");
+      expect(on.log.warnings).toEqual([
+        '[kubeconfig] a kubeconfig file "/etc/kubernetes/kubelet.conf" exists already but has an unexpected API Server URL: expected: https://192.168.10.5:6443, got: https://api.example.com:6443',
+      ]);
+      const offAgain = setup({
+        controlPlaneEndpoint: "api.example.com",
+        featureGates: { ControlPlaneKubeletLocalMode: false },
+      });
+      await offAgain.run("kubelet");
+      expect(offAgain.log.warnings).toEqual([]);
+    });
   });
 
   it("refuses a file trusting another CA", async () => {

@@ -210,14 +210,22 @@ describe("certificate tree (kubeadm certlist.go)", () => {
     expect([spec.commonName, spec.organization, spec.usages]).toEqual([cn, org, usages]);
   });
 
-  it("takes apiserver-kubelet-client's O from the release (none in 1.37)", () => {
-    const spec = certSpec(
-      "apiserver-kubelet-client",
-      testInitConfig(),
-      testRelease(37),
-      () => undefined,
-    );
-    expect(spec.organization).toEqual([]);
+  it.each([
+    ["v1.33.11", 33, ["kubeadm:cluster-admins"]],
+    ["v1.33.12", 33, []],
+    ["v1.34.7", 34, ["kubeadm:cluster-admins"]],
+    ["v1.34.8", 34, []],
+    ["v1.35.4", 35, ["kubeadm:cluster-admins"]],
+    ["v1.35.5-rc.0", 35, ["kubeadm:cluster-admins"]],
+    ["v1.35.5", 35, []],
+    ["v1.36.0", 36, ["kubeadm:cluster-admins"]],
+    ["v1.36.1", 36, []],
+    ["v1.37.0", 37, []],
+  ])("apiserver-kubelet-client of %s has O=%j (kubernetes/kubernetes#138957)", (v, m, org) => {
+    const cfg = testInitConfig();
+    cfg.cluster.kubernetesVersion = v;
+    const spec = certSpec("apiserver-kubelet-client", cfg, testRelease(m), () => undefined);
+    expect(spec.organization).toEqual(org);
   });
 });
 

@@ -25,12 +25,16 @@ const crictlWorks: CommandStub[] = [
   { match: ["/usr/bin/crictl"], result: { stdout: "RuntimeName: containerd\n" } },
 ];
 
-async function names(o: ConfigOverrides, cri: CommandStub[] = [crictlAbsent, socketAbsent]) {
+async function names(
+  o: ConfigOverrides,
+  cri: CommandStub[] = [crictlAbsent, socketAbsent],
+  join: { secondaryControlPlane?: boolean; downloadCerts?: boolean } = {},
+) {
   const host = new HostDouble(new LocalHost({ rootfs }), { commands: cri });
   const warnings: string[] = [];
   const checks = await initNodeChecks(
     { cfg: initConfig(o), release: testRelease(35), host, proxyEnv: {} },
-    { warn: (l) => void warnings.push(l) },
+    { warn: (l) => void warnings.push(l), ...join },
   );
   return { names: checks.map((c) => c.name()), warnings };
 }
@@ -141,6 +145,25 @@ describe("initNodeChecks", () => {
       "ExternalEtcdClientCertificates",
     ]);
     expect(r.names).not.toContain("Port-2379");
+  });
+
+  it.each([
+    ["init", {}, 3],
+    ["a control-plane join without --certificate-key", { secondaryControlPlane: true }, 3],
+    [
+      "a control-plane join with --certificate-key (download-certs writes them later)",
+      { secondaryControlPlane: true, downloadCerts: true },
+      0,
+    ],
+  ])("external etcd client certificates are checked for %s", async (_, join, count) => {
+    const externalEtcd = {
+      endpoints: ["https://10.0.0.5:2379"],
+      caFile: "/etc/etcd/ca.crt",
+      certFile: "/etc/etcd/client.crt",
+      keyFile: "/etc/etcd/client.key",
+    };
+    const r = await names({ externalEtcd }, undefined, join);
+    expect(r.names.filter((n) => n === "ExternalEtcdClientCertificates")).toHaveLength(count);
   });
 
   it("uses the configured etcd data dir", async () => {

@@ -50,8 +50,10 @@ describe("remote commands", () => {
   it.each([
     [undefined, undefined, "id -u"],
     [{ kind: "root" as const }, undefined, "id -u"],
-    [{ kind: "nopasswd" as const }, undefined, "sudo -n -- id -u"],
-    [{ kind: "password" as const }, undefined, "sudo -S -k -p '' -- id -u"],
+    // Through sudo always under `timeout`, 0 = no limit: a cancel's TERM then gets a KILL behind it.
+    [{ kind: "nopasswd" as const }, undefined, "sudo -n -- timeout -k 5 0 id -u"],
+    [{ kind: "password" as const }, undefined, "sudo -S -k -p '' -- timeout -k 5 0 id -u"],
+    [{ kind: "root" as const }, 1500, "timeout -k 5 2 id -u"],
     [undefined, 1500, "timeout -k 5 2 id -u"],
     [{ kind: "nopasswd" as const }, 300, "sudo -n -- timeout -k 5 1 id -u"],
     [{ kind: "password" as const }, 60_000, "sudo -S -k -p '' -- timeout -k 5 60 id -u"],

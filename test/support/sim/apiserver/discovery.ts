@@ -25,8 +25,18 @@ export function apiVersions(serverAddress: string): Json {
   };
 }
 
+// Custom resources appear once their CRD is Established.
+// k8s: staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_discovery_controller.go
+const discoverable = () => RESOURCES.filter((r) => r.discoverable !== false);
+
 function groupVersions(group: string): string[] {
-  return [...new Set(RESOURCES.filter((r) => r.group === group).map((r) => r.version))];
+  return [
+    ...new Set(
+      discoverable()
+        .filter((r) => r.group === group)
+        .map((r) => r.version),
+    ),
+  ];
 }
 
 export function apiGroup(group: string): Json | undefined {
@@ -37,7 +47,12 @@ export function apiGroup(group: string): Json | undefined {
 }
 
 export function apiGroupList(): Json {
-  const groups = GROUP_ORDER.map((g) => apiGroup(g)).filter((g): g is Json => g !== undefined);
+  const custom = [...new Set(discoverable().map((r) => r.group))]
+    .filter((g) => g !== "" && !GROUP_ORDER.includes(g))
+    .sort();
+  const groups = [...GROUP_ORDER, ...custom]
+    .map((g) => apiGroup(g))
+    .filter((g): g is Json => g !== undefined);
   return {
     kind: "APIGroupList",
     apiVersion: "v1",
@@ -46,7 +61,7 @@ export function apiGroupList(): Json {
 }
 
 export function apiResourceList(group: string, version: string): Json | undefined {
-  const rs = RESOURCES.filter((r) => r.group === group && r.version === version);
+  const rs = discoverable().filter((r) => r.group === group && r.version === version);
   if (rs.length === 0) return undefined;
   const resources: Json[] = [];
   for (const r of rs) {

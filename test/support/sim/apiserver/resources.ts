@@ -26,6 +26,10 @@ export interface ResourceInfo {
   returnsDeletedObject?: boolean;
   /** metadata.generation is maintained (set to 1, bumped on spec changes). */
   hasGeneration?: boolean;
+  /** A custom resource: the name of the CustomResourceDefinition that defines it. */
+  crd?: string;
+  /** Listed in discovery; false for a custom resource whose CRD is not Established yet. */
+  discoverable?: boolean;
 }
 
 const ALL = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
@@ -53,7 +57,9 @@ function r(
   };
 }
 
-export const RESOURCES: readonly ResourceInfo[] = [
+// Built-in resources first; custom resources are added and removed as their CRDs come and go
+// (custom-resources.ts), as apiextensions-apiserver's crdHandler serves them.
+const resources: ResourceInfo[] = [
   // core/v1. k8s: pkg/registry/core/rest/storage_core.go
   r("", "v1", "namespaces", "Namespace", false, {
     shortNames: ["ns"],
@@ -102,6 +108,23 @@ export const RESOURCES: readonly ResourceInfo[] = [
     subresources: { status: STATUS },
     hasGeneration: true,
   }),
+  // policy/v1. k8s: pkg/registry/policy/rest/storage_policy.go,
+  // pkg/registry/policy/poddisruptionbudget/storage/storage.go (ShortNames "pdb")
+  r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, {
+    shortNames: ["pdb"],
+    subresources: { status: STATUS },
+    hasGeneration: true,
+  }),
+  // apiextensions.k8s.io/v1, served by the apiextensions-apiserver kube-apiserver embeds.
+  // k8s: staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/apiserver.go,
+  // .../pkg/registry/customresourcedefinition/etcd.go (ShortNames "crd", "crds"; category
+  // "api-extensions"; a status subresource)
+  r("apiextensions.k8s.io", "v1", "customresourcedefinitions", "CustomResourceDefinition", false, {
+    shortNames: ["crd", "crds"],
+    categories: ["api-extensions"],
+    subresources: { status: STATUS },
+    hasGeneration: true,
+  }),
   // rbac.authorization.k8s.io/v1. k8s: pkg/registry/rbac/rest/storage_rbac.go
   r("rbac.authorization.k8s.io", "v1", "roles", "Role", true),
   r("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
@@ -130,14 +153,35 @@ export const RESOURCES: readonly ResourceInfo[] = [
   }),
 ];
 
-/** Groups in the order kube-apiserver lists them in /apis (core first, by priority). */
+export const RESOURCES: readonly ResourceInfo[] = resources;
+
+/**
+ * Replaces the custom resources of one CRD (none: it is gone or serves nothing yet).
+ * k8s: staging/src/k8s.io/apiextensions-apiserver/pkg/apiserver/customresource_handler.go
+ */
+export function setCustomResources(crd: string, infos: ResourceInfo[]): void {
+  for (let i = resources.length - 1; i >= 0; i--) {
+    if (resources[i]!.crd === crd) resources.splice(i, 1);
+  }
+  resources.push(...infos.map((info) => ({ ...info, crd })));
+}
+
+/**
+ * Groups in the order kube-apiserver lists them in /apis (core first, by priority); the groups
+ * of custom resources follow. k8s: pkg/controlplane/apiserver/aggregator.go
+ * (apiVersionPriorities: coordination 16500 before apiextensions 16400),
+ * staging/src/k8s.io/kube-aggregator/pkg/controllers/autoregister and
+ * pkg/controlplane/controller/crdregistration (CRD groups at priority 1000, after every built-in).
+ */
 export const GROUP_ORDER = [
   "apps",
   "authentication.k8s.io",
   "authorization.k8s.io",
   "certificates.k8s.io",
+  "policy",
   "rbac.authorization.k8s.io",
   "coordination.k8s.io",
+  "apiextensions.k8s.io",
 ];
 
 export function apiVersionOf(info: ResourceInfo): string {

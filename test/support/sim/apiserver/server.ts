@@ -27,6 +27,7 @@ import {
   listKind,
   toTable,
 } from "./discovery.js";
+import { startCrdControllers } from "./custom-resources.js";
 import { defaultReason, FaultInjector } from "./faults.js";
 import { applyObjectPatch, PATCH_CONTENT_TYPES } from "./patch.js";
 import { requestInfo, type RequestInfo } from "./requestinfo.js";
@@ -838,6 +839,8 @@ async function serve(
   if (opts.serviceClusterIPRange)
     ensureKubernetesService(store, opts.serviceClusterIPRange, advertised, port);
   log(`simulated kube-apiserver listening on ${hostForURL(bindAddress)}:${port}`);
+  // apiextensions-apiserver's naming and establishing controllers run inside kube-apiserver.
+  const crdControllers = startCrdControllers(store, log);
 
   return {
     url: `https://${hostForURL(urlHost)}:${port}`,
@@ -845,6 +848,7 @@ async function serve(
     store,
     faults,
     async stop() {
+      crdControllers.stop();
       for (const w of [...watches]) w();
       await new Promise<void>((resolve) => {
         server.close(() => resolve());

@@ -5,7 +5,7 @@
 // k8s: pkg/kubeapiserver/default_storage_factory_builder.go (SpecialDefaultResourcePrefixes),
 // staging/src/k8s.io/apiserver/pkg/registry/generic/registry/store.go (NamespaceKeyFunc,
 // NoNamespaceKeyFunc), staging/src/k8s.io/apiserver/pkg/server/options/etcd.go (--etcd-prefix
-// default "/registry").
+// default "/registry"). Custom resources: <prefix>/<group>/<plural>/...
 import { RESOURCES, type ResourceInfo } from "./resources.js";
 
 export const DEFAULT_STORAGE_PREFIX = "/registry";
@@ -17,6 +17,9 @@ const SPECIAL_PREFIXES: Record<string, string> = {
 };
 
 export function resourcePrefix(info: ResourceInfo): string {
+  // Custom resources live under <group>/<plural>. k8s: staging/src/k8s.io/apiextensions-apiserver/
+  // pkg/apiserver/customresource_handler.go (ResourcePrefix: path.Join(group, plural)).
+  if (info.crd) return `${info.group}/${info.resource}`;
   return SPECIAL_PREFIXES[`${info.group}/${info.resource}`] ?? info.resource;
 }
 

@@ -46,6 +46,7 @@ import {
   type ResourceInfo,
 } from "./resources.js";
 import { checkSchema, dropUnknownFields } from "./schema.js";
+import { CRD_KIND, defaultCrd, prepareCrdForCreate, trackCrd } from "./custom-resources.js";
 import {
   matchesFields,
   matchesLabels,
@@ -249,8 +250,28 @@ function hasStatusSubresource(info: ResourceInfo): boolean {
   return "status" in info.subresources;
 }
 
+/** The object cache; a CRD entering or leaving it defines or retires its custom resources. */
+class ObjectCache extends Map<string, StoredObject> {
+  override set(key: string, obj: StoredObject): this {
+    super.set(key, obj);
+    if (obj.kind === CRD_KIND && obj.apiVersion === "apiextensions.k8s.io/v1") {
+      trackCrd(obj.metadata.name, obj);
+    }
+    return this;
+  }
+
+  override delete(key: string): boolean {
+    const old = this.get(key);
+    const deleted = super.delete(key);
+    if (old?.kind === CRD_KIND && old.apiVersion === "apiextensions.k8s.io/v1") {
+      trackCrd(old.metadata.name, undefined);
+    }
+    return deleted;
+  }
+}
+
 export class ObjectStore {
-  private readonly objects = new Map<string, StoredObject>();
+  private readonly objects = new ObjectCache();
   private readonly listeners = new Set<StoreListener>();
   private readonly history: StoreEvent[] = [];
   /** Watches may resume from this revision on; older ones get 410 Gone. */
@@ -288,7 +309,12 @@ export class ObjectStore {
     store.log = opts.log ?? (() => {});
     const { backend, snapshot } = await EtcdBackend.open(opts.etcd, store.log, opts.signal);
     store.backend = backend;
-    for (const kv of snapshot.kvs) {
+    // CRDs first: the keys of their custom resources parse only once the CRDs are known.
+    const crdKeys = `${storageRange(backend.prefix, resourceFor("apiextensions.k8s.io", "v1", "customresourcedefinitions")!)}`;
+    const kvs = [...snapshot.kvs].sort(
+      (a, b) => Number(!a.key.startsWith(crdKeys)) - Number(!b.key.startsWith(crdKeys)),
+    );
+    for (const kv of kvs) {
       const loc = parseStorageKey(backend.prefix, kv.key);
       const obj = loc && store.decodeStored(loc.info, kv);
       if (loc && obj) store.objects.set(keyOf(loc.info, loc.namespace, loc.name), obj);
@@ -701,7 +727,10 @@ export class ObjectStore {
         `the kind in the data (${str(obj.kind)}) does not match the expected kind (${info.kind})`,
       );
     }
-    const { unknownFields } = checkSchema(info.model, info.kind, info.version, obj);
+    // Custom resources have no model to check against (custom-resources.ts: SIMULATION LIMITS).
+    const { unknownFields } = info.crd
+      ? { unknownFields: [] }
+      : checkSchema(info.model, info.kind, info.version, obj);
     const level = opts.fieldValidation ?? "Strict";
     if (unknownFields.length > 0) {
       if (level === "Strict") {
@@ -766,6 +795,9 @@ export class ObjectStore {
       case "Deployment":
       case "DaemonSet":
         obj.status = {};
+        break;
+      case CRD_KIND:
+        prepareCrdForCreate(obj);
         break;
       case "CertificateSigningRequest": {
         // k8s: pkg/registry/certificates/certificates/strategy.go PrepareForCreate — the
@@ -1310,6 +1342,7 @@ function unsetVersion(rv: unknown): boolean {
  * API group, ServiceAccount subjects the core group.
  */
 function applyDefaults(info: ResourceInfo, obj: Json): void {
+  if (info.kind === CRD_KIND && !info.crd) defaultCrd(obj);
   if (info.kind !== "RoleBinding" && info.kind !== "ClusterRoleBinding") return;
   if (!Array.isArray(obj.subjects)) return;
   for (const subject of obj.subjects) {

@@ -5,8 +5,10 @@
 // staging/src/k8s.io/apimachinery/pkg/api/validation/objectmeta.go (ValidateObjectMeta, labels,
 // annotations), pkg/apis/core/validation/validation.go (ValidateConfigMap, ValidateSecret,
 // ValidateNode taints, ValidateNamespaceName, ValidateServiceName),
-// pkg/apis/rbac/validation/validation.go, pkg/apis/certificates/validation/validation.go.
+// pkg/apis/rbac/validation/validation.go, pkg/apis/certificates/validation/validation.go;
+// CustomResourceDefinitions: custom-resources.ts.
 import { X509Certificate } from "node:crypto";
+import { validateCrd } from "./custom-resources.js";
 import type { ResourceInfo } from "./resources.js";
 import { fieldError, invalid, type FieldError } from "./status.js";
 import { parseCSR } from "./x509util.js";
@@ -359,6 +361,9 @@ function validateKindSpecific(info: ResourceInfo, obj: Json, errs: FieldError[])
       break;
     case "ClusterRoleBinding":
       validateBinding(obj, true, errs);
+      break;
+    case "CustomResourceDefinition":
+      if (!info.crd) validateCrd(obj, errs);
       break;
     case "CertificateSigningRequest": {
       const spec = (obj.spec ?? {}) as Json;

@@ -63,3 +63,45 @@ describe("notReady", () => {
     expect(notReady(["a", "b"], nodes, dns)).toEqual(want);
   });
 });
+
+describe("notReady without a pod network (cni: none)", () => {
+  const networkNotReady = {
+    status: "False",
+    reason: "KubeletNotReady",
+    message:
+      "container runtime network not ready: NetworkReady=false reason:NetworkPluginNotReady message:Network plugin returns error: cni plugin not initialized",
+  };
+  it.each([
+    {
+      what: "registered nodes NotReady for the network alone are enough, CoreDNS is not looked at",
+      nodes: [node("a", networkNotReady), node("b", { status: "True" })],
+      want: [],
+    },
+    {
+      what: "a node not registered yet",
+      nodes: [node("a", networkNotReady)],
+      want: ["node b: not registered"],
+    },
+    {
+      what: "a node without a Ready condition, and one NotReady for another reason",
+      nodes: [
+        node("a"),
+        node("b", {
+          status: "Unknown",
+          reason: "NodeStatusUnknown",
+          message: "Kubelet stopped posting node status.",
+        }),
+      ],
+      want: [
+        "node a: no Ready condition yet",
+        "node b: Ready=Unknown (NodeStatusUnknown: Kubelet stopped posting node status.)",
+      ],
+    },
+  ])("$what", ({ nodes, want }) => {
+    expect(notReady(["a", "b"], nodes, "disabled", false)).toEqual(want);
+  });
+
+  it("still refuses a node NotReady for the network when a pod network is expected", () => {
+    expect(notReady(["a"], [node("a", networkNotReady)], "disabled", true)).toHaveLength(1);
+  });
+});

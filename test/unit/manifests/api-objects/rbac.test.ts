@@ -52,7 +52,7 @@ const roleAndBinding = (
 const phases: [string, () => KubeObject[], KubeObject[]][] = [
   [
     "bootstrap-token",
-    bootstrapTokenRBAC,
+    () => bootstrapTokenRBAC({ kubeletAPIAdminBinding: false }),
     [
       {
         apiVersion: API,
@@ -72,6 +72,15 @@ const phases: [string, () => KubeObject[], KubeObject[]][] = [
         "system:certificates.k8s.io:certificatesigningrequests:selfnodeclient",
         [NODES],
       ),
+    ],
+  ],
+  [
+    "bootstrap-token, kubeadm with kubernetes/kubernetes#138957",
+    () => bootstrapTokenRBAC({ kubeletAPIAdminBinding: true }).slice(-1),
+    [
+      crb("kubeadm:apiserver-kubelet-client", "system:kubelet-api-admin", [
+        { kind: "User", name: "kube-apiserver-kubelet-client" },
+      ]),
     ],
   ],
   [
@@ -132,9 +141,9 @@ describe("RBAC objects of kubeadm's init phases", () => {
   });
 
   it("returns fresh objects each call", () => {
-    const a = bootstrapTokenRBAC();
+    const a = bootstrapTokenRBAC({ kubeletAPIAdminBinding: false });
     (a[0]!["rules"] as { verbs: string[] }[])[0]!.verbs.push("list");
-    expect(bootstrapTokenRBAC()[0]!["rules"]).toEqual([
+    expect(bootstrapTokenRBAC({ kubeletAPIAdminBinding: false })[0]!["rules"]).toEqual([
       { verbs: ["get"], apiGroups: [""], resources: ["nodes"] },
     ]);
   });
