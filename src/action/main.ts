@@ -1,11 +1,9 @@
 import * as core from "@actions/core";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
 import { up, type UpResult } from "../cluster/up/index.js";
-import type { NodeRun } from "../cluster/up/node-workflows.js";
-import { renderInitDryRun } from "../cluster/up/render-init.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
 import { restoreArtifacts } from "./artifact-cache.js";
@@ -22,7 +20,6 @@ import {
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { parsePlan } from "./plan.js";
-import { readRenderedInit, renderDirOf } from "./rendered-init.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { GitHubReporter } from "./reporter.js";
 import { claimStateFolder } from "./state-folder.js";
@@ -120,17 +117,8 @@ async function run(
         { cluster: spec, targets },
         { cliPath: siblingCli(), stateFile: tunnelStateFile(stateDir), env: process.env },
       ),
-    // A dry run renders the first control plane's init here, on the runner (a fresh folder).
-    ...(inputs.dryRun
-      ? {
-          renderInit: async (node: string, run: NodeRun, o: { uploadCerts: boolean }) => {
-            const dir = renderDirOf(planDirOf(stateDir), node);
-            await rm(dir, { recursive: true, force: true });
-            await mkdir(dir, { recursive: true, mode: 0o700 });
-            await renderInitDryRun(run, dir, o);
-          },
-        }
-      : {}),
+    // A dry run renders the first control plane's init here, on the runner.
+    renderInitDir: (node) => join(planDirOf(stateDir), node),
   });
   core.saveState("kubernetes-version", result.kubernetesVersion);
   // up registered the token and certificate key when it made them; the rest is new here.
@@ -148,11 +136,7 @@ async function run(
   };
   if (inputs.dryRun) {
     const saved = await savePlan(stateDir, plan, result);
-    const firstControlPlane = spec.nodes.find((n) => n.role === "control-plane")!.name;
-    const rendered = await readRenderedInit(renderDirOf(saved.nodeDir, firstControlPlane), {
-      apiServer: result.apiServer,
-      token: result.token,
-    });
+    const rendered = result.renderedInit;
     core.setOutput("kubernetes-version", result.kubernetesVersion);
     core.setOutput("api-server", result.apiServer);
     core.setOutput("nodes", JSON.stringify(saved.nodes));
@@ -160,24 +144,25 @@ async function run(
     core.setOutput("plan-dir", saved.nodeDir);
     if (rendered) {
       // What a real run would hand over, from the rendered files; masked as in a real run.
-      reporter.maskKubeconfig(rendered.adminConf);
-      reporter.mask(rendered.joinCommand);
-      core.setOutput("kubeconfig", rendered.kubeconfig);
-      core.setOutput("admin-conf", rendered.adminConf);
-      core.setOutput("join-command", rendered.joinCommand);
+      const adminConf = await readFile(rendered.adminConfPath, "utf8");
+      reporter.maskKubeconfig(adminConf);
+      reporter.mask(result.joinCommand);
+      core.setOutput("kubeconfig", rendered.adminConfPath);
+      core.setOutput("admin-conf", adminConf);
+      core.setOutput("join-command", result.joinCommand);
       core.setOutput("token", result.token);
-      core.setOutput("ca-cert-hash", rendered.caCertHash);
+      core.setOutput("ca-cert-hash", result.caCertHash);
       core.setOutput("certificate-key", result.certificateKey ?? "");
     }
     reporter.info(
-      `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; ${firstControlPlane}'s init is rendered under ${renderDirOf(saved.nodeDir, firstControlPlane)}` : ""}`,
+      `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
     );
     await writeSummary(reporter, {
       ...common,
       nodes: saved.nodes,
       files: [
         { label: "Plan", path: saved.planFile },
-        ...(rendered ? [{ label: "admin.conf (rendered)", path: rendered.kubeconfig }] : []),
+        ...(rendered ? [{ label: "admin.conf (rendered)", path: rendered.adminConfPath }] : []),
         { label: "Log", path: logFile },
       ],
     });

@@ -1,3 +1,6 @@
+import { mkdir, readFile, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { caCertHash } from "../../pki/pin.js";
 import { prepareInit } from "../init.js";
 import type { NodeRun } from "./node-workflows.js";
 
@@ -15,15 +18,25 @@ import type { NodeRun } from "./node-workflows.js";
 /** Phases the rendering skips (see above), with the user's own skipPhases. */
 const NOT_RENDERED = ["preflight", "show-join-command"];
 
+export interface RenderedInit {
+  /** The rendered admin.conf, on the runner. */
+  adminConfPath: string;
+  /** The pin of the rendered cluster CA, as a real run takes it from the node's ca.crt. */
+  caCertHash: string;
+}
+
 /**
- * Renders the first control plane's init into `dir` (a root folder: `dir`/etc/kubernetes/...).
- * The recorded API writes are dropped: they hold the bootstrap token's Secret.
+ * Renders the first control plane's init into `dir` (a root folder: `dir`/etc/kubernetes/...),
+ * emptied first so that no file of an earlier rendering survives. The recorded API writes are
+ * dropped: they hold the bootstrap token's Secret.
  */
 export async function renderInitDryRun(
   run: NodeRun,
   dir: string,
   opts: { uploadCerts: boolean },
-): Promise<void> {
+): Promise<RenderedInit> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { recursive: true, mode: 0o700 });
   const prepared = await prepareInit({
     config: { text: run.documents, source: `the kubeadm configuration of ${run.host.name}` },
     host: run.host,
@@ -42,4 +55,8 @@ export async function renderInitDryRun(
   } finally {
     prepared.data.keys.discard();
   }
+  return {
+    adminConfPath: join(dir, "etc/kubernetes/admin.conf"),
+    caCertHash: caCertHash(await readFile(join(dir, "etc/kubernetes/pki/ca.crt"))),
+  };
 }
