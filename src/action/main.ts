@@ -27,8 +27,10 @@ import { summaryHTML, type SummaryInput } from "./summary.js";
 
 // The action's main step: `kubeforge up` for the Cluster the inputs describe (one node on the
 // runner by default, or the hosts of a Cluster file over SSH), admin.conf in the state folder
-// RUNNER_TEMP/kubeforge-<name>, KUBECONFIG exported, outputs set, a job summary. Secrets are
-// registered with the runner before anything could print them; saved state holds none.
+// RUNNER_TEMP/kubeforge-<name>, KUBECONFIG exported, outputs set, a job summary. A dry run
+// writes the plan and renders the first control plane's init there, and sets the outputs from
+// those files. Secrets are registered with the runner before anything could print them; saved
+// state holds none.
 
 /** Registers every credential a Cluster carries (private key, passphrase, passwords). */
 function maskSpecSecrets(spec: ClusterSpec, reporter: GitHubReporter): void {
@@ -41,17 +43,19 @@ function maskSpecSecrets(spec: ClusterSpec, reporter: GitHubReporter): void {
   for (const node of spec.nodes) maskSsh(node.ssh);
 }
 
-/** Dry run: the plan in one file and each node's kubeadm documents in plan/<node>.yaml. */
 /** dist/cli.js, next to this bundle (dist/main.js). */
 function siblingCli(): string {
   return join(dirname(fileURLToPath(import.meta.url)), "cli.js");
 }
 
+/** Dry run: each node's kubeadm documents as plan/<node>.yaml, the rendered init in plan/<node>/. */
+const planDirOf = (stateDir: string) => join(stateDir, "plan");
+
 async function savePlan(stateDir: string, plan: string, result: UpResult) {
   const planFile = join(stateDir, "plan.yaml");
   await writeFile(planFile, plan, { mode: 0o600 });
   const planned = parsePlan(plan);
-  const nodeDir = join(stateDir, "plan");
+  const nodeDir = planDirOf(stateDir);
   await mkdir(nodeDir, { recursive: true, mode: 0o700 });
   for (const n of planned) {
     if (n.documents !== "") {
@@ -113,6 +117,8 @@ async function run(
         { cluster: spec, targets },
         { cliPath: siblingCli(), stateFile: tunnelStateFile(stateDir), env: process.env },
       ),
+    // A dry run renders the first control plane's init here, on the runner.
+    renderInitDir: (node) => join(planDirOf(stateDir), node),
   });
   core.saveState("kubernetes-version", result.kubernetesVersion);
   // up registered the token and certificate key when it made them; the rest is new here.
@@ -130,17 +136,33 @@ async function run(
   };
   if (inputs.dryRun) {
     const saved = await savePlan(stateDir, plan, result);
+    const rendered = result.renderedInit;
     core.setOutput("kubernetes-version", result.kubernetesVersion);
     core.setOutput("api-server", result.apiServer);
     core.setOutput("nodes", JSON.stringify(saved.nodes));
     core.setOutput("plan", saved.planFile);
     core.setOutput("plan-dir", saved.nodeDir);
-    reporter.info(`[kubeforge] dry run: the plan is in ${saved.planFile}`);
+    if (rendered) {
+      // What a real run would hand over, from the rendered files; masked as in a real run.
+      const adminConf = await readFile(rendered.adminConfPath, "utf8");
+      reporter.maskKubeconfig(adminConf);
+      reporter.mask(result.joinCommand);
+      core.setOutput("kubeconfig", rendered.adminConfPath);
+      core.setOutput("admin-conf", adminConf);
+      core.setOutput("join-command", result.joinCommand);
+      core.setOutput("token", result.token);
+      core.setOutput("ca-cert-hash", result.caCertHash);
+      core.setOutput("certificate-key", result.certificateKey ?? "");
+    }
+    reporter.info(
+      `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
+    );
     await writeSummary(reporter, {
       ...common,
       nodes: saved.nodes,
       files: [
         { label: "Plan", path: saved.planFile },
+        ...(rendered ? [{ label: "admin.conf (rendered)", path: rendered.adminConfPath }] : []),
         { label: "Log", path: logFile },
       ],
     });

@@ -1,6 +1,6 @@
 import { readFileSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
-import { homedir } from "node:os";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { down } from "../cluster/down.js";
@@ -19,6 +19,7 @@ import { TerminalReporter, type Reporter } from "../workflow/reporter.js";
 interface ClusterCommandOptions {
   file?: string;
   dryRun?: boolean;
+  dryRunDir?: string;
   kubeconfig?: string;
 }
 
@@ -63,7 +64,14 @@ export function registerUp(program: Command): void {
     .command("up")
     .description("Build the cluster a Cluster file describes (default: one node on this machine)")
     .option("-f, --file <cluster.yaml>", "the kubeforge.dev/v1alpha1 Cluster file")
-    .option("--dry-run", "connect and inspect every host, print the plan, change nothing")
+    .option(
+      "--dry-run",
+      "connect and inspect every host, print the plan, render the first control plane's init, change nothing",
+    )
+    .option(
+      "--dry-run-dir <dir>",
+      "with --dry-run: where the first control plane's init is rendered, in <dir>/<node> (default: a new temporary folder)",
+    )
     .option(
       "--kubeconfig <path>",
       "where admin.conf is written on this machine (default: ~/.kube/kubeforge-<name>.conf)",
@@ -72,6 +80,12 @@ export function registerUp(program: Command): void {
       const reporter = new TerminalReporter();
       const spec = await readSpec(o.file, reporter);
       const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
+      if (o.dryRunDir !== undefined && !o.dryRun) {
+        throw new Error("--dry-run-dir is only meaningful with --dry-run");
+      }
+      const renderRoot = o.dryRun
+        ? resolve(o.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-up-dryrun-"))))
+        : undefined;
       const result = await up({
         spec,
         connect: connector(spec, reporter),
@@ -79,6 +93,9 @@ export function registerUp(program: Command): void {
         reporter,
         env: process.env,
         dryRun: o.dryRun === true,
+        ...(renderRoot !== undefined
+          ? { renderInitDir: (node: string) => join(renderRoot, node) }
+          : {}),
         kubeconfigPath,
         stdout: (text) => process.stdout.write(text),
         runnerAddresses,
@@ -92,7 +109,14 @@ export function registerUp(program: Command): void {
             },
           ),
       });
-      if (o.dryRun) return;
+      if (o.dryRun) {
+        if (result.renderedInit) {
+          reporter.info(
+            `[up] dry run: the first control plane's init is rendered under ${renderRoot}; its admin.conf is ${result.renderedInit.adminConfPath}`,
+          );
+        }
+        return;
+      }
       for (const n of result.nodes) {
         reporter.info(
           `[up] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,

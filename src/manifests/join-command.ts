@@ -62,6 +62,21 @@ export function joinCommand(o: JoinCommandOptions): string {
   return out;
 }
 
+/**
+ * The worker join command on one line, for outputs and logs rather than kubeadm's message:
+ * the template's line breaks and trailing space removed. Holds the token: a secret.
+ */
+export function workerJoinCommandLine(o: {
+  program: string;
+  server: string;
+  token: string;
+  caCertHashes: readonly string[];
+}): string {
+  return joinCommand({ ...o, controlPlane: false })
+    .replace(/\\\n\t/g, "")
+    .trim();
+}
+
 export interface InitDoneOptions {
   program: string;
   /** The admin kubeconfig path shown in the `sudo cp -i` line (kubeadm: data.KubeConfigPath()). */

@@ -4,7 +4,7 @@ import { joinHostPort } from "../../config/network.js";
 import { releaseFor, resolveKubernetesVersion } from "../../config/versions.js";
 import { NodeClusterAccess } from "../../kube/access.js";
 import type { KubeClient } from "../../kube/types.js";
-import { joinCommand as formatJoinCommand } from "../../manifests/join-command.js";
+import { workerJoinCommandLine } from "../../manifests/join-command.js";
 import { generateCertificateKey } from "../../pki/certificate-key.js";
 import { caCertHash } from "../../pki/pin.js";
 import { generateBootstrapToken } from "../../pki/token.js";
@@ -16,6 +16,7 @@ import type { Reporter } from "../../workflow/reporter.js";
 import { Runner } from "../../workflow/runner.js";
 import { parseAdminConf, serverOf, writeRunnerKubeConfig } from "./admin-kubeconfig.js";
 import { endpointMismatch, versionMismatch } from "./finished-cluster.js";
+import { renderInitDryRun, type RenderedInit } from "./render-init.js";
 import { runnerServer } from "./runner-server.js";
 import type { TunnelTargetSpec } from "../tunnel.js";
 import { installPodNetwork } from "./pod-network.js";
@@ -69,6 +70,11 @@ export interface UpRequest {
    * its loopback port. Without it, an API server the runner cannot reach is an error.
    */
   tunnel?: (targets: TunnelTargetSpec[]) => Promise<{ port: number }>;
+  /**
+   * Dry run: the folder on the runner where the first control plane's init is rendered
+   * (render-init.ts). Without it a dry run prints the plan only.
+   */
+  renderInitDir?: (node: string) => string;
 }
 
 export interface UpNode {
@@ -91,6 +97,8 @@ export interface UpResult {
   joinCommand: string;
   /** Phase timings per node, for summaries. */
   timings: { node: string; phase: string; ms: number }[];
+  /** Dry run: the first control plane's rendered init, when there was one to render. */
+  renderedInit?: RenderedInit;
 }
 
 const PLACEHOLDER_HASH = `sha256:${"0".repeat(64)}`;
@@ -276,6 +284,16 @@ export async function up(req: UpRequest): Promise<UpResult> {
             ...(certificateKey ? { certificateKey } : {}),
           }).documents,
       );
+      // A finished first control plane has no init left to render.
+      const rendered =
+        req.renderInitDir && actions.get(first.node.name) !== "none"
+          ? await reporter.group(`render init ${first.node.name}`, () =>
+              renderInitDryRun(firstRun, req.renderInitDir!(first.node.name), {
+                uploadCerts: multiControlPlane,
+              }),
+            )
+          : undefined;
+      const hash = rendered?.caCertHash ?? PLACEHOLDER_HASH;
       return {
         kubernetesVersion,
         apiServer: `https://${apiServerEndpoint}`,
@@ -287,10 +305,19 @@ export async function up(req: UpRequest): Promise<UpResult> {
           action: "none",
         })),
         token,
-        caCertHash: PLACEHOLDER_HASH,
+        caCertHash: hash,
         certificateKey,
-        joinCommand: "",
+        // With a rendered CA, the command a real run would hand out; without, none.
+        joinCommand: rendered
+          ? workerJoinCommandLine({
+              program: "kubeforge",
+              server: apiServerEndpoint,
+              token,
+              caCertHashes: [hash],
+            })
+          : "",
         timings: [],
+        ...(rendered ? { renderedInit: rendered } : {}),
       };
     }
 
@@ -485,17 +512,12 @@ export async function up(req: UpRequest): Promise<UpResult> {
     const reachable = runnerView.server;
 
     const joined = pending.length > 0;
-    const joinCommand = formatJoinCommand({
+    const joinCommand = workerJoinCommandLine({
       program: "kubeforge",
       server: apiServerEndpoint,
       token,
       caCertHashes: [hash],
-      controlPlane: false,
-      skipTokenPrint: false,
-      skipCertificateKeyPrint: false,
-    })
-      .replace(/\\\n\t/g, "")
-      .trim();
+    });
     return {
       kubernetesVersion,
       apiServer: reachable,

@@ -1,7 +1,9 @@
 import { execFile } from "node:child_process";
+import { createHash } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
+import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
@@ -9,7 +11,7 @@ import { bundledMain, runStep, unmaskedLines, type StepResult } from "./support.
 
 // The action's main step (the bundled main.js, run as the runner runs it) building a cluster on
 // two testbed hosts over real SSH against the simulated control plane: first a dry run (nothing
-// changes, outputs from the plan), then the real `up` (outputs, KUBECONFIG, summary, kubectl
+// changes on the hosts, outputs from the plan and the init rendered on the runner), then the real `up` (outputs, KUBECONFIG, summary, kubectl
 // through the exported admin.conf), and no secret in anything written or printed unmasked.
 
 let bed: SshTestbed;
@@ -71,7 +73,7 @@ describe("action main step over SSH", () => {
   let runnerTemp: string;
   const fingerprints = () => bed.hosts.map((h) => h.ssh.hostKeyFingerprint).join("\n");
 
-  it("dry run: changes nothing and sets its outputs from the plan", async () => {
+  it("dry run: changes nothing and sets its outputs from the plan and the rendered init", async () => {
     // Two control planes (and an endpoint no one needs to reach): a certificate key is made.
     const cluster = clusterWithoutCredentials(
       "plan",
@@ -96,12 +98,8 @@ describe("action main step over SSH", () => {
       ["cp-1", "init"],
       ["w-1", "join"],
     ]);
-    // Outputs that exist only once a cluster does are not set; KUBECONFIG is not exported.
-    for (const o of ["kubeconfig", "admin-conf", "token", "join-command", "certificate-key"]) {
-      expect(step.outputs.has(o), o).toBe(false);
-    }
+    // No cluster to talk to: KUBECONFIG is not exported.
     expect(step.env.has("KUBECONFIG")).toBe(false);
-
     const stateDir = join(step.runnerTemp, "kubeforge-plan");
     expect(step.outputs.get("plan")).toBe(join(stateDir, "plan.yaml"));
     expect(step.outputs.get("plan-dir")).toBe(join(stateDir, "plan"));
@@ -115,14 +113,52 @@ describe("action main step over SSH", () => {
     expect(w1).toContain("controlPlane:"); // w-1 joins as a control plane here
     expect(w1).not.toContain("kind: InitConfiguration");
 
-    // The certificate key was registered before anything printed it, and no file holds it.
-    const certificateKey = step.masks.find((m) => /^[0-9a-f]{64}$/.test(m));
-    expect(certificateKey).toBeDefined();
-    const log = await readFile(join(stateDir, "kubeforge.log"), "utf8");
-    for (const text of [plan, cp1, w1, log, step.summary, step.stateFile, step.stderr]) {
-      expect(text).not.toContain(certificateKey);
+    // cp-1's init, rendered on the runner as `kubeforge init --dry-run` renders it: the outputs
+    // a real run sets come from these files.
+    const rendered = join(stateDir, "plan", "cp-1");
+    const kubeconfig = join(rendered, "etc/kubernetes/admin.conf");
+    expect(step.outputs.get("kubeconfig")).toBe(kubeconfig);
+    expect((await stat(kubeconfig)).mode & 0o777).toBe(0o600);
+    const adminConf = await readFile(kubeconfig, "utf8");
+    expect(step.outputs.get("admin-conf")).toBe(adminConf);
+    expect(adminConf).toContain("server: https://10.0.0.250:6443");
+    for (const f of ["pki/ca.crt", "pki/apiserver.crt", "manifests/kube-apiserver.yaml"]) {
+      expect(await readFile(join(rendered, "etc/kubernetes", f), "utf8"), f).not.toBe("");
     }
-    expect(unmaskedLines(step.stdout, certificateKey!)).toEqual([]);
+    const token = step.outputs.get("token")!;
+    expect(token).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}$/);
+    // The hash of the rendered CA's public key, computed by openssl.
+    const { stdout: der } = await promisify(execFile)(
+      "sh",
+      [
+        "-c",
+        `openssl x509 -pubkey -noout -in '${join(rendered, "etc/kubernetes/pki/ca.crt")}' | openssl pkey -pubin -outform der`,
+      ],
+      { encoding: "buffer" },
+    );
+    const hash = `sha256:${createHash("sha256").update(der).digest("hex")}`;
+    expect(step.outputs.get("ca-cert-hash")).toBe(hash);
+    expect(step.outputs.get("join-command")).toBe(
+      `kubeforge join 10.0.0.250:6443 --token ${token} --discovery-token-ca-cert-hash ${hash}`,
+    );
+    const certificateKey = step.outputs.get("certificate-key")!;
+    expect(certificateKey).toMatch(/^[0-9a-f]{64}$/);
+
+    // Every secret output was registered before anything printed it, and no file of the step
+    // (the rendered folder aside) holds one.
+    const clientKey = /client-key-data: (\S+)/.exec(adminConf)![1]!;
+    for (const s of [token, step.outputs.get("join-command")!, certificateKey, clientKey]) {
+      expect(step.masks).toContain(s);
+    }
+    const log = await readFile(join(stateDir, "kubeforge.log"), "utf8");
+    for (const s of [certificateKey, token, token.split(".")[1]!, clientKey]) {
+      for (const text of [plan, cp1, w1, log, step.summary, step.stateFile, step.stderr]) {
+        expect(text).not.toContain(s);
+      }
+      expect(unmaskedLines(step.stdout, s)).toEqual([]);
+    }
+    expect(log).toMatch(/^=== render init cp-1$/m);
+    expect(log).toMatch(/^cp-1: \[dryrun\] Would run on cp-1: /m);
     expect(step.summary).toContain("dry run, nothing was changed");
     expect(step.summary).toMatch(/cp-1.*control-plane.*would init/s);
 
@@ -308,6 +344,9 @@ describe("action main step over SSH", () => {
     // The hosts carry cluster "ci" already: the plan has nothing to do on them.
     const nodes = JSON.parse(again.outputs.get("nodes")!) as { action: string }[];
     expect(nodes.map((n) => n.action)).toEqual(["none", "none"]);
+    // The cluster exists: no init to render, no outputs from one.
+    expect(again.outputs.has("kubeconfig")).toBe(false);
+    expect(again.outputs.has("token")).toBe(false);
 
     const log = await readFile(join(ciDir, "kubeforge.log"), "utf8");
     const clash = await runStep(mainJs, {

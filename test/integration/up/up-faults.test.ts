@@ -1,6 +1,6 @@
 import { execFileSync, spawn } from "node:child_process";
 import { existsSync } from "node:fs";
-import { chmod, readFile, writeFile } from "node:fs/promises";
+import { chmod, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledCli } from "../../support/cli.js";
@@ -113,16 +113,43 @@ describe("kubeforge up refuses before changing anything", () => {
     for (const h of bed.hosts) await untouched(h);
   }, 120_000);
 
-  it("--dry-run connects, inspects and prints the plan per host, and changes nothing", async () => {
+  it("--dry-run connects, inspects, prints the plan per host, renders cp-1's init on the runner, and changes nothing", async () => {
     const path = await r.writeClusterFile(clusterFile({ name: "f5", ...hosts() }), "f5.yaml");
-    const res = await r.kubeforge(["up", "-f", path, "--dry-run"]);
+    const renderRoot = join(r.dir, "f5-rendered");
+    const res = await r.kubeforge(["up", "-f", path, "--dry-run", "--dry-run-dir", renderRoot]);
     expect(res.code, res.stderr).toBe(0);
     expect(res.stdout).toMatch(/^# cp-1 \(control-plane, .*\): init$/m);
     expect(res.stdout).toMatch(/^# w-2 \(worker, .*\): join$/m);
     expect(res.stdout).toContain("kind: JoinConfiguration");
     expect(res.stdout).toContain("<generated token>");
     expect(res.stdout).not.toMatch(/[a-z0-9]{6}\.[a-z0-9]{16}/);
+    // cp-1's init as `kubeforge init --dry-run` renders it, with cp-1's address in the
+    // serving certificate; the commands it would run on cp-1 are reported, not run.
+    const etc = join(renderRoot, "cp-1", "etc/kubernetes");
+    expect(res.stderr).toContain(`admin.conf is ${join(etc, "admin.conf")}`);
+    expect(res.stderr).toMatch(/cp-1: \[dryrun\] Would run on cp-1: /);
+    execFileSync("openssl", [
+      "verify",
+      "-CAfile",
+      join(etc, "pki/ca.crt"),
+      join(etc, "pki/apiserver.crt"),
+    ]);
+    const san = execFileSync(
+      "openssl",
+      ["x509", "-noout", "-ext", "subjectAltName", "-in", join(etc, "pki/apiserver.crt")],
+      { encoding: "utf8" },
+    );
+    expect(san).toContain(`IP Address:${bed.host("cp-1").address}`);
+    expect((await stat(join(etc, "pki/ca.key"))).mode & 0o777).toBe(0o600);
+    expect(await readFile(join(etc, "manifests/kube-apiserver.yaml"), "utf8")).toContain(
+      `--advertise-address=${bed.host("cp-1").address}`,
+    );
     for (const h of bed.hosts) await untouched(h);
+
+    // --dry-run-dir alone is a mistake, refused before any host is contacted.
+    const alone = await r.kubeforge(["up", "-f", path, "--dry-run-dir", renderRoot]);
+    expect(alone.code).toBe(1);
+    expect(alone.stderr).toContain("--dry-run-dir is only meaningful with --dry-run");
   }, 120_000);
 });
 
