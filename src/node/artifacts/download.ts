@@ -159,6 +159,9 @@ async function attempt(
   for (let hop = 0; ; hop++) {
     let next: URL | undefined;
     let result: { contentType: string | undefined; size: number } | undefined;
+    // Emptied before the request, not once the answer is in: an await between the response and
+    // drain's listeners could miss a connection cut meanwhile and wait forever.
+    await sink.reset();
     await requestOnce(url, opts, async (res) => {
       const status = res.statusCode ?? 0;
       if (REDIRECTS.has(status)) {
@@ -173,7 +176,6 @@ async function attempt(
         const text = `HTTP ${status}${res.statusMessage ? ` ${res.statusMessage}` : ""}${url.href !== start.href ? ` from ${url.href}` : ""}`;
         throw status >= 500 ? new Transient(text) : new Error(text);
       }
-      await sink.reset();
       const size = await drain(res, sink);
       await sink.end();
       result = { contentType: res.headers["content-type"], size };
@@ -249,6 +251,8 @@ export async function downloadToFile(
       reset: async () => {
         hash = createHash("sha256");
         head = Buffer.alloc(0);
+        // Once per redirect hop: the stream of the hop before is closed, the file truncated.
+        if (out && !out.closed) out.destroy();
         out = createWriteStream(dest, { mode: 0o600 });
         await new Promise<void>((resolve, reject) => {
           out!.once("open", () => resolve()).once("error", reject);
