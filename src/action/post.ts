@@ -10,7 +10,7 @@ import { readMarker } from "../cluster/up/node-state.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { parseHostURL } from "../config/cluster/host-url.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
-import { fleet, FleetError } from "../remote/fleet.js";
+import { failuresOf, fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
 import { stopTunnelProcess } from "../cluster/tunnel.js";
 import { saveArtifacts } from "./artifact-cache.js";
@@ -273,23 +273,21 @@ async function teardown(
     // Only hosts kubeforge set up for this cluster are reset: a host the main step refused
     // (another cluster's, or kubeadm's own) is someone else's.
     const ours = new Set<string>();
-    const unreachable: { name: string; error: unknown }[] = [];
-    await fleet(
-      covered,
-      (n) => n.name,
-      async (node) => {
-        const marker = await readMarker(await connections.connect(node));
-        if (marker?.cluster === spec.name) ours.add(node.name);
-        else if (marker) {
-          core.info(`${node.name}: left alone: it belongs to the cluster "${marker.cluster}"`);
-        } else
-          core.info(`${node.name}: nothing of kubeforge's on it (no node marker); left as it is`);
-      },
-      { concurrency: spec.concurrency },
-    ).catch((e: unknown) => {
-      if (e instanceof FleetError) unreachable.push(...e.failures);
-      else throw e;
-    });
+    const unreachable = await failuresOf(
+      fleet(
+        covered,
+        (n) => n.name,
+        async (node) => {
+          const marker = await readMarker(await connections.connect(node));
+          if (marker?.cluster === spec.name) ours.add(node.name);
+          else if (marker) {
+            core.info(`${node.name}: left alone: it belongs to the cluster "${marker.cluster}"`);
+          } else
+            core.info(`${node.name}: nothing of kubeforge's on it (no node marker); left as it is`);
+        },
+        { concurrency: spec.concurrency },
+      ),
+    );
     const nodes = spec.nodes.filter((n) => ours.has(n.name));
     // A host the main step never reached holds nothing of this run's: not "left behind".
     for (const u of unreachable.filter((f) => !reachedByMain.has(f.name))) {

@@ -1,5 +1,5 @@
 import type { ClusterNodeSpec, ClusterSpec } from "../config/cluster/types.js";
-import { FleetError, fleet, hostReporter } from "../remote/fleet.js";
+import { failuresOf, fleet, FleetError, hostReporter } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { nodeCondition, type NodeCondition } from "./up/node-state.js";
@@ -87,16 +87,5 @@ export async function down(req: DownRequest): Promise<void> {
     }
   } finally {
     await closeHosts(hosts.values());
-  }
-}
-
-/** The hosts a fleet operation failed on (none when it succeeded); other errors are thrown. */
-async function failuresOf(run: Promise<unknown>): Promise<FleetError["failures"]> {
-  try {
-    await run;
-    return [];
-  } catch (e) {
-    if (e instanceof FleetError) return e.failures;
-    throw e;
   }
 }

@@ -33,6 +33,20 @@ export class FleetError extends Error {
   }
 }
 
+/**
+ * The hosts a fleet operation failed on (none when it succeeded), for callers that go on with
+ * the others; any other error is thrown.
+ */
+export async function failuresOf(run: Promise<unknown>): Promise<FleetError["failures"]> {
+  try {
+    await run;
+    return [];
+  } catch (e) {
+    if (e instanceof FleetError) return e.failures;
+    throw e;
+  }
+}
+
 /** Runs op for every item with at most `concurrency` at once; never stops at the first failure. */
 export async function fleet<T, R>(
   items: readonly T[],

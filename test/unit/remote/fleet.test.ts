@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { FleetError, fleet, hostReporter } from "../../../src/remote/fleet.js";
+import { FleetError, failuresOf, fleet, hostReporter } from "../../../src/remote/fleet.js";
 import { CommandError } from "../../../src/remote/host.js";
 import { TerminalReporter } from "../../../src/workflow/reporter.js";
 
@@ -95,6 +95,28 @@ describe("fleet", () => {
     expect(await fleet([], String, () => Promise.resolve(1))).toEqual([]);
     await expect(fleet([1], String, () => Promise.resolve(1), { concurrency: 0 })).rejects.toThrow(
       /concurrency must be a whole number ≥ 1, got 0/,
+    );
+  });
+});
+
+describe("failuresOf", () => {
+  it("returns the failed hosts of a fleet run, none for a success, and throws anything else", async () => {
+    const run = (fail: string[]) =>
+      fleet(
+        ["a", "b", "c"],
+        (n) => n,
+        async (n) => {
+          if (fail.includes(n)) throw new Error(`${n} is gone`);
+        },
+      );
+    expect(await failuresOf(run([]))).toEqual([]);
+    const failures = await failuresOf(run(["a", "c"]));
+    expect(failures.map((f) => [f.name, (f.error as Error).message])).toEqual([
+      ["a", "a is gone"],
+      ["c", "c is gone"],
+    ]);
+    await expect(failuresOf(Promise.reject(new Error("not a fleet")))).rejects.toThrow(
+      "not a fleet",
     );
   });
 });
