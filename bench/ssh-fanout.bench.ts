@@ -69,7 +69,7 @@ async function joinHostWork(
           { ...node, address: inv.address },
           {
             token: TOKEN,
-            caCertHash: HASH,
+            caCertHashes: [HASH],
             apiServerEndpoint: "10.0.0.10:6443",
           },
         ),

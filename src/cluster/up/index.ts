@@ -3,10 +3,10 @@ import { parseGoDuration } from "../../config/duration.js";
 import { joinHostPort } from "../../config/network.js";
 import { releaseFor, resolveKubernetesVersion } from "../../config/versions.js";
 import { NodeClusterAccess } from "../../kube/access.js";
+import { caPinsOf } from "../../kubeconfig/ca-pins.js";
 import type { KubeClient } from "../../kube/types.js";
 import { workerJoinCommandLine } from "../../manifests/join-command.js";
 import { generateCertificateKey } from "../../pki/certificate-key.js";
-import { caCertHash } from "../../pki/pin.js";
 import { generateBootstrapToken } from "../../pki/token.js";
 import { fleet, hostReporter } from "../../remote/fleet.js";
 import { closeHosts, type Host } from "../../remote/host.js";
@@ -240,6 +240,14 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
     const apiServerEndpoint =
       settings.controlPlaneEndpoint ?? joinHostPort(first.address, bindPort);
+    /** The worker join command a run hands out (outputs), pinned to `pins`. */
+    const joinCommandFor = (pins: readonly string[]) =>
+      workerJoinCommandLine({
+        program: "kubeforge",
+        server: apiServerEndpoint,
+        token,
+        caCertHashes: pins,
+      });
     if (marker) {
       const mismatch = endpointMismatch({
         cluster: spec.name,
@@ -279,7 +287,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
         (inv) =>
           joinRun(inv, {
             token,
-            caCertHash: PLACEHOLDER_HASH,
+            caCertHashes: [PLACEHOLDER_HASH],
             apiServerEndpoint,
             ...(certificateKey ? { certificateKey } : {}),
           }).documents,
@@ -293,7 +301,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
               }),
             )
           : undefined;
-      const hash = rendered?.caCertHash ?? PLACEHOLDER_HASH;
+      const pins = rendered?.caCertHashes ?? [PLACEHOLDER_HASH];
       return {
         kubernetesVersion,
         apiServer: `https://${apiServerEndpoint}`,
@@ -305,17 +313,10 @@ export async function up(req: UpRequest): Promise<UpResult> {
           action: "none",
         })),
         token,
-        caCertHash: hash,
+        caCertHash: pins[0]!,
         certificateKey,
         // With a rendered CA, the command a real run would hand out; without, none.
-        joinCommand: rendered
-          ? workerJoinCommandLine({
-              program: "kubeforge",
-              server: apiServerEndpoint,
-              token,
-              caCertHashes: [hash],
-            })
-          : "",
+        joinCommand: rendered ? joinCommandFor(pins) : "",
         timings: [],
         ...(rendered ? { renderedInit: rendered } : {}),
       };
@@ -372,7 +373,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     }
     const preflightSecrets: JoinSecrets = {
       token,
-      caCertHash: PLACEHOLDER_HASH,
+      caCertHashes: [PLACEHOLDER_HASH],
       apiServerEndpoint,
       ...(certificateKey ? { certificateKey } : {}),
     };
@@ -436,8 +437,9 @@ export async function up(req: UpRequest): Promise<UpResult> {
       );
     }
 
-    const hash = caCertHash(await firstHost.readFile("/etc/kubernetes/pki/ca.crt"));
-    const secrets: JoinSecrets = { ...preflightSecrets, caCertHash: hash };
+    const adminConf = parseAdminConf(await firstHost.readFile(ADMIN_CONF), first.node.name);
+    const pins = caPinsOf(adminConf, `${first.node.name}:${ADMIN_CONF}`);
+    const secrets: JoinSecrets = { ...preflightSecrets, caCertHashes: pins };
 
     const joinNode = async (inv: HostInventory) => {
       // Pulled while the control plane initialised (and earlier nodes joined).
@@ -494,7 +496,6 @@ export async function up(req: UpRequest): Promise<UpResult> {
       ),
     );
 
-    const adminConf = parseAdminConf(await firstHost.readFile(ADMIN_CONF), first.node.name);
     const runnerView = await runnerServer({
       adminConf,
       controlPlanes,
@@ -512,12 +513,6 @@ export async function up(req: UpRequest): Promise<UpResult> {
     const reachable = runnerView.server;
 
     const joined = pending.length > 0;
-    const joinCommand = workerJoinCommandLine({
-      program: "kubeforge",
-      server: apiServerEndpoint,
-      token,
-      caCertHashes: [hash],
-    });
     return {
       kubernetesVersion,
       apiServer: reachable,
@@ -533,9 +528,9 @@ export async function up(req: UpRequest): Promise<UpResult> {
       }),
       // A run that joined nothing created no token in the cluster: none to hand out.
       token: joined ? token : "",
-      caCertHash: hash,
+      caCertHash: pins[0]!,
       certificateKey: joined ? certificateKey : undefined,
-      joinCommand: joined ? joinCommand : "",
+      joinCommand: joined ? joinCommandFor(pins) : "",
       timings,
     };
   } finally {

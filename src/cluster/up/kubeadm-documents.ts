@@ -43,8 +43,8 @@ function workflowSettings(base: Doc, skip: string[] | undefined, patchesDir?: st
 /** Secrets shared by the nodes of one run. */
 export interface JoinSecrets {
   token: string;
-  /** `sha256:<hex>` pin of the cluster CA. */
-  caCertHash: string;
+  /** `sha256:<hex>` pins of the cluster CAs (admin.conf's certificate-authority-data). */
+  caCertHashes: readonly string[];
   /** For control-plane joins. */
   certificateKey?: string;
   /** `host:port` discovery reaches the cluster at. */
@@ -168,7 +168,7 @@ export function joinDocuments(
         ...record(discovery.bootstrapToken),
         apiServerEndpoint: secrets.apiServerEndpoint,
         token: secrets.token,
-        caCertHashes: [secrets.caCertHash],
+        caCertHashes: [...secrets.caCertHashes],
       },
     },
     ...workflowSettings(join, settings.joinSkipPhases, settings.patchesDir),

@@ -1,6 +1,7 @@
 import { mkdir, readFile, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { caCertHash } from "../../pki/pin.js";
+import { caPinsOf } from "../../kubeconfig/ca-pins.js";
+import { parseKubeConfig } from "../../kubeconfig/parse.js";
 import { prepareInit } from "../init.js";
 import type { NodeRun } from "./node-workflows.js";
 
@@ -21,8 +22,8 @@ const NOT_RENDERED = ["preflight", "show-join-command"];
 export interface RenderedInit {
   /** The rendered admin.conf, on the runner. */
   adminConfPath: string;
-  /** The pin of the rendered cluster CA, as a real run takes it from the node's ca.crt. */
-  caCertHash: string;
+  /** The pins of the rendered cluster CAs, taken from admin.conf as a real run takes them. */
+  caCertHashes: string[];
 }
 
 /**
@@ -55,8 +56,7 @@ export async function renderInitDryRun(
   } finally {
     prepared.data.keys.discard();
   }
-  return {
-    adminConfPath: join(dir, "etc/kubernetes/admin.conf"),
-    caCertHash: caCertHash(await readFile(join(dir, "etc/kubernetes/pki/ca.crt"))),
-  };
+  const adminConfPath = join(dir, "etc/kubernetes/admin.conf");
+  const adminConf = parseKubeConfig(await readFile(adminConfPath), adminConfPath);
+  return { adminConfPath, caCertHashes: caPinsOf(adminConf, adminConfPath) };
 }

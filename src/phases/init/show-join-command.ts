@@ -1,7 +1,6 @@
-import { parseKubeConfig, currentEntries, decodeData } from "../../kubeconfig/parse.js";
+import { caPinsOf } from "../../kubeconfig/ca-pins.js";
+import { parseKubeConfig, currentEntries } from "../../kubeconfig/parse.js";
 import { showJoinCommandText } from "../../manifests/join-command.js";
-import { pemDecodeAll } from "../../pki/pem.js";
-import { certificateHash } from "../../pki/pin.js";
 import type { Phase } from "../../workflow/phase.js";
 import { ADMIN_KUBECONFIG_PATH } from "./clients.js";
 import type { InitData } from "./data.js";
@@ -16,19 +15,9 @@ export const showJoinCommandPhase: Phase<InitData> = {
   dependencies: ["bootstrap-token", "upload-certs"],
   run: async (data) => {
     const text = await data.host.readFile(ADMIN_KUBECONFIG_PATH);
-    const { cluster } = currentEntries(
-      parseKubeConfig(text, ADMIN_KUBECONFIG_PATH),
-      ADMIN_KUBECONFIG_PATH,
-    );
-    const caPEM = decodeData(cluster["certificate-authority-data"]) ?? Buffer.alloc(0);
-    const caCertHashes = pemDecodeAll(caPEM)
-      .filter((b) => b.type === "CERTIFICATE")
-      .map((b) => certificateHash(b.der));
-    if (caCertHashes.length === 0) {
-      throw new Error(
-        `${ADMIN_KUBECONFIG_PATH} holds no CA certificate to pin the join command to`,
-      );
-    }
+    const config = parseKubeConfig(text, ADMIN_KUBECONFIG_PATH);
+    const { cluster } = currentEntries(config, ADMIN_KUBECONFIG_PATH);
+    const caCertHashes = caPinsOf(config, ADMIN_KUBECONFIG_PATH);
     data.output(
       showJoinCommandText({
         program: "kubeforge",

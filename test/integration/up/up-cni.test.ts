@@ -1,3 +1,4 @@
+import { existsSync } from "node:fs";
 import { mkdir, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,7 +28,12 @@ const withCni = (cni: string) =>
     name: "ci",
     controlPlanes: [bed.host("cp-1")],
     workers: [bed.host("w-1")],
-  }).replace("prepare: {enabled: false}", `cni: ${cni}\nprepare: {enabled: false}`);
+  })
+    .replace("prepare: {enabled: false}", `cni: ${cni}\nprepare: {enabled: false}`)
+    // Certificates outside /etc/kubernetes/pki: up pins joins to admin.conf's CA, as kubeadm.
+    .concat(
+      "---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncertificatesDir: /etc/kubernetes/custom-pki\n",
+    );
 
 beforeAll(async () => {
   bed = await createTestbed(["cp-1", "w-1"], { ssh: true });
@@ -49,6 +55,10 @@ describe("kubeforge up: the pod network", () => {
     expect(result.stderr).toMatch(/NotReady .*until .*(pod network|CNI)/);
     // Registered, and NotReady: no CNI configuration on the nodes.
     expect(await nodeReadiness(r, kubeconfig)).toEqual({ "cp-1": "False", "w-1": "False" });
+    // The certificates where ClusterConfiguration put them; w-1 joined pinned to that CA.
+    const cp1 = bed.host("cp-1");
+    expect(existsSync(cp1.path("etc/kubernetes/custom-pki/ca.crt"))).toBe(true);
+    expect(existsSync(cp1.path("etc/kubernetes/pki"))).toBe(false);
     const coredns = await r.kubectl<{ status?: { availableReplicas?: number } }>(kubeconfig, [
       "-n",
       "kube-system",

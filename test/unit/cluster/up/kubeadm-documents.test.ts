@@ -114,7 +114,7 @@ describe("joinDocuments", () => {
     );
     const text = joinDocuments(user, worker, {
       token: TOKEN,
-      caCertHash: HASH,
+      caCertHashes: [HASH],
       apiServerEndpoint: "10.0.0.10:6443",
       certificateKey: KEY,
     });
@@ -137,7 +137,7 @@ describe("joinDocuments", () => {
       { ...cp, name: "cp-2", address: "10.0.0.12" },
       {
         token: TOKEN,
-        caCertHash: HASH,
+        caCertHashes: [HASH],
         apiServerEndpoint: "lb:6443",
         certificateKey: KEY,
       },
@@ -175,7 +175,7 @@ describe("skipPhases and patches", () => {
       joinDocuments(
         userDocuments(undefined),
         worker,
-        { token: TOKEN, caCertHash: HASH, apiServerEndpoint: "10.0.0.10:6443" },
+        { token: TOKEN, caCertHashes: [HASH], apiServerEndpoint: "10.0.0.10:6443" },
         { joinSkipPhases: [], patchesDir: "/runner/patches" },
       ),
       "generated",
