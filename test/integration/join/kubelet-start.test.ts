@@ -1,14 +1,12 @@
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledCli } from "../../support/cli.js";
-import { freePort } from "../../support/ports.js";
+import { rootfsWorker, type RootfsWorker } from "../../support/rootfs-worker.js";
 import { SIM_TOKEN, simHost, type SimHost } from "../../support/sim-cluster.js";
-import { simulatedNode, type SimulatedNode } from "../../support/sim/kubelet/index.js";
 
 // `kubeforge join` of a worker where kubelet-start or the TLS bootstrap wait goes wrong: a
 // control plane built by `kubeforge init` on a simulated host, joined by hosts with their own
@@ -21,31 +19,11 @@ let cp: SimHost;
 let caHash: string;
 const cleanups: (() => Promise<void>)[] = [];
 
-interface Worker {
-  rootfs: string;
-  node: SimulatedNode;
-  patches: string;
-  base: string;
-  path(p: string): string;
-}
-
-async function newWorker(name: string): Promise<Worker> {
-  const base = await mkdtemp(join(tmpdir(), "kubeforge-worker-"));
-  const rootfs = join(base, "rootfs");
-  const patches = join(base, "patches");
-  await mkdir(rootfs);
-  await mkdir(patches);
-  // The worker's kubelet shares this machine: its own healthz port, as a kubeadm patch.
-  await writeFile(
-    join(patches, "kubeletconfiguration+merge.yaml"),
-    `healthzPort: ${await freePort()}\n`,
-  );
-  const node = await simulatedNode({ rootfs, nodeName: name });
-  cleanups.push(async () => {
-    await node.stop();
-    await rm(base, { recursive: true, force: true });
-  });
-  return { rootfs, node, patches, base, path: (p) => join(rootfs, p) };
+/** A worker with its own rootfs and simulated kubelet, removed after the tests. */
+async function newWorker(name: string): Promise<RootfsWorker> {
+  const w = await rootfsWorker(name);
+  cleanups.push(() => w.remove());
+  return w;
 }
 
 /** kubectl with the control plane's admin.conf; output as text. */
