@@ -7,6 +7,7 @@ import {
 import { applyJoinFlags, type JoinFlags } from "../config/join-flags.js";
 import { validateJoinConfig } from "../config/join-validate.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
+import { removedAPIVersionProblems } from "../config/validate.js";
 import { dryRunStackedEtcd, stackedEtcdThrough } from "../etcd/access.js";
 import type { Release } from "../config/release.js";
 import type { ConfigDocuments, InitConfig } from "../config/types.js";
@@ -188,6 +189,9 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
     );
     const version = cluster.kubernetesVersion ?? "";
     const release = releaseFor(version);
+    // kubeadm of the cluster's version would not have read a v1beta3 JoinConfiguration at all.
+    const removedAPIs = removedAPIVersionProblems(decoded.v1beta3Documents, release);
+    if (removedAPIs.length > 0) throw new ConfigError(removedAPIs);
     const initCfg = joinInitConfig(
       cfg,
       {

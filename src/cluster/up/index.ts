@@ -1,6 +1,8 @@
 import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js";
 import { parseGoDuration } from "../../config/duration.js";
 import { joinHostPort } from "../../config/network.js";
+import { ConfigError } from "../../config/load.js";
+import { removedAPIVersionProblems } from "../../config/validate.js";
 import { releaseFor, resolveKubernetesVersion } from "../../config/versions.js";
 import { NodeClusterAccess } from "../../kube/access.js";
 import { caPinsOf } from "../../kubeconfig/ca-pins.js";
@@ -183,6 +185,12 @@ export async function up(req: UpRequest): Promise<UpResult> {
       env: req.env,
     });
     const kubernetesVersion = marker?.kubernetesVersion || resolved.version;
+    // A label ("stable") names its minor only now: v1beta3 documents its kubeadm cannot read.
+    const removedAPIs = removedAPIVersionProblems(
+      spec.kubeadm.v1beta3Documents,
+      releaseFor(kubernetesVersion),
+    );
+    if (removedAPIs.length > 0) throw new ConfigError(removedAPIs);
     if (marker?.kubernetesVersion) {
       const mismatch = versionMismatch(
         spec.name,

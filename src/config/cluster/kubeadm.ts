@@ -66,6 +66,10 @@ export function collectKubeadmDocuments(
       continue;
     }
     for (const w of decoded.warnings ?? []) warn(w);
+    // Labelled "<where>: <Kind>": refused for versions whose kubeadm no longer reads them.
+    if (decoded.v1beta3Documents?.length) {
+      docs.v1beta3Documents = [...(docs.v1beta3Documents ?? []), ...decoded.v1beta3Documents];
+    }
     for (const kind of decoded.ignoredKinds) {
       warn(`${where}: ${kind} is not used by kubeforge up and is ignored`);
       docs.ignoredKinds.push(kind);

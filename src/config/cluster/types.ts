@@ -83,6 +83,11 @@ export interface ClusterSpec {
     patchesDir?: string;
     /** Added: the file `documents` was read from, resolved (its content is in `documents`). */
     configFile?: string;
+    /**
+     * Added: the kubeadm.k8s.io/v1beta3 documents among them ("<where>: <Kind>"), which `up`
+     * refuses for a version whose kubeadm no longer reads v1beta3 once the version is resolved.
+     */
+    v1beta3Documents?: string[];
   };
   /** Cluster-wide SSH settings (port defaulted to 22; paths resolved). */
   ssh: ClusterSshSpec;

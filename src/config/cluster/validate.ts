@@ -41,7 +41,8 @@ import {
   type CniType,
   type NodeRole,
 } from "./types.js";
-import { DEFAULT_KUBERNETES_VERSION } from "../versions.js";
+import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
+import { removedAPIVersionProblems } from "../validate.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "./version.js";
 
 // What the Cluster's values mean: formats, references between fields, conflicts with the
@@ -701,6 +702,15 @@ export function buildClusterSpec(
   const kubeadm: ClusterSpec["kubeadm"] = {};
   if (ctx.kubeadm.documents !== undefined) kubeadm.documents = ctx.kubeadm.documents;
   if (ctx.configFile !== undefined) kubeadm.configFile = ctx.configFile;
+  const v1beta3 = ctx.kubeadm.docs.v1beta3Documents;
+  if (v1beta3?.length) {
+    kubeadm.v1beta3Documents = [...v1beta3];
+    // Known now when the version names its minor; a bare label waits for up to resolve it.
+    const minor = /^(?:v|stable-)1\.(\d+)/.exec(version)?.[1];
+    const release =
+      minor !== undefined ? RELEASES.find((x) => x.minor === Number(minor)) : undefined;
+    r.problems.push(...removedAPIVersionProblems(v1beta3, release));
+  }
   if (input.kubeadm?.patchesDir !== undefined) {
     const resolved = resolveRunnerPath(input.kubeadm.patchesDir, ctx);
     if (typeof resolved === "string") kubeadm.patchesDir = resolved;

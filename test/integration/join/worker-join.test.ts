@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load } from "js-yaml";
@@ -8,6 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listFiles } from "../../../src/cli/files.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { freePort } from "../../support/ports.js";
+import { rootfsWorker, type RootfsWorker } from "../../support/rootfs-worker.js";
 import { TEST_HOST_PREFLIGHT_IGNORES_FLAG } from "../../support/preflight-ignores.js";
 import {
   SIM_CERTIFICATE_KEY,
@@ -15,7 +16,6 @@ import {
   simHost,
   type SimHost,
 } from "../../support/sim-cluster.js";
-import { simulatedNode, type SimulatedNode } from "../../support/sim/kubelet/index.js";
 
 // `kubeforge join` of a worker: a control plane built by `kubeforge init` on a simulated host,
 // then a second host (its own rootfs and simulated kubelet) joining with token discovery and
@@ -26,31 +26,19 @@ let cp: SimHost;
 let caHash: string;
 const cleanups: (() => Promise<void>)[] = [];
 
-interface Worker {
-  rootfs: string;
-  node: SimulatedNode;
-  patches: string;
-  path(p: string): string;
+/** A worker with its own rootfs and simulated kubelet, removed after the tests. */
+async function newWorker(name: string): Promise<RootfsWorker> {
+  const w = await rootfsWorker(name);
+  cleanups.push(() => w.remove());
+  return w;
 }
 
-async function newWorker(name: string): Promise<Worker> {
-  const base = await mkdtemp(join(tmpdir(), "kubeforge-worker-"));
-  const rootfs = join(base, "rootfs");
-  const patches = join(base, "patches");
-  await mkdir(rootfs);
-  await mkdir(patches);
-  // The kubelet configuration comes from the cluster; on this shared machine the worker's
-  // kubelet needs its own healthz port, given as kubeadm's users do: a kubeletconfiguration patch.
-  await writeFile(
-    join(patches, "kubeletconfiguration+merge.yaml"),
-    `healthzPort: ${await freePort()}\n`,
-  );
-  const node = await simulatedNode({ rootfs, nodeName: name });
-  cleanups.push(async () => {
-    await node.stop();
-    await rm(base, { recursive: true, force: true });
+/** kubectl with the control plane's admin.conf, `input` on stdin; its output as text. */
+function kubectlText(args: string[], input?: string): string {
+  return execFileSync("kubectl", ["--kubeconfig", cp.path("etc/kubernetes/admin.conf"), ...args], {
+    encoding: "utf8",
+    ...(input !== undefined ? { input } : {}),
   });
-  return { rootfs, node, patches, path: (p) => join(rootfs, p) };
 }
 
 /** The control plane's etcd members, as etcdctl lists them over TLS. */
@@ -73,7 +61,7 @@ function etcdMembers(): unknown[] {
   return (JSON.parse(members) as { members: unknown[] }).members;
 }
 
-function joinArgs(w: Worker, name: string, extra: string[] = []): string[] {
+function joinArgs(w: RootfsWorker, name: string, extra: string[] = []): string[] {
   return [
     "join",
     `${cp.address}:${cp.apiPort}`,
@@ -124,7 +112,7 @@ afterAll(async () => {
 });
 
 describe("kubeforge join of a worker", () => {
-  let w: Worker;
+  let w: RootfsWorker;
   let result: CliResult;
 
   beforeAll(async () => {
@@ -277,6 +265,50 @@ describe("kubeforge join refusals", () => {
       /error execution phase preflight: couldn't validate the identity of the API Server: .*sha256:0{64}/s,
     );
     expect(Date.now() - started).toBeLessThan(30_000);
+    expect(await listFiles(w.rootfs)).toEqual([]);
+  }, 60_000);
+
+  it("a v1beta3 JoinConfiguration is refused once discovery shows a v1.37 cluster; nothing written", async () => {
+    const w = await newWorker("w-5");
+    const config = join(w.base, "join-v1beta3.yaml");
+    await writeFile(
+      config,
+      [
+        "apiVersion: kubeadm.k8s.io/v1beta3",
+        "kind: JoinConfiguration",
+        "discovery:",
+        "  bootstrapToken:",
+        `    apiServerEndpoint: "${cp.address}:${cp.apiPort}"`,
+        `    token: ${SIM_TOKEN}`,
+        `    caCertHashes: ["sha256:${caHash}"]`,
+        `nodeRegistration: {name: w-5, ignorePreflightErrors: [${TEST_HOST_PREFLIGHT_IGNORES_FLAG}]}`,
+        `patches: {directory: ${w.patches}}`,
+        "",
+      ].join("\n"),
+    );
+    // The cluster says v1.37 for this test: kubeadm 1.37 reads no v1beta3 document.
+    const kubeadmConfig = JSON.parse(
+      kubectlText(["-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "json"]),
+    ) as { data: { ClusterConfiguration: string } };
+    const original = JSON.stringify(kubeadmConfig);
+    kubeadmConfig.data.ClusterConfiguration = kubeadmConfig.data.ClusterConfiguration.replace(
+      /kubernetesVersion: .*/,
+      "kubernetesVersion: v1.37.0",
+    );
+    kubectlText(["replace", "--validate=false", "-f", "-"], JSON.stringify(kubeadmConfig));
+    let r: CliResult;
+    try {
+      r = await kubeforge(["join", "--config", config, "--rootfs", w.rootfs], { env: w.node.env });
+    } finally {
+      kubectlText(
+        ["replace", "--validate=false", "-f", "-"],
+        original.replace(/"resourceVersion":"[^"]*",?/, ""),
+      );
+    }
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `${config}: JoinConfiguration uses kubeadm.k8s.io/v1beta3, which kubeadm no longer reads from Kubernetes v1.37 (v1.37 here)`,
+    );
     expect(await listFiles(w.rootfs)).toEqual([]);
   }, 60_000);
 

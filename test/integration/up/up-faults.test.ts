@@ -48,6 +48,24 @@ async function upWith(text: string, name = "cluster.yaml") {
   return { ...result, ms: Date.now() - started };
 }
 
+/**
+ * The host's service manager (the testbed's systemctl shim) refuses to start the kubelet, as
+ * with a broken kubelet install; returns what puts the shim back.
+ */
+async function refuseKubeletStart(h: SshTestHost): Promise<() => Promise<void>> {
+  const shim = join(h.node.binDir, "systemctl");
+  const original = await readFile(shim, "utf8");
+  await writeFile(
+    shim,
+    original.replace(
+      'case "$verb" in',
+      'case "$verb" in\n  start|restart) echo "Failed to start kubelet.service: Unit is masked." >&2; exit 1;;',
+    ),
+  );
+  await chmod(shim, 0o755);
+  return () => writeFile(shim, original);
+}
+
 /** Nothing of a cluster was written on the host. */
 async function untouched(h: SshTestHost): Promise<void> {
   await expect(readFile(h.path("var/lib/kubeforge/node.json"))).rejects.toThrow();
@@ -113,6 +131,30 @@ describe("kubeforge up refuses before changing anything", () => {
     for (const h of bed.hosts) await untouched(h);
   }, 120_000);
 
+  it("a v1beta3 document for a label that resolves to v1.37: refused once the version is known", async () => {
+    const text = clusterFile({ name: "f7", ...hosts() })
+      .replace("kubernetesVersion: v1.35.0", "kubernetesVersion: stable")
+      .replace(
+        "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration",
+        "apiVersion: kubeadm.k8s.io/v1beta3\nkind: JoinConfiguration",
+      );
+    // The label cannot be fetched here: the version table answers it (v1.37, its newest).
+    const saved = process.env.KUBEFORGE_RELEASE_BASE_URL;
+    process.env.KUBEFORGE_RELEASE_BASE_URL = "http://127.0.0.1:1/release";
+    let res;
+    try {
+      res = await upWith(text, "f7.yaml");
+    } finally {
+      if (saved === undefined) delete process.env.KUBEFORGE_RELEASE_BASE_URL;
+      else process.env.KUBEFORGE_RELEASE_BASE_URL = saved;
+    }
+    expect(res.code).toBe(1);
+    expect(res.stderr).toContain(
+      "f7.yaml: JoinConfiguration uses kubeadm.k8s.io/v1beta3, which kubeadm no longer reads from Kubernetes v1.37 (v1.37 here)",
+    );
+    for (const h of bed.hosts) await untouched(h);
+  }, 120_000);
+
   it("--dry-run connects, inspects, prints the plan per host, renders cp-1's init on the runner, and changes nothing", async () => {
     const path = await r.writeClusterFile(clusterFile({ name: "f5", ...hosts() }), "f5.yaml");
     const renderRoot = join(r.dir, "f5-rendered");
@@ -156,16 +198,7 @@ describe("kubeforge up refuses before changing anything", () => {
 describe("kubeforge up when a host fails half-way", () => {
   it("one worker failing: the others join, the report names the host and the phase, and a second up resumes", async () => {
     // w-2's service manager refuses to start the kubelet (a broken kubelet install).
-    const shim = join(bed.host("w-2").node.binDir, "systemctl");
-    const original = await readFile(shim, "utf8");
-    await writeFile(
-      shim,
-      original.replace(
-        'case "$verb" in',
-        'case "$verb" in\n  start|restart) echo "Failed to start kubelet.service: Unit is masked." >&2; exit 1;;',
-      ),
-    );
-    await chmod(shim, 0o755);
+    const restore = await refuseKubeletStart(bed.host("w-2"));
     const text = clusterFile({ name: "f6", ...hosts() }).replace(
       /---\napiVersion: kubeadm.k8s.io\/v1beta4\nkind: JoinConfiguration\n.*\n$/,
       FAST_JOIN,
@@ -174,7 +207,7 @@ describe("kubeforge up when a host fails half-way", () => {
     try {
       res = await upWith(text, "f6.yaml");
     } finally {
-      await writeFile(shim, original);
+      await restore();
     }
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(
@@ -208,20 +241,12 @@ describe("kubeforge up when a host fails half-way", () => {
     expect(clean.code, clean.stderr).toBe(0);
     // cp-1's service manager refuses to start the kubelet: kubelet-start only warns (as
     // kubeadm's does), wait-control-plane fails when the kubelet never answers.
-    const shim = join(bed.host("cp-1").node.binDir, "systemctl");
-    const original = await readFile(shim, "utf8");
-    await writeFile(
-      shim,
-      original.replace(
-        'case "$verb" in',
-        'case "$verb" in\n  start|restart) echo "Failed to start kubelet.service: Unit is masked." >&2; exit 1;;',
-      ),
-    );
+    const restore = await refuseKubeletStart(bed.host("cp-1"));
     let res;
     try {
       res = await upWith(text, "f6.yaml");
     } finally {
-      await writeFile(shim, original);
+      await restore();
     }
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(
