@@ -39,6 +39,10 @@ export interface ActionInputs {
   kubeadmConfig?: string;
   /** Secret (the ssh-private-key input); the main step masks it before anything else. */
   sshPrivateKey?: string;
+  /** Secrets too: ssh-private-key-passphrase, ssh-password, ssh-sudo-password. */
+  sshPassphrase?: string;
+  sshPassword?: string;
+  sshSudoPassword?: string;
   /**
    * Everything else, as Cluster overrides (each `from` names its input). Paths in cni and
    * kubelet-binary are resolved against the workspace; kubeadm-config and ssh-private-key are
@@ -52,6 +56,9 @@ export const INPUTS = [
   "kubernetes-version",
   "cluster",
   "ssh-private-key",
+  "ssh-private-key-passphrase",
+  "ssh-password",
+  "ssh-sudo-password",
   "ssh-host-key-fingerprints",
   "kubeadm-config",
   "pod-network-cidr",
@@ -64,6 +71,14 @@ export const INPUTS = [
   "dry-run",
   "name",
   "job-status",
+] as const;
+
+/** Inputs whose values are secrets: registered with the runner before anything is read. */
+export const SECRET_INPUTS = [
+  "ssh-private-key",
+  "ssh-private-key-passphrase",
+  "ssh-password",
+  "ssh-sudo-password",
 ] as const;
 
 const TEARDOWN: Teardown[] = ["auto", "always", "never"];
@@ -175,6 +190,10 @@ export function readInputs(
 
   // Not trimmed: a key's text is what it is (a trailing new line is part of the PEM format).
   const sshPrivateKey = getInput("ssh-private-key");
+  // Passwords are not trimmed either: a space may be part of one.
+  const sshPassphrase = getInput("ssh-private-key-passphrase");
+  const sshPassword = getInput("ssh-password");
+  const sshSudoPassword = getInput("ssh-sudo-password");
   const cluster = getInput("cluster");
   const kubeadmConfig = getInput("kubeadm-config");
   return {
@@ -185,6 +204,9 @@ export function readInputs(
     ...(cluster.trim() !== "" ? { cluster } : {}),
     ...(kubeadmConfig.trim() !== "" ? { kubeadmConfig } : {}),
     ...(sshPrivateKey.trim() !== "" ? { sshPrivateKey } : {}),
+    ...(sshPassphrase !== "" ? { sshPassphrase } : {}),
+    ...(sshPassword !== "" ? { sshPassword } : {}),
+    ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
     overrides,
   };
 }
@@ -260,6 +282,15 @@ export async function clusterFromInputs(
   if (inputs.sshPrivateKey !== undefined) {
     overrides.privateKey = inputs.sshPrivateKey;
     overrides.from!.privateKey = "input ssh-private-key";
+  }
+  for (const [key, value, input] of [
+    ["passphrase", inputs.sshPassphrase, "ssh-private-key-passphrase"],
+    ["password", inputs.sshPassword, "ssh-password"],
+    ["sudoPassword", inputs.sshSudoPassword, "ssh-sudo-password"],
+  ] as const) {
+    if (value === undefined) continue;
+    overrides[key] = value;
+    overrides.from![key] = `input ${input}`;
   }
   if (inputs.kubeadmConfig !== undefined) {
     const extra = await pathOrText("kubeadm-config", inputs.kubeadmConfig, env);

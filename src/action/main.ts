@@ -13,6 +13,7 @@ import {
   clusterFromInputs,
   fallbackStateDir,
   readInputs,
+  SECRET_INPUTS,
   stateDirOf,
   tunnelStateFile,
   type ActionInputs,
@@ -211,8 +212,8 @@ async function run(
 async function main(): Promise<void> {
   const reporter = new GitHubReporter({ onGroup: (title) => core.saveState("phase", title) });
   interruptOnSignals((line) => core.info(line));
-  // The key is registered before the inputs are even checked: nothing can print it first.
-  reporter.mask(core.getInput("ssh-private-key", { trimWhitespace: false }));
+  // Secret inputs are registered before the inputs are even checked: nothing can print them first.
+  for (const name of SECRET_INPUTS) reporter.mask(core.getInput(name, { trimWhitespace: false }));
   let stateDir: string | undefined;
   let inputs: ActionInputs | undefined;
   let clusterName: string | undefined;

@@ -17,6 +17,7 @@ import { saveArtifacts } from "./artifact-cache.js";
 import {
   clusterFromInputs,
   readInputs,
+  SECRET_INPUTS,
   stateDirOf,
   tunnelStateFile,
   type ActionInputs,
@@ -325,7 +326,7 @@ async function teardown(
 
 async function post(): Promise<void> {
   const reporter = new GitHubReporter();
-  reporter.mask(core.getInput("ssh-private-key", { trimWhitespace: false }));
+  for (const name of SECRET_INPUTS) reporter.mask(core.getInput(name, { trimWhitespace: false }));
   let inputs: ActionInputs;
   try {
     inputs = readInputs((n) => core.getInput(n, { trimWhitespace: false }));

@@ -81,6 +81,12 @@ function applyOverrides(doc: Record<string, unknown>, o: ClusterOverrides): Map<
     delete s.privateKeyFile;
     s.privateKey = v;
   });
+  for (const key of ["passphrase", "password", "sudoPassword"] as const) {
+    set(key, `ssh.${key}`, (v) => {
+      const s = section("ssh");
+      if (s) s[key] = v;
+    });
+  }
   set("hostKeyFingerprints", "ssh.hostKeyFingerprints", (v) => {
     const s = section("ssh");
     if (s) s.hostKeyFingerprints = v;

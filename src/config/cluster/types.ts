@@ -163,6 +163,10 @@ export interface ClusterOverrides {
   skipPhases?: string[];
   /** Replaces the file's privateKey and privateKeyFile. */
   privateKey?: string;
+  /** ssh.passphrase, ssh.password and ssh.sudoPassword (secrets, like privateKey). */
+  passphrase?: string;
+  password?: string;
+  sudoPassword?: string;
   hostKeyFingerprints?: string[];
   /** Extra kubeadm documents, added after the file's. */
   kubeadmDocuments?: string;

@@ -9,6 +9,7 @@ import { parsePlan } from "../../../src/action/plan.js";
 import { GitHubReporter } from "../../../src/action/reporter.js";
 import { customKubeletOf } from "../../../src/cluster/up/prepare.js";
 import { defaultClusterSpec } from "../../../src/config/cluster/load.js";
+import { sshTargetOf } from "../../../src/config/cluster/ssh.js";
 
 // The action's modules on their own: inputs → Cluster overrides (each naming its input), the
 // default cluster, masking (whole values and lines), the plan read back, the log file.
@@ -40,6 +41,9 @@ describe("readInputs", () => {
         "skip-phases": "addon/kube-proxy,\n preflight",
         "ssh-host-key-fingerprints": "SHA256:a SHA256:b",
         "ssh-private-key": "KEY\n",
+        "ssh-private-key-passphrase": " pass phrase ",
+        "ssh-password": "pw",
+        "ssh-sudo-password": "sudo-pw",
         cluster: "cluster.yaml",
         "job-status": "failure",
       }),
@@ -52,6 +56,9 @@ describe("readInputs", () => {
       jobStatus: "failure",
       cluster: "cluster.yaml",
       sshPrivateKey: "KEY\n",
+      sshPassphrase: " pass phrase ",
+      sshPassword: "pw",
+      sshSudoPassword: "sudo-pw",
       overrides: {
         name: "e2e",
         kubernetesVersion: "1.35",
@@ -115,6 +122,43 @@ describe("clusterFromInputs", () => {
     expect(spec.kubernetesVersion).toBe("v1.34.1"); // no version input: the file's
     expect(spec.wait).toBe("7m"); // the input wins
     expect(spec.kubeadm.documents).toContain("kind: ClusterConfiguration");
+  });
+
+  it("sets the Cluster's ssh credentials from the secret inputs; a node's own still wins", async () => {
+    const KEY = generateKeyPairSync("ed25519")
+      .privateKey.export({ type: "pkcs8", format: "pem" })
+      .toString();
+    const cluster = [
+      "apiVersion: kubeforge.dev/v1alpha1",
+      "kind: Cluster",
+      "ssh: {user: ci, acceptNewHostKeys: true, passphrase: from-file}",
+      "nodes:",
+      "- {name: cp-1, role: control-plane, host: ssh://10.0.0.1}",
+      "- {name: w-1, role: worker, host: ssh://10.0.0.2, ssh: {sudoPassword: own}}",
+      "",
+    ].join("\n");
+    const inputs = readInputs(
+      inputsOf({
+        cluster,
+        "ssh-private-key": KEY,
+        "ssh-private-key-passphrase": "pp",
+        "ssh-password": "pw",
+        "ssh-sudo-password": "sudo",
+      }),
+      {},
+    );
+    const { spec } = await clusterFromInputs(inputs, { HOME: "/home/x" });
+    expect(spec.ssh).toMatchObject({
+      privateKey: KEY,
+      passphrase: "pp",
+      password: "pw",
+      sudoPassword: "sudo",
+    });
+    expect(sshTargetOf(spec, spec.nodes[0]!)).toMatchObject({
+      auth: { privateKey: KEY, passphrase: "pp", password: "pw" },
+      sudoPassword: "sudo",
+    });
+    expect(sshTargetOf(spec, spec.nodes[1]!)).toMatchObject({ sudoPassword: "own" });
   });
 
   it("names the input in every problem, and does not quote the key", async () => {

@@ -159,3 +159,44 @@ describe("action: credentials inside an inline cluster input", () => {
     expect(await readdir(cp.path("etc/kubernetes/manifests")).catch(() => [])).toEqual([]);
   }, 320_000);
 });
+
+describe("action: the same credentials through the secret inputs", () => {
+  /** The Cluster without any credential: the inputs bring them all. */
+  const bareCluster = () =>
+    clusterFile({
+      name: NAME,
+      controlPlanes: [cp],
+      workers: [],
+      userFor: (h) => h.ssh.passwordSudoUser,
+    }).replace(/^ {2}privateKeyFile: .*\n/m, "");
+  const secretInputs = () => ({
+    "ssh-private-key": encryptedKey,
+    "ssh-private-key-passphrase": passphrase,
+    "ssh-password": loginPassword,
+    "ssh-sudo-password": sudoPassword,
+  });
+
+  it("a dry run logs in with the encrypted key, reads the node through sudo, and prints none", async () => {
+    const step = await runStep(mainJs, {
+      inputs: { cluster: bareCluster(), "dry-run": "true", ...secretInputs() },
+      timeoutMs: 120_000,
+    });
+    if (step.code !== 0) throw new Error(report(step));
+    expect(JSON.parse(step.outputs.get("nodes")!)).toEqual([
+      expect.objectContaining({ name: "cp-1", action: "init" }),
+    ]);
+    for (const s of [passphrase, loginPassword, sudoPassword]) expect(step.masks).toContain(s);
+    expectNoSecretIn(step, await filesOf(join(step.runnerTemp, `kubeforge-${NAME}`)));
+  }, 180_000);
+
+  it("without ssh-sudo-password, the node's sudo is named with what to set", async () => {
+    const { "ssh-sudo-password": _omitted, ...rest } = secretInputs();
+    const step = await runStep(mainJs, {
+      inputs: { cluster: bareCluster(), "dry-run": "true", ...rest },
+      timeoutMs: 120_000,
+    });
+    expect(step.code).not.toBe(0);
+    expect(step.stdout).toMatch(/cp-1: .*sudo needs a password for user "kfpw"/);
+    expectNoSecretIn(step, {});
+  }, 180_000);
+});
