@@ -105,9 +105,7 @@ describe("failuresOf", () => {
       fleet(
         ["a", "b", "c"],
         (n) => n,
-        async (n) => {
-          if (fail.includes(n)) throw new Error(`${n} is gone`);
-        },
+        (n) => (fail.includes(n) ? Promise.reject(new Error(`${n} is gone`)) : Promise.resolve()),
       );
     expect(await failuresOf(run([]))).toEqual([]);
     const failures = await failuresOf(run(["a", "c"]));
