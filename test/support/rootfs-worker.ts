@@ -18,6 +18,25 @@ export interface RootfsWorker {
   path(p: string): string;
   /** Stops the kubelet and removes every file. */
   remove(): Promise<void>;
+  /**
+   * Writes a JoinConfiguration for this worker beside its rootfs (token discovery pinned to
+   * the CA, its patches folder) and returns its path, for `kubeforge join --config`.
+   */
+  writeJoinConfiguration(o: JoinConfigurationOptions): Promise<string>;
+}
+
+export interface JoinConfigurationOptions {
+  /** Default kubeadm.k8s.io/v1beta4. */
+  apiVersion?: string;
+  /** host:port of the API server. */
+  endpoint: string;
+  token: string;
+  /** The CA pin's hex digest. */
+  caHash: string;
+  /** Comma-separated check names, or "all". */
+  ignorePreflightErrors: string;
+  /** More top-level lines (YAML). */
+  extra?: string[];
 }
 
 export async function rootfsWorker(name: string): Promise<RootfsWorker> {
@@ -31,12 +50,33 @@ export async function rootfsWorker(name: string): Promise<RootfsWorker> {
     `healthzPort: ${await freePort()}\n`,
   );
   const node = await simulatedNode({ rootfs, nodeName: name });
+  const writeJoinConfiguration = async (o: JoinConfigurationOptions) => {
+    const path = join(base, "join.yaml");
+    await writeFile(
+      path,
+      [
+        `apiVersion: ${o.apiVersion ?? "kubeadm.k8s.io/v1beta4"}`,
+        "kind: JoinConfiguration",
+        "discovery:",
+        "  bootstrapToken:",
+        `    apiServerEndpoint: "${o.endpoint}"`,
+        `    token: ${o.token}`,
+        `    caCertHashes: ["sha256:${o.caHash}"]`,
+        `nodeRegistration: {name: ${name}, ignorePreflightErrors: [${o.ignorePreflightErrors}]}`,
+        `patches: {directory: ${patches}}`,
+        ...(o.extra ?? []),
+        "",
+      ].join("\n"),
+    );
+    return path;
+  };
   return {
     base,
     rootfs,
     node,
     patches,
     path: (p) => join(rootfs, p),
+    writeJoinConfiguration,
     remove: async () => {
       await node.stop();
       await rm(base, { recursive: true, force: true });

@@ -120,23 +120,13 @@ describe("kubeforge join: kubelet-start and the TLS bootstrap wait", () => {
     await kubectl(["delete", "clusterrolebinding", binding]);
     try {
       const w = await newWorker("w-pending");
-      const config = join(w.base, "join.yaml");
-      await writeFile(
-        config,
-        [
-          "apiVersion: kubeadm.k8s.io/v1beta4",
-          "kind: JoinConfiguration",
-          "discovery:",
-          "  bootstrapToken:",
-          `    apiServerEndpoint: "${cp.address}:${cp.apiPort}"`,
-          `    token: ${SIM_TOKEN}`,
-          `    caCertHashes: ["sha256:${caHash}"]`,
-          "nodeRegistration: {name: w-pending, ignorePreflightErrors: [all]}",
-          `patches: {directory: ${w.patches}}`,
-          "timeouts: {kubeletHealthCheck: 20s, tlsBootstrap: 3s}",
-          "",
-        ].join("\n"),
-      );
+      const config = await w.writeJoinConfiguration({
+        endpoint: `${cp.address}:${cp.apiPort}`,
+        token: SIM_TOKEN,
+        caHash,
+        ignorePreflightErrors: "all",
+        extra: ["timeouts: {kubeletHealthCheck: 20s, tlsBootstrap: 3s}"],
+      });
       const r = await kubeforge(["join", "--config", config, "--rootfs", w.rootfs], {
         env: w.node.env,
       });

@@ -1,6 +1,6 @@
 import { execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { load } from "js-yaml";
@@ -270,22 +270,13 @@ describe("kubeforge join refusals", () => {
 
   it("a v1beta3 JoinConfiguration is refused once discovery shows a v1.37 cluster; nothing written", async () => {
     const w = await newWorker("w-5");
-    const config = join(w.base, "join-v1beta3.yaml");
-    await writeFile(
-      config,
-      [
-        "apiVersion: kubeadm.k8s.io/v1beta3",
-        "kind: JoinConfiguration",
-        "discovery:",
-        "  bootstrapToken:",
-        `    apiServerEndpoint: "${cp.address}:${cp.apiPort}"`,
-        `    token: ${SIM_TOKEN}`,
-        `    caCertHashes: ["sha256:${caHash}"]`,
-        `nodeRegistration: {name: w-5, ignorePreflightErrors: [${TEST_HOST_PREFLIGHT_IGNORES_FLAG}]}`,
-        `patches: {directory: ${w.patches}}`,
-        "",
-      ].join("\n"),
-    );
+    const config = await w.writeJoinConfiguration({
+      apiVersion: "kubeadm.k8s.io/v1beta3",
+      endpoint: `${cp.address}:${cp.apiPort}`,
+      token: SIM_TOKEN,
+      caHash,
+      ignorePreflightErrors: TEST_HOST_PREFLIGHT_IGNORES_FLAG,
+    });
     // The cluster says v1.37 for this test: kubeadm 1.37 reads no v1beta3 document.
     const kubeadmConfig = JSON.parse(
       kubectlText(["-n", "kube-system", "get", "configmap", "kubeadm-config", "-o", "json"]),
