@@ -3,9 +3,10 @@ import { joinHostPort, parseHostPort } from "../../config/network.js";
 // `up` on a finished cluster changes nothing (issue 5), and it does not reconfigure one either:
 // what the Cluster file asks for must be what the cluster is, or `up` would go green on a
 // cluster other than the one asked for (a nightly upgrade rehearsal passing on the old
-// version). The two things a finished cluster cannot take on are refused before any host is
-// changed: another Kubernetes version (upgrades are not done by `up`) and another API server
-// endpoint (a control plane added to a cluster initialised without a stable endpoint).
+// version). What a finished cluster cannot take on is refused before any host is changed:
+// another Kubernetes version (upgrades are not done by `up`), another API server endpoint (a
+// control plane added to a cluster initialised without a stable endpoint) and other networking
+// (pod and Service ranges, DNS domain).
 
 const EXACT = /^v?(\d+)\.(\d+)\.(\d+)([-+][-\w.+]*)?$/;
 const PINNED_LABEL = /^(?:release\/)?(?:stable|latest)-(\d+)\.(\d+)$/;
@@ -76,4 +77,47 @@ export function endpointMismatch(opts: {
     `but this Cluster file needs ${wanted} (${opts.why}); "up" cannot move a finished ` +
     `cluster's API endpoint: run "kubeforge down" first to build a new cluster`
   );
+}
+
+type Networking = { podSubnet: string; serviceSubnet: string; dnsDomain: string };
+
+/** A comma-separated CIDR list compared as kubeadm reads it: trimmed items, case aside. */
+function cidrList(text: string | undefined): string {
+  return (text ?? "")
+    .split(",")
+    .map((c) => c.trim().toLowerCase())
+    .filter((c) => c !== "")
+    .join(",");
+}
+
+/**
+ * Why a finished cluster whose kubeadm-config holds `running` (its ClusterConfiguration's
+ * networking) does not have the networking the Cluster file asks for: one sentence per field
+ * that differs, none when they agree. The pod and Service ranges and the DNS domain are baked
+ * into certificates, static pods, the kubelet's configuration and every Pod and Service made
+ * since; `up` does not rebuild them.
+ */
+export function networkingMismatches(opts: {
+  cluster: string;
+  asked: Networking;
+  running: Partial<Networking>;
+  node: string;
+}): string[] {
+  const fields: [keyof Networking, (v: string | undefined) => string][] = [
+    ["podSubnet", cidrList],
+    ["serviceSubnet", cidrList],
+    ["dnsDomain", (v) => (v ?? "").trim().toLowerCase()],
+  ];
+  return fields.flatMap(([field, normal]) => {
+    const asked = normal(opts.asked[field]);
+    const running = normal(opts.running[field]);
+    if (asked === running) return [];
+    const shown = (v: string) => (v === "" ? "none" : v);
+    return [
+      `networking.${field} ${shown(asked)}: the cluster "${opts.cluster}" was built with ` +
+        `${shown(running)} (kube-system/kubeadm-config, through ${opts.node}) and "up" does not ` +
+        `change a finished cluster's networking; ask for ${shown(running)}, or run ` +
+        `"kubeforge down" first to build a new cluster`,
+    ];
+  });
 }

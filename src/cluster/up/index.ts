@@ -17,7 +17,8 @@ import { joinPhases } from "../../phases/join/index.js";
 import type { Reporter } from "../../workflow/reporter.js";
 import { Runner } from "../../workflow/runner.js";
 import { parseAdminConf, serverOf, writeRunnerKubeConfig } from "./admin-kubeconfig.js";
-import { endpointMismatch, versionMismatch } from "./finished-cluster.js";
+import { endpointMismatch, networkingMismatches, versionMismatch } from "./finished-cluster.js";
+import { runningNetworking } from "./running-networking.js";
 import { renderInitDryRun, type RenderedInit } from "./render-init.js";
 import { runnerServer } from "./runner-server.js";
 import type { TunnelTargetSpec } from "../tunnel.js";
@@ -105,6 +106,8 @@ export interface UpResult {
 
 const PLACEHOLDER_HASH = `sha256:${"0".repeat(64)}`;
 const ADMIN_CONF = "/etc/kubernetes/admin.conf";
+/** How long `up` tries to read a finished cluster's kubeadm-config before leaving it unchecked. */
+const FINISHED_CLUSTER_READ_MS = 20_000;
 
 type Action = "init" | "join" | "reset+init" | "reset+join" | "none";
 
@@ -272,6 +275,26 @@ export async function up(req: UpRequest): Promise<UpResult> {
             : `${first.node.name}'s own address: one control plane and no controlPlaneEndpoint`,
       });
       if (mismatch) throw new Error(mismatch);
+      // Nor another networking. A cluster whose API does not answer now is not checked here:
+      // the readiness wait names what is wrong with it.
+      const running = await new NodeClusterAccess(hostOf(first.node.name))
+        .clientFor(ADMIN_CONF)
+        .then((admin) => runningNetworking(admin, FINISHED_CLUSTER_READ_MS))
+        .catch((e: unknown) => {
+          reporter.warn(
+            `[up] the networking of the finished cluster was not checked: cannot read kube-system/kubeadm-config: ${(e as Error).message.split("\n")[0]}`,
+          );
+          return undefined;
+        });
+      const problems = running
+        ? networkingMismatches({
+            cluster: spec.name,
+            asked: spec.networking,
+            running,
+            node: first.node.name,
+          })
+        : [];
+      if (problems.length > 0) throw new Error(problems.join("\n"));
     }
     const joinRun = (inv: HostInventory, secrets: JoinSecrets): NodeRun => ({
       host: hostOf(inv.node.name),

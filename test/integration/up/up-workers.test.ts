@@ -131,7 +131,7 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
     expect((await bootstrapTokens()).length).toBe(tokens.length);
   }, 300_000);
 
-  it("refuses another version or API endpoint for the finished cluster, changing nothing", async () => {
+  it("refuses another version, API endpoint or networking for the finished cluster, changing nothing", async () => {
     const before = await hostDigests();
     const text = await readFile(clusterPath, "utf8");
     const refused = async (changed: string) => {
@@ -157,6 +157,17 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
       ),
     ).toMatch(
       /the cluster "ci" serves its API at 10\.251\.\d+\.\d+:6443 \(admin\.conf on cp-1\), but this Cluster file needs cp\.example\.test:6443 \(its controlPlaneEndpoint\)/,
+    );
+    // Nor other networking: the ranges live in its certificates, static pods and objects.
+    expect(
+      await refused(
+        text.replace(
+          "kubernetesVersion: v1.35.0",
+          "kubernetesVersion: v1.35.0\nnetworking: {serviceSubnet: 10.97.0.0/16}",
+        ),
+      ),
+    ).toContain(
+      'networking.serviceSubnet 10.97.0.0/16: the cluster "ci" was built with 10.96.0.0/12 (kube-system/kubeadm-config, through cp-1)',
     );
     expect(await hostDigests()).toEqual(before);
   }, 300_000);

@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { endpointMismatch, versionMismatch } from "../../../../src/cluster/up/finished-cluster.js";
+import {
+  endpointMismatch,
+  networkingMismatches,
+  versionMismatch,
+} from "../../../../src/cluster/up/finished-cluster.js";
 
 describe("a finished cluster's version against the Cluster file's", () => {
   it.each([
@@ -61,5 +65,49 @@ describe("a finished cluster's API endpoint against the Cluster file's", () => {
     expect(check("https://[fd00::5]:6443", "[fd00::6]:6443")).toMatch(
       /serves its API at \[fd00::5\]:6443 .* needs \[fd00::6\]:6443/,
     );
+  });
+});
+
+describe("a finished cluster's networking against the Cluster file's", () => {
+  const asked = {
+    podSubnet: "10.244.0.0/16",
+    serviceSubnet: "10.96.0.0/12",
+    dnsDomain: "cluster.local",
+  };
+  const check = (running: Parameters<typeof networkingMismatches>[0]["running"]) =>
+    networkingMismatches({ cluster: "ci", asked, running, node: "cp-1" });
+
+  it("agrees when kubeadm-config says the same, spaces and case in CIDR lists aside", () => {
+    expect(check({ ...asked })).toEqual([]);
+    const dual = { ...asked, podSubnet: "10.244.0.0/16,FD00::/56" };
+    expect(
+      networkingMismatches({
+        cluster: "ci",
+        asked: dual,
+        running: { ...dual, podSubnet: "10.244.0.0/16, fd00::/56" },
+        node: "cp-1",
+      }),
+    ).toEqual([]);
+  });
+
+  it("names each field that differs, with both values and the way out", () => {
+    expect(check({ ...asked, podSubnet: "10.245.0.0/16", dnsDomain: "corp.local" })).toEqual([
+      'networking.podSubnet 10.244.0.0/16: the cluster "ci" was built with 10.245.0.0/16 (kube-system/kubeadm-config, through cp-1) and "up" does not change a finished cluster\'s networking; ask for 10.245.0.0/16, or run "kubeforge down" first to build a new cluster',
+      'networking.dnsDomain cluster.local: the cluster "ci" was built with corp.local (kube-system/kubeadm-config, through cp-1) and "up" does not change a finished cluster\'s networking; ask for corp.local, or run "kubeforge down" first to build a new cluster',
+    ]);
+  });
+
+  it("a pod range asked for where the cluster has none (and the reverse) is a difference", () => {
+    expect(check({ serviceSubnet: asked.serviceSubnet, dnsDomain: asked.dnsDomain })).toEqual([
+      expect.stringMatching(/^networking\.podSubnet 10\.244\.0\.0\/16: .* was built with none /),
+    ]);
+    expect(
+      networkingMismatches({
+        cluster: "ci",
+        asked: { ...asked, podSubnet: "" },
+        running: asked,
+        node: "cp-1",
+      }),
+    ).toEqual([expect.stringMatching(/^networking\.podSubnet none: .* built with 10\.244/)]);
   });
 });
