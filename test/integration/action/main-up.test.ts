@@ -336,6 +336,8 @@ describe("action main step over SSH", () => {
         cluster: clusterWithoutCredentials("ci", [bed.host("cp-1")], [bed.host("w-1")]),
         "ssh-private-key": privateKey,
         "ssh-host-key-fingerprints": fingerprints(),
+        // The networking the cluster was built with: another would be refused.
+        "pod-network-cidr": "10.200.0.0/16",
         "dry-run": "true",
       },
     });
