@@ -39,6 +39,7 @@ import {
   runInit,
   runJoin,
   type NodeRun,
+  type PreflightPass,
 } from "./node-workflows.js";
 import { ImagePulls, kubeletCgroupDriver, prepareNodes } from "./prepare.js";
 import { waitForCluster } from "./readiness.js";
@@ -383,6 +384,38 @@ export async function up(req: UpRequest): Promise<UpResult> {
         ),
       );
     }
+    // kubeadm's preflight on every host still to init or join, before any of them changes.
+    const preflightSecrets: JoinSecrets = {
+      token,
+      caCertHashes: [PLACEHOLDER_HASH],
+      apiServerEndpoint,
+      ...(certificateKey ? { certificateKey } : {}),
+    };
+    const preflight = (pass: PreflightPass) =>
+      fleet(
+        pending,
+        (i) => i.node.name,
+        async (i) => {
+          if (i === first) {
+            await preflightInit(firstRun, pass);
+          } else {
+            const cluster = {
+              cfg: clusterView.data.cfg,
+              release: clusterView.data.release,
+              proxyEnv: clusterView.data.proxyEnv,
+            };
+            await preflightJoin(joinRun(i, preflightSecrets), cluster, pass);
+          }
+        },
+        { concurrency: spec.concurrency },
+      );
+    // What preparation cannot change (a port taken, files in the way) is checked before it
+    // changes anything; the rest of the checks need the prepared host, and run after.
+    if (pending.length > 0 && spec.prepare.enabled) {
+      await reporter.group("preflight (before preparation)", () =>
+        preflight({ beforePreparation: true }),
+      );
+    }
     // Node preparation (binaries, container runtime, host settings, kubelet unit, images) on
     // the hosts still to init or join; finished hosts are left as they are.
     if (pending.length > 0 && spec.prepare.enabled) {
@@ -402,32 +435,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
         }),
       );
     }
-    const preflightSecrets: JoinSecrets = {
-      token,
-      caCertHashes: [PLACEHOLDER_HASH],
-      apiServerEndpoint,
-      ...(certificateKey ? { certificateKey } : {}),
-    };
-    if (pending.length > 0) {
-      await reporter.group("preflight", () =>
-        fleet(
-          pending,
-          (i) => i.node.name,
-          async (i) => {
-            if (i === first) {
-              await preflightInit(firstRun);
-            } else {
-              await preflightJoin(joinRun(i, preflightSecrets), {
-                cfg: clusterView.data.cfg,
-                release: clusterView.data.release,
-                proxyEnv: clusterView.data.proxyEnv,
-              });
-            }
-          },
-          { concurrency: spec.concurrency },
-        ),
-      );
-    }
+    if (pending.length > 0) await reporter.group("preflight", () => preflight({}));
 
     if (localEndpoint && pending.length > 0) {
       await reporter.group("apiserver-proxy", () =>

@@ -2,7 +2,7 @@ import type { InitConfig } from "../../config/types.js";
 import type { Release } from "../../config/release.js";
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
-import { runChecks } from "../../node/preflight/checks.js";
+import { runChecks, type Check } from "../../node/preflight/checks.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Host } from "../../remote/host.js";
 import type { Reporter } from "../../workflow/reporter.js";
@@ -78,19 +78,51 @@ export async function prepareFirstControlPlane(run: NodeRun): Promise<PreparedIn
 }
 
 /**
+ * Which checks a preflight pass runs. `beforePreparation`: only those whose answer node
+ * preparation cannot change (ports, files and folders in the way, the machine's size, proxy
+ * settings), quietly: the full pass after preparation prints their warnings.
+ */
+export interface PreflightPass {
+  beforePreparation?: boolean;
+}
+
+/**
+ * kubeadm checks node preparation has no part in: what is in the way (a port taken, a manifest,
+ * kubelet.conf or CA already there, a non-empty etcd folder), the machine itself, the proxy.
+ * The rest (binaries, kubelet version, runtime, swap, kernel settings) are what preparation sets.
+ */
+const INDEPENDENT_OF_PREPARATION =
+  /^(Port-\d+|FileAvailable-.*|DirAvailable-.*|NumCPU|Mem|Hostname|HTTPProxy|HTTPProxyCIDR|IsPrivilegedUser|KubernetesVersion|Firewalld)$/i;
+
+export function independentOfPreparation(checkName: string): boolean {
+  return INDEPENDENT_OF_PREPARATION.test(checkName);
+}
+
+function selectedFor(pass: PreflightPass) {
+  const out = (log: Reporter) =>
+    pass.beforePreparation
+      ? { info: () => {}, warn: () => {} }
+      : { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) };
+  const keep = (checks: Check[]) =>
+    pass.beforePreparation ? checks.filter((c) => independentOfPreparation(c.name())) : checks;
+  return { out, keep };
+}
+
+/**
  * Init's checks on the first control plane before `up` changes any host. Not its image pull:
  * node preparation's pulls may still run; init's own preflight, once up has waited for them,
  * finds the images there.
  */
-export async function preflightInit(run: NodeRun): Promise<void> {
+export async function preflightInit(run: NodeRun, pass: PreflightPass = {}): Promise<void> {
   const prepared = await prepareInit({ ...request(run, () => {}), flags: {} });
   prepared.data.keys.discard();
-  const log = run.reporter;
-  const out = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) };
+  const { out: outFor, keep } = selectedFor(pass);
+  const out = outFor(run.reporter);
   const ignore = prepared.data.ignorePreflightErrors;
   await asPreflightPhase(async () => {
-    await runChecks([isPrivilegedUserCheck(run.host)], ignore, out);
-    await runChecks(await initNodeChecks(prepared.data, { warn: out.warn }), ignore, out);
+    // kubeadm: the root check alone first (RunRootCheckOnly), then the node checks.
+    await runChecks(keep([isPrivilegedUserCheck(run.host)]), ignore, out);
+    await runChecks(keep(await initNodeChecks(prepared.data, { warn: out.warn })), ignore, out);
   });
 }
 
@@ -110,12 +142,13 @@ async function asPreflightPhase(checks: () => Promise<void>): Promise<void> {
 export async function preflightJoin(
   run: NodeRun,
   cluster: { cfg: InitConfig; release: Release; proxyEnv: Readonly<Record<string, string>> },
+  pass: PreflightPass = {},
 ): Promise<void> {
   const prepared = await prepareJoin({ ...request(run, () => {}), flags: {} });
   prepared.data.keys.discard();
   const { host } = run;
-  const log = run.reporter;
-  const out = { info: (l: string) => log.info(l), warn: (l: string) => log.warn(l) };
+  const { out: outFor, keep } = selectedFor(pass);
+  const out = outFor(run.reporter);
   const ignore = prepared.data.ignorePreflightErrors;
   const input = { cfg: cluster.cfg, release: cluster.release, host, proxyEnv: cluster.proxyEnv };
   const checks = [
@@ -135,5 +168,5 @@ export async function preflightJoin(
       })),
     );
   }
-  await asPreflightPhase(() => runChecks(checks, ignore, out));
+  await asPreflightPhase(() => runChecks(keep(checks), ignore, out));
 }

@@ -1,4 +1,4 @@
-import { execFile } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { chmod, copyFile, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -133,6 +133,40 @@ afterAll(async () => {
 
 describe("action on the runner itself, as a non-root user with sudo", () => {
   let main: StepResult;
+
+  it("a port the control plane needs is taken: refused before preparation changes the machine", async () => {
+    // Something listens on kube-controller-manager's port inside the runner's namespace.
+    const squatter = spawn(
+      "ip",
+      [
+        "netns",
+        "exec",
+        runner.ns,
+        "python3",
+        "-c",
+        "import socket,time\ns=socket.socket()\ns.bind(('0.0.0.0',10257))\ns.listen()\nprint('up',flush=True)\ntime.sleep(300)",
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+    try {
+      await new Promise<void>((resolve, reject) => {
+        squatter.stdout.once("data", () => resolve());
+        squatter.once("exit", (code) => reject(new Error(`the listener exited (${code})`)));
+      });
+      const downloads = server.requests.length;
+      const step = await runStep(mainJs, asRunnerUser({ inputs: inputs(), timeoutMs: 300_000 }));
+      expect(step.code).toBe(1);
+      expect(step.stdout).toMatch(
+        /^::error::.*error execution phase preflight: .*Port 10257 is in use/m,
+      );
+      expect(step.stdout).toContain("::group::preflight (before preparation)");
+      // Nothing was prepared: no download, no group, no kubelet installed.
+      expect(step.stdout).not.toContain("::group::prepare");
+      expect(server.requests.slice(downloads)).toEqual([]);
+    } finally {
+      squatter.kill("SIGKILL");
+    }
+  }, 360_000);
 
   it("prepares this machine and builds a one-node cluster; later steps reach it", async () => {
     main = await runStep(mainJs, asRunnerUser({ inputs: inputs(), timeoutMs: 500_000 }));
