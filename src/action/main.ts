@@ -1,5 +1,5 @@
 import * as core from "@actions/core";
-import { mkdir, readFile, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
@@ -93,6 +93,8 @@ async function run(
     core.saveState("artifact-cache", restored ?? "miss");
   }
   let plan = "";
+  // The plan folder is this action's own: an earlier dry run's plan and rendering go.
+  if (inputs.dryRun) await rm(planDirOf(stateDir), { recursive: true, force: true });
   // Which hosts this step reached: the post step tears down only what it may have changed.
   const hostRecord = new HostRecord((name, value) => core.saveState(name, value));
   const result = await up({

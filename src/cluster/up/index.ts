@@ -76,7 +76,7 @@ export interface UpRequest {
   tunnel?: (targets: TunnelTargetSpec[]) => Promise<{ port: number }>;
   /**
    * Dry run: the folder on the runner where the first control plane's init is rendered
-   * (render-init.ts). Without it a dry run prints the plan only.
+   * (render-init.ts), absent or empty. Without it a dry run prints the plan only.
    */
   renderInitDir?: (node: string) => string;
 }

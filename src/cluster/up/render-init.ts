@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm } from "node:fs/promises";
+import { mkdir, readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { caPinsOf } from "../../kubeconfig/ca-pins.js";
 import { parseKubeConfig } from "../../kubeconfig/parse.js";
@@ -28,15 +28,24 @@ export interface RenderedInit {
 
 /**
  * Renders the first control plane's init into `dir` (a root folder: `dir`/etc/kubernetes/...),
- * emptied first so that no file of an earlier rendering survives. The recorded API writes are
- * dropped: they hold the bootstrap token's Secret.
+ * which must be absent or empty: nothing of anyone else's is overwritten, and no file of an
+ * earlier rendering is mistaken for this one's. The recorded API writes are dropped: they hold
+ * the bootstrap token's Secret.
  */
 export async function renderInitDryRun(
   run: NodeRun,
   dir: string,
   opts: { uploadCerts: boolean },
 ): Promise<RenderedInit> {
-  await rm(dir, { recursive: true, force: true });
+  const present = await readdir(dir).catch((e: NodeJS.ErrnoException) => {
+    if (e.code === "ENOENT") return [];
+    throw new Error(`cannot render the init into ${dir}: ${e.message}`, { cause: e });
+  });
+  if (present.length > 0) {
+    throw new Error(
+      `cannot render the init into ${dir}: the folder is not empty; give an empty or new folder`,
+    );
+  }
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const prepared = await prepareInit({
     config: { text: run.documents, source: `the kubeadm configuration of ${run.host.name}` },

@@ -188,6 +188,15 @@ describe("kubeforge up refuses before changing anything", () => {
     );
     for (const h of bed.hosts) await untouched(h);
 
+    // The same folder again: its cp-1 folder holds files now, and none of them is overwritten.
+    const caBefore = await readFile(join(etc, "pki/ca.crt"), "utf8");
+    const again = await r.kubeforge(["up", "-f", path, "--dry-run", "--dry-run-dir", renderRoot]);
+    expect(again.code).toBe(1);
+    expect(again.stderr).toContain(
+      `cannot render the init into ${join(renderRoot, "cp-1")}: the folder is not empty`,
+    );
+    expect(await readFile(join(etc, "pki/ca.crt"), "utf8")).toBe(caBefore);
+
     // --dry-run-dir alone is a mistake, refused before any host is contacted.
     const alone = await r.kubeforge(["up", "-f", path, "--dry-run-dir", renderRoot]);
     expect(alone.code).toBe(1);
