@@ -3,6 +3,8 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { opensslCAPin } from "./ca-pin.js";
+import type { CliResult } from "./cli.js";
 import { freePorts } from "./ports.js";
 import { simulatedNode, type SimulatedNode } from "./sim/kubelet/index.js";
 
@@ -115,4 +117,25 @@ export async function simHost(o: SimHostOptions = {}): Promise<SimHost> {
       await rm(base, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A simulated host with a control plane made by `kubeforge init --config <its file> --rootfs
+ * <its rootfs>` plus `initArgs`, and the pin of its CA as openssl computes it (hex). Throws with
+ * init's stderr when init fails; the caller stops the host.
+ */
+export async function initializedSimHost(
+  kubeforge: (args: string[], opts?: { env?: NodeJS.ProcessEnv }) => Promise<CliResult>,
+  initArgs: string[],
+): Promise<{ cp: SimHost; caHash: string }> {
+  const cp = await simHost();
+  const init = await kubeforge(
+    ["init", "--config", cp.configFile, "--rootfs", cp.rootfs, ...initArgs],
+    { env: cp.node.env },
+  );
+  if (init.code !== 0) {
+    await cp.stop();
+    throw new Error(`init failed:\n${init.stderr}`);
+  }
+  return { cp, caHash: opensslCAPin(cp.path("etc/kubernetes/pki/ca.crt")) };
 }

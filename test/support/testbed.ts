@@ -3,6 +3,7 @@ import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { readFileSync, readlinkSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { opensslCAPin } from "./ca-pin.js";
 import { bundledCli, type CliResult } from "./cli.js";
 import { simulatedNode, type SimulatedNode } from "./sim/kubelet/index.js";
 import { RUNTIME_CHILD_PIDS, RUNTIME_PIDFILE } from "./sim/kubelet/runtime-daemon.js";
@@ -535,20 +536,7 @@ export async function createTestbed(
         if (r.code !== 0) throw new Error(`kubectl ${args.join(" ")} on ${host.name}: ${r.stderr}`);
         return JSON.parse(r.stdout) as T;
       },
-      caCertHash: async (host) => {
-        const ca = host.path("etc/kubernetes/pki/ca.crt");
-        const r = await run([
-          "sh",
-          "-c",
-          'openssl x509 -pubkey -noout -in "$1" | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex',
-          "sh",
-          ca,
-        ]);
-        const hash = r.stdout.trim().split(" ").at(-1) ?? "";
-        if (r.code !== 0 || !/^[0-9a-f]{64}$/.test(hash))
-          throw new Error(`openssl could not hash the CA public key of ${ca}: ${r.stderr}`);
-        return hash;
-      },
+      caCertHash: (host) => Promise.resolve(opensslCAPin(host.path("etc/kubernetes/pki/ca.crt"))),
       stop,
       ...(sshFiles
         ? {

@@ -11,9 +11,10 @@ import {
   bundledMain,
   bundledPost,
   runStep,
-  unmaskedLines,
   type RunStepOptions,
+  stepReport,
   type StepResult,
+  unmaskedLines,
 } from "./support.js";
 
 // The action's first user story, as close to a stock ubuntu-24.04 runner as this machine gets:
@@ -83,10 +84,6 @@ function asRunnerUser(o: RunStepOptions): RunStepOptions {
 }
 
 const onRunner = (command: string) => runner.sshOutput(command, { timeoutMs: 60_000 });
-
-function report(step: StepResult): string {
-  return `exit ${step.code}\n--- stdout\n${step.stdout.slice(-8000)}\n--- stderr\n${step.stderr.slice(-3000)}`;
-}
 
 function kubectl(kubeconfig: string, args: string[]): Promise<string> {
   return new Promise((resolve, reject) =>
@@ -170,7 +167,7 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
 
   it("prepares this machine and builds a one-node cluster; later steps reach it", async () => {
     main = await runStep(mainJs, asRunnerUser({ inputs: inputs(), timeoutMs: 500_000 }));
-    if (main.code !== 0) throw new Error(report(main));
+    if (main.code !== 0) throw new Error(stepReport(main));
 
     // Outputs: the runner's own copy of admin.conf, owned by the runner's user, 0600.
     const stateDir = join(main.runnerTemp, `kubeforge-${NAME}`);
@@ -231,7 +228,7 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
         timeoutMs: 300_000,
       }),
     );
-    if (step.code !== 0) throw new Error(report(step));
+    if (step.code !== 0) throw new Error(stepReport(step));
     return step;
   }
 
@@ -298,7 +295,7 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
           timeoutMs: 240_000,
         }),
       );
-      expect(step.code, report(step)).not.toBe(0);
+      expect(step.code, stepReport(step)).not.toBe(0);
       expect(step.stdout).toMatch(/error execution phase preflight: .*KubeletVersion/s);
       expect(registry.connections).toBeGreaterThan(0);
       // No pull outlived the step.
@@ -328,8 +325,8 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
       const signalled = Date.now();
       await onRunner(`pkill -INT -u ${owner.uid} -f '^${node} ${mainJs}$'`);
       const result = await step;
-      expect(Date.now() - signalled, report(result)).toBeLessThan(10_000);
-      expect(result.code, report(result)).not.toBe(0);
+      expect(Date.now() - signalled, stepReport(result)).toBeLessThan(10_000);
+      expect(result.code, stepReport(result)).not.toBe(0);
       expect(result.stdout).toContain(
         "kubeforge: SIGINT: cancelling the commands running on every host, then stopping",
       );

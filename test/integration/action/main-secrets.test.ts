@@ -2,12 +2,20 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
-import { bundledMain, bundledPost, runStep, unmaskedLines, type StepResult } from "./support.js";
+import {
+  bundledMain,
+  bundledPost,
+  filesOf,
+  runStep,
+  stepReport,
+  type StepResult,
+  unmaskedLines,
+} from "./support.js";
 
 // Credentials written into an inline `cluster` input rather than given through ssh-private-key:
 // an encrypted ssh.privateKey with its ssh.passphrase, ssh.password and ssh.sudoPassword (the
@@ -57,20 +65,6 @@ function secrets(): string[] {
   return [passphrase, loginPassword, sudoPassword, ...keyLines];
 }
 
-function report(step: StepResult): string {
-  return `exit ${step.code}\n--- stdout\n${step.stdout.slice(-8000)}\n--- stderr\n${step.stderr.slice(-3000)}`;
-}
-
-async function filesOf(dir: string): Promise<Record<string, string>> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const out: Record<string, string> = {};
-  for (const e of entries.filter((n) => n.isFile())) {
-    const path = join(e.parentPath, e.name);
-    out[relative(dir, path)] = await readFile(path, "utf8");
-  }
-  return out;
-}
-
 /** Nothing a step wrote holds a secret; none is printed where the runner would not mask it. */
 function expectNoSecretIn(step: StepResult, files: Record<string, string>): void {
   const written: Record<string, string> = {
@@ -116,7 +110,7 @@ describe("action: credentials inside an inline cluster input", () => {
 
   it("main: builds the cluster with them, registers each before printing, writes none", async () => {
     main = await runStep(mainJs, { inputs: { cluster: clusterInput() }, timeoutMs: 400_000 });
-    if (main.code !== 0) throw new Error(report(main));
+    if (main.code !== 0) throw new Error(stepReport(main));
     // sudo on the node went through the password: the control plane is there.
     expect(await readdir(cp.path("etc/kubernetes/manifests"))).toContain("kube-apiserver.yaml");
     for (const s of [passphrase, loginPassword, sudoPassword]) expect(main.masks).toContain(s);
@@ -146,7 +140,7 @@ describe("action: credentials inside an inline cluster input", () => {
       env: state,
       timeoutMs: 300_000,
     });
-    if (post.code !== 0) throw new Error(report(post));
+    if (post.code !== 0) throw new Error(stepReport(post));
     for (const s of [passphrase, loginPassword, sudoPassword]) expect(post.masks).toContain(s);
     const files = await filesOf(join(main.runnerTemp, `kubeforge-${NAME}-diagnostics`));
     // Collected as root through sudo with the password: the root-only manifests are there.
@@ -181,7 +175,7 @@ describe("action: the same credentials through the secret inputs", () => {
       inputs: { cluster: bareCluster(), "dry-run": "true", ...secretInputs() },
       timeoutMs: 120_000,
     });
-    if (step.code !== 0) throw new Error(report(step));
+    if (step.code !== 0) throw new Error(stepReport(step));
     expect(JSON.parse(step.outputs.get("nodes")!)).toEqual([
       expect.objectContaining({ name: "cp-1", action: "init" }),
     ]);

@@ -1,13 +1,12 @@
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
 import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
-import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { opensslCAPin } from "../../support/ca-pin.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
-import { bundledMain, runStep, unmaskedLines, type StepResult } from "./support.js";
+import { bundledMain, runStep, stepReport, type StepResult, unmaskedLines } from "./support.js";
 
 // The action's main step (the bundled main.js, run as the runner runs it) building a cluster on
 // two testbed hosts over real SSH against the simulated control plane: first a dry run (nothing
@@ -48,10 +47,6 @@ function secretsOf(step: StepResult, adminConf: string): string[] {
   ];
 }
 
-function diagnostics(step: StepResult): string {
-  return `exit ${step.code}\n--- stdout\n${step.stdout.slice(-6000)}\n--- stderr\n${step.stderr.slice(-3000)}`;
-}
-
 beforeAll(async () => {
   [bed, mainJs] = await Promise.all([
     createTestbed(["cp-1", "w-1", "x-1"], {
@@ -90,7 +85,7 @@ describe("action main step over SSH", () => {
         name: "plan",
       },
     });
-    if (step.code !== 0) throw new Error(diagnostics(step));
+    if (step.code !== 0) throw new Error(stepReport(step));
     expect(step.outputs.get("kubernetes-version")).toMatch(/^v1\.35\.\d+$/);
     expect(step.outputs.get("api-server")).toBe("https://10.0.0.250:6443");
     const nodes = JSON.parse(step.outputs.get("nodes")!) as { name: string; action: string }[];
@@ -128,15 +123,7 @@ describe("action main step over SSH", () => {
     const token = step.outputs.get("token")!;
     expect(token).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}$/);
     // The hash of the rendered CA's public key, computed by openssl.
-    const { stdout: der } = await promisify(execFile)(
-      "sh",
-      [
-        "-c",
-        `openssl x509 -pubkey -noout -in '${join(rendered, "etc/kubernetes/pki/ca.crt")}' | openssl pkey -pubin -outform der`,
-      ],
-      { encoding: "buffer" },
-    );
-    const hash = `sha256:${createHash("sha256").update(der).digest("hex")}`;
+    const hash = `sha256:${opensslCAPin(join(rendered, "etc/kubernetes/pki/ca.crt"))}`;
     expect(step.outputs.get("ca-cert-hash")).toBe(hash);
     expect(step.outputs.get("join-command")).toBe(
       `kubeforge join 10.0.0.250:6443 --token ${token} --discovery-token-ca-cert-hash ${hash}`,
@@ -181,7 +168,7 @@ describe("action main step over SSH", () => {
         "pod-network-cidr": "10.200.0.0/16",
       },
     });
-    if (step.code !== 0) throw new Error(diagnostics(step));
+    if (step.code !== 0) throw new Error(stepReport(step));
     runnerTemp = step.runnerTemp;
     // No name input: the cluster is the file's "ci", and so is the folder.
     const stateDir = join(runnerTemp, "kubeforge-ci");
@@ -316,7 +303,7 @@ describe("action main step over SSH", () => {
         "dry-run": "true",
       },
     });
-    if (other.code !== 0) throw new Error(diagnostics(other));
+    if (other.code !== 0) throw new Error(stepReport(other));
     expect(other.state.get("state-dir")).toBe(join(runnerTemp, "kubeforge-other"));
     expect(other.outputs.get("plan")).toBe(join(runnerTemp, "kubeforge-other", "plan.yaml"));
     expect(await readFile(join(runnerTemp, "kubeforge-other", "kubeforge.log"), "utf8")).toMatch(
@@ -341,7 +328,7 @@ describe("action main step over SSH", () => {
         "dry-run": "true",
       },
     });
-    if (again.code !== 0) throw new Error(diagnostics(again));
+    if (again.code !== 0) throw new Error(stepReport(again));
     expect(again.state.get("state-dir")).toBe(ciDir);
     // The hosts carry cluster "ci" already: the plan has nothing to do on them.
     const nodes = JSON.parse(again.outputs.get("nodes")!) as { action: string }[];

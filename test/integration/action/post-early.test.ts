@@ -1,10 +1,17 @@
-import { mkdtemp, readdir, readFile, rm, stat } from "node:fs/promises";
+import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join, relative } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
-import { bundledMain, bundledPost, runStep, type StepResult } from "./support.js";
+import {
+  bundledMain,
+  bundledPost,
+  filesOf,
+  runStep,
+  stepReport,
+  type StepResult,
+} from "./support.js";
 
 // The post step after a main step that stopped early — bad inputs, a host it could not reach, a
 // dry run that failed — run as the runner runs them: main.js, then post.js with the same inputs
@@ -41,20 +48,6 @@ async function mainThenPost(name: string, inputs: Record<string, string>): Promi
   for (const [k, v] of main.state) state[`STATE_${k}`] = v;
   const post = await runStep(postJs, { inputs, runnerTemp, env: state, timeoutMs: 120_000 });
   return { main, post, diagDir: join(runnerTemp, `kubeforge-${name}-diagnostics`) };
-}
-
-function report(s: StepResult): string {
-  return `exit ${s.code}\n--- stdout\n${s.stdout.slice(-6000)}\n--- stderr\n${s.stderr.slice(-3000)}`;
-}
-
-async function filesOf(dir: string): Promise<Record<string, string>> {
-  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
-  const out: Record<string, string> = {};
-  for (const e of entries.filter((n) => n.isFile())) {
-    const path = join(e.parentPath, e.name);
-    out[relative(dir, path)] = await readFile(path, "utf8");
-  }
-  return out;
 }
 
 /** The post step's own lines: the printed tails of collected files (main's log) left out. */
@@ -97,7 +90,7 @@ describe("action post step after an early main failure", () => {
       });
       expect(main.code).toBe(1);
       expect(main.stdout).toMatch(new RegExp(`^::error::input ${input}: `, "m"));
-      if (post.code !== 0) throw new Error(report(post));
+      if (post.code !== 0) throw new Error(stepReport(post));
       expect(post.stdout).toMatch(
         new RegExp(`^kubeforge post: input ${input}: .*; nothing to collect or tear down$`, "m"),
       );
@@ -118,7 +111,7 @@ describe("action post step after an early main failure", () => {
     expect(main.stdout).toMatch(/^::error::failed on 1 of 2 hosts:%0A - gone: /m);
     expect(main.state.get("hosts-reached")).toBe("cp-1");
     expect(main.state.get("hosts-unreachable")).toBe("gone");
-    if (post.code !== 0) throw new Error(report(post));
+    if (post.code !== 0) throw new Error(stepReport(post));
 
     expect(post.stdout).toContain("the main step failed (in connect): collecting diagnostics");
     expect(post.stdout).toMatch(/retrying in \d+ ms/); // main's, in its log's printed tail
@@ -147,7 +140,7 @@ describe("action post step after an early main failure", () => {
       "dry-run": "true",
     });
     expect(main.code).toBe(1);
-    if (post.code !== 0) throw new Error(report(post));
+    if (post.code !== 0) throw new Error(stepReport(post));
     expect(post.stdout).toContain("the main step failed (in connect): collecting its log");
     expect(post.stdout).toContain("kubeforge: dry run: nothing was changed, nothing to tear down");
     const files = await filesOf(diagDir);

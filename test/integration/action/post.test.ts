@@ -1,10 +1,10 @@
 import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join, relative } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile, diagnostics, runner, type Runner } from "../up/support.js";
-import { bundledPost, runStep, unmaskedLines, type StepResult } from "./support.js";
+import { bundledPost, filesOf, runStep, type StepResult, unmaskedLines } from "./support.js";
 
 // The action's post step (post.js bundled from the current sources) run as the runner runs it
 // after the main step: the same INPUT_* variables, the main step's saved state as STATE_*
@@ -79,16 +79,6 @@ async function post(o: PostRun): Promise<StepResult & { diagDir: string }> {
     timeoutMs: 300_000,
   });
   return { ...step, diagDir: join(runnerTemp, `kubeforge-${NAME}-diagnostics`) };
-}
-
-async function filesOf(dir: string): Promise<Record<string, string>> {
-  const names = await readdir(dir, { recursive: true, withFileTypes: true });
-  const out: Record<string, string> = {};
-  for (const e of names.filter((n) => n.isFile())) {
-    const path = join(e.parentPath, e.name);
-    out[relative(dir, path)] = await readFile(path, "utf8");
-  }
-  return out;
 }
 
 const exists = (p: string) =>

@@ -1,7 +1,7 @@
 import { spawn } from "node:child_process";
-import { chown, mkdir, mkdtemp, readFile, writeFile } from "node:fs/promises";
+import { chown, mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { join, relative } from "node:path";
 import { build } from "esbuild";
 import { buildOptions } from "../../../scripts/build-options.mjs";
 import { shellJoin, shellQuote } from "../../../src/remote/ssh/quote.js";
@@ -163,4 +163,20 @@ export function unmaskedLines(stdout: string, secret: string): string[] {
     if (masked.includes(secret)) bad.push(line);
   }
   return bad;
+}
+
+/** A step's exit code and the tails of its output, for a failed expectation's message. */
+export function stepReport(step: StepResult): string {
+  return `exit ${step.code}\n--- stdout\n${step.stdout.slice(-8000)}\n--- stderr\n${step.stderr.slice(-3000)}`;
+}
+
+/** Every file under `dir` (a step's folder), by its path relative to `dir`, as text. */
+export async function filesOf(dir: string): Promise<Record<string, string>> {
+  const entries = await readdir(dir, { recursive: true, withFileTypes: true });
+  const out: Record<string, string> = {};
+  for (const e of entries.filter((n) => n.isFile())) {
+    const path = join(e.parentPath, e.name);
+    out[relative(dir, path)] = await readFile(path, "utf8");
+  }
+  return out;
 }

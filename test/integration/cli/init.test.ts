@@ -1,4 +1,3 @@
-import { execSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -6,6 +5,7 @@ import { join, relative } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { load } from "js-yaml";
 import { listFiles } from "../../../src/cli/files.js";
+import { opensslCAPin } from "../../support/ca-pin.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { freePort } from "../../support/ports.js";
 
@@ -433,11 +433,7 @@ describe("small commands", () => {
     await kubeforge(["init", "phase", "certs", "ca", ...BASE, "--rootfs", rootfs]);
     const certDir = join(rootfs, "etc/kubernetes/pki");
     const r = await kubeforge(["certs", "ca-cert-hash", "--cert-dir", certDir]);
-    const expected = execSync(
-      `openssl x509 -in ${certDir}/ca.crt -pubkey -noout | openssl pkey -pubin -outform der | sha256sum`,
-    )
-      .toString()
-      .split(" ")[0];
+    const expected = opensslCAPin(join(certDir, "ca.crt"));
     expect(r.code).toBe(0);
     expect(r.stdout).toBe(`sha256:${expected}\n`);
 

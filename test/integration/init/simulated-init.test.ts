@@ -6,6 +6,7 @@ import { relative } from "node:path";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { listFiles } from "../../../src/cli/files.js";
+import { opensslCAPin } from "../../support/ca-pin.js";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import {
   SIM_CERTIFICATE_KEY,
@@ -108,14 +109,7 @@ describe("kubeforge init against the simulated control plane", () => {
   it("reaches the end and prints the join commands on stdout", () => {
     expect(first.stderr).not.toMatch(/error execution phase/);
     expect(first.code).toBe(0);
-    const caHash = execFileSync("sh", [
-      "-c",
-      `openssl x509 -pubkey -noout -in ${host.path("etc/kubernetes/pki/ca.crt")} | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex`,
-    ])
-      .toString()
-      .trim()
-      .split(" ")
-      .at(-1);
+    const caHash = opensslCAPin(host.path("etc/kubernetes/pki/ca.crt"));
     const endpoint = `${host.address}:${host.apiPort}`;
     expect(first.stdout).toContain("Your Kubernetes control-plane has initialized successfully!");
     expect(first.stdout).toContain(

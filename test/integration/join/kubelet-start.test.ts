@@ -1,4 +1,4 @@
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdir, writeFile } from "node:fs/promises";
 import { join } from "node:path";
@@ -6,7 +6,7 @@ import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledCli } from "../../support/cli.js";
 import { rootfsWorker, type RootfsWorker } from "../../support/rootfs-worker.js";
-import { SIM_TOKEN, simHost, type SimHost } from "../../support/sim-cluster.js";
+import { SIM_TOKEN, initializedSimHost, type SimHost } from "../../support/sim-cluster.js";
 
 // `kubeforge join` of a worker where kubelet-start or the TLS bootstrap wait goes wrong: a
 // control plane built by `kubeforge init` on a simulated host, joined by hosts with their own
@@ -38,21 +38,8 @@ async function kubectl(args: string[]): Promise<string> {
 
 beforeAll(async () => {
   ({ kubeforge } = await bundledCli());
-  cp = await simHost();
+  ({ cp, caHash } = await initializedSimHost(kubeforge, ["--ignore-preflight-errors", "all"]));
   cleanups.push(() => cp.stop());
-  const init = await kubeforge(
-    ["init", "--config", cp.configFile, "--rootfs", cp.rootfs, "--ignore-preflight-errors", "all"],
-    { env: cp.node.env },
-  );
-  if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}`);
-  caHash = execFileSync("sh", [
-    "-c",
-    `openssl x509 -pubkey -noout -in ${cp.path("etc/kubernetes/pki/ca.crt")} | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex`,
-  ])
-    .toString()
-    .trim()
-    .split(" ")
-    .at(-1)!;
 }, 180_000);
 
 afterAll(async () => {

@@ -13,7 +13,7 @@ import { TEST_HOST_PREFLIGHT_IGNORES_FLAG } from "../../support/preflight-ignore
 import {
   SIM_CERTIFICATE_KEY,
   SIM_TOKEN,
-  simHost,
+  initializedSimHost,
   type SimHost,
 } from "../../support/sim-cluster.js";
 
@@ -81,30 +81,12 @@ function joinArgs(w: RootfsWorker, name: string, extra: string[] = []): string[]
 
 beforeAll(async () => {
   ({ kubeforge } = await bundledCli());
-  cp = await simHost();
+  ({ cp, caHash } = await initializedSimHost(kubeforge, [
+    "--ignore-preflight-errors",
+    TEST_HOST_PREFLIGHT_IGNORES_FLAG,
+    "--upload-certs",
+  ]));
   cleanups.push(() => cp.stop());
-  const init = await kubeforge(
-    [
-      "init",
-      "--config",
-      cp.configFile,
-      "--rootfs",
-      cp.rootfs,
-      "--ignore-preflight-errors",
-      TEST_HOST_PREFLIGHT_IGNORES_FLAG,
-      "--upload-certs",
-    ],
-    { env: cp.node.env },
-  );
-  if (init.code !== 0) throw new Error(`init failed:\n${init.stderr}`);
-  caHash = execFileSync("sh", [
-    "-c",
-    `openssl x509 -pubkey -noout -in ${cp.path("etc/kubernetes/pki/ca.crt")} | openssl pkey -pubin -outform der | openssl dgst -sha256 -hex`,
-  ])
-    .toString()
-    .trim()
-    .split(" ")
-    .at(-1)!;
 }, 180_000);
 
 afterAll(async () => {

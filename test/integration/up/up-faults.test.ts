@@ -49,10 +49,10 @@ async function upWith(text: string, name = "cluster.yaml") {
 }
 
 /**
- * The host's service manager (the testbed's systemctl shim) refuses to start the kubelet, as
- * with a broken kubelet install; returns what puts the shim back.
+ * Runs `op` while the host's service manager (the testbed's systemctl shim) refuses to start
+ * the kubelet, as with a broken kubelet install; the shim is put back however `op` ends.
  */
-async function refuseKubeletStart(h: SshTestHost): Promise<() => Promise<void>> {
+async function withKubeletStartRefused<T>(h: SshTestHost, op: () => Promise<T>): Promise<T> {
   const shim = join(h.node.binDir, "systemctl");
   const original = await readFile(shim, "utf8");
   await writeFile(
@@ -63,7 +63,11 @@ async function refuseKubeletStart(h: SshTestHost): Promise<() => Promise<void>> 
     ),
   );
   await chmod(shim, 0o755);
-  return () => writeFile(shim, original);
+  try {
+    return await op();
+  } finally {
+    await writeFile(shim, original);
+  }
 }
 
 /** Nothing of a cluster was written on the host. */
@@ -207,17 +211,11 @@ describe("kubeforge up refuses before changing anything", () => {
 describe("kubeforge up when a host fails half-way", () => {
   it("one worker failing: the others join, the report names the host and the phase, and a second up resumes", async () => {
     // w-2's service manager refuses to start the kubelet (a broken kubelet install).
-    const restore = await refuseKubeletStart(bed.host("w-2"));
     const text = clusterFile({ name: "f6", ...hosts() }).replace(
       /---\napiVersion: kubeadm.k8s.io\/v1beta4\nkind: JoinConfiguration\n.*\n$/,
       FAST_JOIN,
     );
-    let res;
-    try {
-      res = await upWith(text, "f6.yaml");
-    } finally {
-      await restore();
-    }
+    const res = await withKubeletStartRefused(bed.host("w-2"), () => upWith(text, "f6.yaml"));
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(
       /failed on 1 of 2 hosts:\n - w-2: error execution phase kubelet-(start|wait-bootstrap)/,
@@ -250,13 +248,7 @@ describe("kubeforge up when a host fails half-way", () => {
     expect(clean.code, clean.stderr).toBe(0);
     // cp-1's service manager refuses to start the kubelet: kubelet-start only warns (as
     // kubeadm's does), wait-control-plane fails when the kubelet never answers.
-    const restore = await refuseKubeletStart(bed.host("cp-1"));
-    let res;
-    try {
-      res = await upWith(text, "f6.yaml");
-    } finally {
-      await restore();
-    }
+    const res = await withKubeletStartRefused(bed.host("cp-1"), () => upWith(text, "f6.yaml"));
     expect(res.code).toBe(1);
     expect(res.stderr).toMatch(
       /failed on 1 of 1 host:\n - cp-1: error execution phase wait-control-plane: the kubelet is not healthy after 10s/,

@@ -32,3 +32,26 @@ export function initConfig(o: ConfigOverrides = {}): InitConfig {
     if (o.externalEtcd !== undefined) cl.etcd = { external: o.externalEtcd };
   });
 }
+
+/**
+ * kubeadm's addCommonChecks on a Linux host without a runtime answering, by name and in order,
+ * for a version without the conntrack check (kubeadm adds it only for a parsed version below
+ * 1.32: init of v1.32+, and join, which passes "").
+ */
+export const COMMON_CHECKS = [
+  "Swap",
+  "FileExisting-ip",
+  "FileExisting-iptables",
+  "FileExisting-mount",
+  "FileExisting-nsenter",
+  "FileExisting-ebtables",
+  "FileExisting-ethtool",
+  "FileExisting-socat",
+  "FileExisting-tc",
+  "FileExisting-touch",
+  "SystemVerification",
+  "Hostname",
+  "KubeletVersion",
+  "Service-Kubelet",
+  "Port-10250",
+];

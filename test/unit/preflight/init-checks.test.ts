@@ -8,7 +8,7 @@ import { initNodeChecks } from "../../../src/node/preflight/init-checks.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { type CommandStub, HostDouble, onPath } from "../../support/host-double.js";
 import { testRelease } from "../../support/init-fixtures.js";
-import { type ConfigOverrides, initConfig } from "./fixtures.js";
+import { type ConfigOverrides, initConfig, COMMON_CHECKS } from "./fixtures.js";
 
 let rootfs: string;
 beforeAll(async () => {
@@ -53,23 +53,6 @@ const head = (bindPort = 6443) => [
   "FileAvailable--etc-kubernetes-manifests-etcd.yaml",
   "HTTPProxy",
 ];
-const common = [
-  "Swap",
-  "FileExisting-ip",
-  "FileExisting-iptables",
-  "FileExisting-mount",
-  "FileExisting-nsenter",
-  "FileExisting-ebtables",
-  "FileExisting-ethtool",
-  "FileExisting-socat",
-  "FileExisting-tc",
-  "FileExisting-touch",
-  "SystemVerification",
-  "Hostname",
-  "KubeletVersion",
-  "Service-Kubelet",
-  "Port-10250",
-];
 const ipv4 = [
   "FileContent--proc-sys-net-bridge-bridge-nf-call-iptables",
   "FileContent--proc-sys-net-ipv4-ip_forward",
@@ -87,7 +70,7 @@ describe("initNodeChecks", () => {
       ...head(),
       "HTTPProxyCIDR",
       "HTTPProxyCIDR",
-      ...common,
+      ...COMMON_CHECKS,
       ...ipv4,
       ...localEtcd(),
     ]);
@@ -114,7 +97,7 @@ describe("initNodeChecks", () => {
       "HTTPProxyCIDR",
       "HTTPProxyCIDR",
       "HTTPProxyCIDR",
-      ...common,
+      ...COMMON_CHECKS,
       ...ipv4,
       ...ipv6,
       ...localEtcd(),

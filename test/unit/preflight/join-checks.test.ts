@@ -14,7 +14,7 @@ import { joinNodeChecks } from "../../../src/node/preflight/join-checks.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { type CommandStub, HostDouble, onPath } from "../../support/host-double.js";
 import { testRelease } from "../../support/init-fixtures.js";
-import { initConfig } from "./fixtures.js";
+import { initConfig, COMMON_CHECKS } from "./fixtures.js";
 
 let rootfs: string;
 beforeAll(async () => {
@@ -56,31 +56,13 @@ const head = [
   "FileAvailable--etc-kubernetes-kubelet.conf",
   "FileAvailable--etc-kubernetes-bootstrap-kubelet.conf",
 ];
-// addCommonChecks with version "": no conntrack (kubeadm adds it only for a parsed version < 1.32).
-const common = [
-  "Swap",
-  "FileExisting-ip",
-  "FileExisting-iptables",
-  "FileExisting-mount",
-  "FileExisting-nsenter",
-  "FileExisting-ebtables",
-  "FileExisting-ethtool",
-  "FileExisting-socat",
-  "FileExisting-tc",
-  "FileExisting-touch",
-  "SystemVerification",
-  "Hostname",
-  "KubeletVersion",
-  "Service-Kubelet",
-  "Port-10250",
-];
 const workerCA = "FileAvailable--etc-kubernetes-pki-ca.crt";
 
 describe("joinNodeChecks", () => {
   it("worker, token discovery of an IPv4 endpoint: the CA must not exist yet, HTTPProxy, ip_forward", async () => {
     expect(await joinNames(tokenDiscovery("10.0.0.4:6443"))).toEqual([
       ...head,
-      ...common,
+      ...COMMON_CHECKS,
       workerCA,
       "HTTPProxy",
       "FileContent--proc-sys-net-ipv4-ip_forward",
@@ -90,7 +72,7 @@ describe("joinNodeChecks", () => {
   it("token discovery of an IPv6 endpoint checks IPv6 forwarding instead", async () => {
     expect(await joinNames(tokenDiscovery("[fd00::4]:6443"))).toEqual([
       ...head,
-      ...common,
+      ...COMMON_CHECKS,
       workerCA,
       "HTTPProxy",
       "FileContent--proc-sys-net-ipv6-conf-default-forwarding",
@@ -107,7 +89,7 @@ describe("joinNodeChecks", () => {
   it("file discovery adds neither HTTPProxy nor forwarding", async () => {
     expect(
       await joinNames("discovery: {file: {kubeConfigPath: /tmp/cluster-info.yaml}}\n"),
-    ).toEqual([...head, ...common, workerCA]);
+    ).toEqual([...head, ...COMMON_CHECKS, workerCA]);
   });
 
   it("a custom caCertPath is the worker's FileAvailable check", async () => {
@@ -131,7 +113,7 @@ describe("joinNodeChecks", () => {
     );
     expect([...joinChecks, ...initChecks].map((c) => c.name())).toEqual([
       ...head,
-      ...common,
+      ...COMMON_CHECKS,
       "HTTPProxy",
       "FileContent--proc-sys-net-ipv4-ip_forward",
       // InitNodeChecks without the common and forwarding checks (already run as join checks)
