@@ -55,7 +55,6 @@ const NODE_FILES = [
 ].sort();
 
 let kubeforge: (args: string[]) => Promise<CliResult>;
-let bundleDir: string;
 const temps: string[] = [];
 
 async function temp(prefix: string): Promise<string> {
@@ -71,11 +70,11 @@ async function snapshot(dir: string): Promise<Map<string, string>> {
 }
 
 beforeAll(async () => {
-  ({ kubeforge, dir: bundleDir } = await bundledCli());
+  ({ kubeforge } = await bundledCli());
 }, 60_000);
 
 afterAll(async () => {
-  for (const d of [...temps, bundleDir]) await rm(d, { recursive: true, force: true });
+  for (const d of temps) await rm(d, { recursive: true, force: true });
 });
 
 describe("kubeforge init --dry-run", () => {
