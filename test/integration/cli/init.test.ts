@@ -169,6 +169,17 @@ describe("kubeforge init --dry-run", () => {
     if (!etcKubernetesExisted) expect(existsSync("/etc/kubernetes")).toBe(false);
   });
 
+  it("refuses a second run into the same folder, now not empty, before anything runs", async () => {
+    const before = await snapshot(out);
+    const again = await kubeforge(["init", ...BASE, ...IGNORE, "--dry-run", "--dry-run-dir", out]);
+    expect([again.code, again.stdout, again.stderr]).toEqual([
+      1,
+      "",
+      `cannot render the init into ${out}: the folder is not empty; give an empty or new folder\n`,
+    ]);
+    expect(await snapshot(out)).toEqual(before);
+  });
+
   it("picks a new temporary folder and names it when --dry-run-dir is not given", async () => {
     const r = await kubeforge([
       "init",
