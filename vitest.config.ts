@@ -4,6 +4,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["test/**/*.test.ts"],
+    // Every run and every test file get a temporary folder of their own, which must be left empty.
+    globalSetup: ["test/support/run-temp/global-setup.ts"],
+    setupFiles: ["test/support/run-temp/per-file.ts"],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     // Integration tests start real daemons on fixed-free ports; keep files isolated in forks.

@@ -10,7 +10,7 @@ import { spawn } from "node:child_process";
 import { generateKeyPairSync } from "node:crypto";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { it } from "vitest";
 import { bundledMain } from "../test/integration/action/support.js";
 
@@ -88,6 +88,5 @@ it("action start-up: bundled main.js to its first phase vs an empty Node script"
     );
   } finally {
     await rm(dir, { recursive: true, force: true });
-    await rm(dirname(mainJs), { recursive: true, force: true });
   }
 }, 300_000);

@@ -5,6 +5,9 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     include: ["bench/**/*.bench.ts"],
+    // The test support's temporary folders, as in vitest.config.ts (bundles are shared there).
+    globalSetup: ["test/support/run-temp/global-setup.ts"],
+    setupFiles: ["test/support/run-temp/per-file.ts"],
     pool: "forks",
     testTimeout: 900_000,
     hookTimeout: 120_000,

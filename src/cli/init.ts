@@ -1,6 +1,7 @@
 import { type Command, Option } from "commander";
 import { relative } from "node:path";
 import { prepareInit } from "../cluster/init.js";
+import { requireEmptyRenderFolder } from "../cluster/render-folder.js";
 import type { InitFlags } from "../config/flags.js";
 import { initPhases } from "../phases/init/index.js";
 import type { Phase } from "../workflow/phase.js";
@@ -88,6 +89,8 @@ function initFlags(o: InitCommandOptions): InitFlags {
 
 async function runInit(o: InitCommandOptions, filterPhases: string[] | undefined): Promise<void> {
   if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
+  // As up --dry-run: a second run would otherwise reuse the first one's certificates and keys.
+  if (o.dryRunDir !== undefined) await requireEmptyRenderFolder(o.dryRunDir, "the init");
   const reporter = new TerminalReporter();
   const prepared = await prepareInit({
     config: await readConfig(o.config),

@@ -1,5 +1,6 @@
 import { type Command, Option } from "commander";
 import { JOIN_CONTROL_PLANE_DONE, JOIN_WORKER_DONE, prepareJoin } from "../cluster/join.js";
+import { requireEmptyRenderFolder } from "../cluster/render-folder.js";
 import type { JoinFlags } from "../config/join-flags.js";
 import { joinPhases } from "../phases/join/index.js";
 import type { Phase } from "../workflow/phase.js";
@@ -63,6 +64,8 @@ async function runJoin(
   filterPhases: string[] | undefined,
 ): Promise<void> {
   if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
+  // As up --dry-run: a second run would otherwise reuse the first one's files.
+  if (o.dryRunDir !== undefined) await requireEmptyRenderFolder(o.dryRunDir, "the join");
   const reporter = new TerminalReporter();
   const { config, rootfs, dryRunDir, ...flags } = o;
   const prepared = await prepareJoin({

@@ -1,6 +1,7 @@
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { build } from "esbuild";
@@ -51,7 +52,8 @@ describe("bundles", () => {
   });
 
   it("ship no reference to a .node file and run from a folder without node_modules", async () => {
-    const dir = await mkdtemp("/tmp/kubeforge-dist-");
+    // In the temporary folder: no node_modules up the tree, as on a runner.
+    const dir = await mkdtemp(join(tmpdir(), "kubeforge-dist-"));
     dirs.push(dir);
     await build(buildOptions(dir));
     for (const name of ["cli.js", "main.js", "post.js"]) {

@@ -1,9 +1,7 @@
 import { execFile } from "node:child_process";
-import { mkdtemp } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { build } from "esbuild";
 import { buildOptions } from "../../scripts/build-options.mjs";
+import { sharedBundle } from "./shared-bundle.js";
 
 export interface CliResult {
   code: number;
@@ -12,9 +10,9 @@ export interface CliResult {
 }
 
 /**
- * Bundles the current sources exactly as `npm run build` does, into a temporary folder, and
- * returns a function that runs the bundled CLI. Tests exercise the shipped artefact, not the
- * TypeScript sources through a loader.
+ * Bundles the current sources exactly as `npm run build` does, into the run's shared folder
+ * (`dir`, which test files share: never remove it), and returns a function that runs the bundled
+ * CLI. Tests exercise the shipped artefact, not the TypeScript sources through a loader.
  */
 export async function bundledCli(): Promise<{
   dir: string;
@@ -23,8 +21,7 @@ export async function bundledCli(): Promise<{
     opts?: { env?: NodeJS.ProcessEnv; timeoutMs?: number },
   ) => Promise<CliResult>;
 }> {
-  const dir = await mkdtemp(join(tmpdir(), "kubeforge-bundle-"));
-  await build(buildOptions(dir));
+  const dir = await sharedBundle("cli", buildOptions);
   const kubeforge = (args: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) =>
     new Promise<CliResult>((resolve) => {
       execFile(

@@ -325,11 +325,8 @@ export async function createTestbed(
     folders.push(base);
     undo.push(() => rm(base, { recursive: true, force: true }));
     // Bundling the CLI (esbuild, seconds on a busy machine) overlaps the hosts' setup.
-    cliBundle = bundledCli().then((cli) => {
-      folders.push(cli.dir);
-      undo.push(() => rm(cli.dir, { recursive: true, force: true }));
-      return join(cli.dir, "cli.js");
-    });
+    // The run's shared bundle: other test files may be using it, so the testbed leaves it be.
+    cliBundle = bundledCli().then((cli) => join(cli.dir, "cli.js"));
     // Awaited below; a failure elsewhere first must not leave it an unhandled rejection.
     cliBundle.catch(() => undefined);
     const cliScript = cliBundle;

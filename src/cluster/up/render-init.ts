@@ -1,8 +1,9 @@
-import { mkdir, readdir, readFile } from "node:fs/promises";
+import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { caPinsOf } from "../../kubeconfig/ca-pins.js";
 import { parseKubeConfig } from "../../kubeconfig/parse.js";
 import { prepareInit } from "../init.js";
+import { requireEmptyRenderFolder } from "../render-folder.js";
 import type { NodeRun } from "./node-workflows.js";
 
 // `up --dry-run` renders the first control plane's init the way `kubeforge init --dry-run` does
@@ -37,15 +38,7 @@ export async function renderInitDryRun(
   dir: string,
   opts: { uploadCerts: boolean },
 ): Promise<RenderedInit> {
-  const present = await readdir(dir).catch((e: NodeJS.ErrnoException) => {
-    if (e.code === "ENOENT") return [];
-    throw new Error(`cannot render the init into ${dir}: ${e.message}`, { cause: e });
-  });
-  if (present.length > 0) {
-    throw new Error(
-      `cannot render the init into ${dir}: the folder is not empty; give an empty or new folder`,
-    );
-  }
+  await requireEmptyRenderFolder(dir, "the init");
   await mkdir(dir, { recursive: true, mode: 0o700 });
   const prepared = await prepareInit({
     config: { text: run.documents, source: `the kubeadm configuration of ${run.host.name}` },

@@ -1,6 +1,5 @@
 import { generateKeyPairSync } from "node:crypto";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { clusterFromInputs, readInputs, stateDirOf } from "../../../src/action/inputs.js";
@@ -10,6 +9,7 @@ import { GitHubReporter } from "../../../src/action/reporter.js";
 import { customKubeletOf } from "../../../src/cluster/up/prepare.js";
 import { defaultClusterSpec } from "../../../src/config/cluster/load.js";
 import { sshTargetOf } from "../../../src/config/cluster/ssh.js";
+import { testDir } from "../../support/temp-dir.js";
 
 // The action's modules on their own: inputs → Cluster overrides (each naming its input), the
 // default cluster, masking (whole values and lines), the plan read back, the log file.
@@ -102,7 +102,7 @@ describe("clusterFromInputs", () => {
   });
 
   it("applies the inputs over a Cluster file and adds kubeadm-config's documents", async () => {
-    const ws = await mkdtemp(join(tmpdir(), "kubeforge-inputs-"));
+    const ws = await testDir("kubeforge-inputs-");
     await writeFile(
       join(ws, "cluster.yaml"),
       "apiVersion: kubeforge.dev/v1alpha1\nkind: Cluster\nname: from-file\nkubernetesVersion: v1.34.1\nwait: 2m\n",
@@ -253,7 +253,7 @@ describe("masking", () => {
   });
 
   it("the reporter's log file holds every line with registered secrets replaced", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "kubeforge-reporter-"));
+    const dir = await testDir("kubeforge-reporter-");
     const printed: string[] = [];
     const masks: string[] = [];
     const r = new GitHubReporter({

@@ -103,8 +103,6 @@ beforeAll(async () => {
     bundledPost(),
   ]);
   runner = bed.host("runner");
-  // The bundles are read by the runner's user.
-  for (const f of [mainJs, postJs]) await chmod(dirname(f), 0o755);
   server = await startReleaseServer({ address: bed.gateway });
   // The checkout may sit in a folder only root enters (a fresh clone in a 0700 mktemp -d).
   shared = await mkdtemp(join(tmpdir(), "kubeforge-local-shared-"));
@@ -124,7 +122,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await bed?.stop();
   await server?.close();
-  for (const f of [mainJs, postJs]) if (f) await rm(dirname(f), { recursive: true, force: true });
   if (shared) await rm(shared, { recursive: true, force: true });
 }, 120_000);
 

@@ -2,7 +2,7 @@ import { execFile } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { copyFile, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
@@ -101,7 +101,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await bed?.stop();
-  for (const f of [mainJs, postJs]) if (f) await rm(dirname(f), { recursive: true, force: true });
   if (work) await rm(work, { recursive: true, force: true });
 }, 120_000);
 

@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { opensslCAPin } from "../../support/ca-pin.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
@@ -61,7 +61,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await bed?.stop();
-  if (mainJs) await rm(dirname(mainJs), { recursive: true, force: true });
 }, 120_000);
 
 describe("action main step over SSH", () => {

@@ -1,6 +1,6 @@
 import { mkdtemp, readdir, rm, stat } from "node:fs/promises";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
@@ -73,7 +73,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await bed?.stop();
-  for (const f of [mainJs, postJs]) if (f) await rm(dirname(f), { recursive: true, force: true });
   if (work) await rm(work, { recursive: true, force: true });
 }, 120_000);
 

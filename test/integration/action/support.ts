@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { chown, mkdir, mkdtemp, readdir, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { chown, mkdir, readdir, readFile, writeFile } from "node:fs/promises";
 import { join, relative } from "node:path";
-import { build } from "esbuild";
 import { buildOptions } from "../../../scripts/build-options.mjs";
 import { shellJoin, shellQuote } from "../../../src/remote/ssh/quote.js";
+import { sharedBundle } from "../../support/shared-bundle.js";
+import { fileDir } from "../../support/temp-dir.js";
 
 // The action's main step run as the GitHub runner runs it: `node main.js` from a bundle of the
 // current sources (built as `npm run build` builds dist/main.js), inputs in INPUT_* variables
@@ -12,17 +12,19 @@ import { shellJoin, shellQuote } from "../../../src/remote/ssh/quote.js";
 // files GITHUB_OUTPUT, GITHUB_ENV, GITHUB_STATE, GITHUB_STEP_SUMMARY plus RUNNER_TEMP in a
 // temporary folder.
 
-/** Bundles one of the action's entry points with the build's options into a temporary folder. */
+/** One of the action's entry points bundled with the build's options, in the run's shared folder. */
 async function bundled(entry: "main" | "post"): Promise<string> {
-  const dir = await mkdtemp(join(tmpdir(), `kubeforge-${entry}-bundle-`));
-  await build({ ...buildOptions(dir), entryPoints: { [entry]: `src/action/${entry}.ts` } });
+  const dir = await sharedBundle(`action-${entry}`, (outdir) => ({
+    ...buildOptions(outdir),
+    entryPoints: { [entry]: `src/action/${entry}.ts` },
+  }));
   return join(dir, `${entry}.js`);
 }
 
-/** main.js bundled from the current sources, in a folder of its own. */
+/** main.js bundled from the current sources (shared by the run's test files: never remove it). */
 export const bundledMain = () => bundled("main");
 
-/** post.js bundled from the current sources, in a folder of its own. */
+/** post.js bundled from the current sources (shared by the run's test files: never remove it). */
 export const bundledPost = () => bundled("post");
 
 /** Reads a GitHub command file ("name<<delimiter\nvalue\ndelimiter" entries); later entries win. */
@@ -74,7 +76,8 @@ export interface RunStepOptions {
 
 /** Runs main.js as the runner does and collects what it wrote. */
 export async function runStep(mainJs: string, o: RunStepOptions): Promise<StepResult> {
-  const work = await mkdtemp(join(tmpdir(), "kubeforge-action-step-"));
+  // Kept until the file's tests end: a later step (the post step) may be given its RUNNER_TEMP.
+  const work = await fileDir("kubeforge-action-step-");
   const runnerTemp = o.runnerTemp ?? join(work, "runner-temp");
   const files: Record<string, string> = {};
   for (const k of ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"]) {

@@ -10,14 +10,13 @@ import { bundledCli, type CliResult } from "../../support/cli.js";
 
 type Kubeforge = (args: string[], opts?: { env?: NodeJS.ProcessEnv }) => Promise<CliResult>;
 let kubeforge: Kubeforge;
-let bundleDir: string;
 let work: string;
 let home: string;
 let fingerprint: string;
 const KEY_LINE = "b3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQ";
 
 beforeAll(async () => {
-  ({ kubeforge, dir: bundleDir } = await bundledCli());
+  ({ kubeforge } = await bundledCli());
   work = await mkdtemp(join(tmpdir(), "kubeforge-cluster-cli-"));
   home = join(work, "home");
   await mkdir(join(home, ".ssh"), { recursive: true });
@@ -40,7 +39,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
-  for (const d of [work, bundleDir]) await rm(d, { recursive: true, force: true });
+  await rm(work, { recursive: true, force: true });
 });
 
 async function file(name: string, text: string): Promise<string> {

@@ -55,7 +55,6 @@ const NODE_FILES = [
 ].sort();
 
 let kubeforge: (args: string[]) => Promise<CliResult>;
-let bundleDir: string;
 const temps: string[] = [];
 
 async function temp(prefix: string): Promise<string> {
@@ -71,11 +70,11 @@ async function snapshot(dir: string): Promise<Map<string, string>> {
 }
 
 beforeAll(async () => {
-  ({ kubeforge, dir: bundleDir } = await bundledCli());
+  ({ kubeforge } = await bundledCli());
 }, 60_000);
 
 afterAll(async () => {
-  for (const d of [...temps, bundleDir]) await rm(d, { recursive: true, force: true });
+  for (const d of temps) await rm(d, { recursive: true, force: true });
 });
 
 describe("kubeforge init --dry-run", () => {
@@ -168,6 +167,17 @@ describe("kubeforge init --dry-run", () => {
 
   it("does not touch the machine's /etc/kubernetes", () => {
     if (!etcKubernetesExisted) expect(existsSync("/etc/kubernetes")).toBe(false);
+  });
+
+  it("refuses a second run into the same folder, now not empty, before anything runs", async () => {
+    const before = await snapshot(out);
+    const again = await kubeforge(["init", ...BASE, ...IGNORE, "--dry-run", "--dry-run-dir", out]);
+    expect([again.code, again.stdout, again.stderr]).toEqual([
+      1,
+      "",
+      `cannot render the init into ${out}: the folder is not empty; give an empty or new folder\n`,
+    ]);
+    expect(await snapshot(out)).toEqual(before);
   });
 
   it("picks a new temporary folder and names it when --dry-run-dir is not given", async () => {

@@ -12,7 +12,6 @@ import { bundledCli, type CliResult } from "../../support/cli.js";
 
 const TOKEN = "abcdef.0123456789abcdef";
 let kubeforge: (args: string[]) => Promise<CliResult>;
-let bundleDir: string;
 const temps: string[] = [];
 
 interface DryRun {
@@ -65,11 +64,11 @@ async function kubeletServer(dir: string): Promise<string> {
 }
 
 beforeAll(async () => {
-  ({ kubeforge, dir: bundleDir } = await bundledCli());
+  ({ kubeforge } = await bundledCli());
 }, 60_000);
 
 afterAll(async () => {
-  for (const d of [...temps, bundleDir]) await rm(d, { recursive: true, force: true });
+  for (const d of temps) await rm(d, { recursive: true, force: true });
 });
 
 describe("the API server's kubelet client (kubernetes/kubernetes#138957)", () => {

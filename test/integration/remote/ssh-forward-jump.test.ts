@@ -199,7 +199,8 @@ console.log(JSON.stringify({ body, handles }));
     const child = spawn(
       join(process.cwd(), "node_modules/.bin/node"),
       [join(process.cwd(), "node_modules/tsx/dist/cli.mjs"), script, JSON.stringify(throughJump())],
-      { stdio: ["ignore", "pipe", "pipe"] },
+      // tsx keeps a cache in the temporary folder, which would outlive the test.
+      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TSX_DISABLE_CACHE: "1" } },
     );
     let out = "";
     let err = "";

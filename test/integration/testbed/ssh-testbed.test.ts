@@ -410,6 +410,8 @@ describe("a test process that ends without stopping its SSH testbed", () => {
     const repo = fileURLToPath(new URL("../../../", import.meta.url));
     const r = await execFileAsync(process.execPath, ["--import", "tsx", fixture], {
       cwd: repo,
+      // tsx keeps a cache in the temporary folder, which would outlive the test.
+      env: { ...process.env, TSX_DISABLE_CACHE: "1" },
       timeout: 90_000,
     }).catch((e: { stdout?: string; stderr?: string }) => e);
     const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("{"));

@@ -1,10 +1,10 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { TEST_HOST_PREFLIGHT_IGNORES } from "../../support/preflight-ignores.js";
 import type { SshTestbed, SshTestHost } from "../../support/testbed.js";
+import { fileDir } from "../../support/temp-dir.js";
 
 // Shared by the `kubeforge up` tests: a Cluster file for testbed hosts over SSH, the bundled CLI
 // run from the test process (the "runner"), and kubectl with the admin.conf `up` exported.
@@ -70,7 +70,7 @@ export interface Runner {
 }
 
 export async function runner(): Promise<Runner> {
-  const dir = await mkdtemp(join(tmpdir(), "kubeforge-up-"));
+  const dir = await fileDir("kubeforge-up-");
   const cli = await bundledCli();
   return {
     dir,

@@ -1,9 +1,9 @@
-import { mkdtemp, readFile, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { claimStateFolder } from "../../../src/action/state-folder.js";
 import type { ClusterSpec } from "../../../src/config/cluster/types.js";
+import { testDir } from "../../support/temp-dir.js";
 
 // A state folder belongs to one cluster: the same cluster may come back to it, another cluster
 // given the same name is refused before anything in the folder is overwritten.
@@ -26,7 +26,7 @@ function spec(name: string, firstHost: string): ClusterSpec {
 
 describe("claimStateFolder", () => {
   it("records the owner, lets the same cluster in again, refuses another of the same name", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "kubeforge-state-"));
+    const dir = await testDir("kubeforge-state-");
     await claimStateFolder(dir, spec("ci", "ssh://root@10.0.0.1"));
     expect(await recorded(dir)).toEqual({
       cluster: "ci",
@@ -41,7 +41,7 @@ describe("claimStateFolder", () => {
   });
 
   it("takes over a folder without a readable record", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "kubeforge-state-"));
+    const dir = await testDir("kubeforge-state-");
     await writeFile(join(dir, "cluster.json"), "not json");
     await claimStateFolder(dir, spec("ci", "local"));
     expect((await recorded(dir)).firstControlPlane).toBe("local");

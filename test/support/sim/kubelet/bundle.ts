@@ -1,37 +1,24 @@
-import { createHash, randomBytes } from "node:crypto";
-import { rename, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { build } from "esbuild";
 import { buildOptions } from "../../../../scripts/build-options.mjs";
+import { sharedBundle } from "../../shared-bundle.js";
 
 // SIMULATION (test double). The simulated kubelet runs as its own process (started by the
 // systemctl shim), so it is bundled into one ES module the way kubeforge itself is bundled
 // (scripts/build-options.mjs: the createRequire/__dirname banner CommonJS dependencies need).
-// The file is named by its content: kubelets started from it may outlive the test process
-// that built it, and test files running in parallel share one copy instead of leaving many.
+// The bundle lives in the test run's shared folder, named by its content: kubelets started from
+// it may outlive the test file that built it, and test files running in parallel share one copy.
 // The simulated crictl is a bundle of its own: it runs once per command and must start quickly.
 
 async function bundleEntry(name: string, entryFile: string): Promise<string> {
   const entry = fileURLToPath(new URL(entryFile, import.meta.url));
-  const result = await build({
-    ...buildOptions(tmpdir()),
+  const dir = await sharedBundle(name, (outdir) => ({
+    ...buildOptions(outdir),
     entryPoints: { [name]: entry },
     outExtension: { ".js": ".mjs" },
     legalComments: "none",
-    write: false,
-  });
-  const out = result.outputFiles.find((f) => f.path.endsWith(".mjs"));
-  if (!out) throw new Error(`bundling ${entryFile} produced no .mjs`);
-  const hash = createHash("sha256").update(out.contents).digest("hex").slice(0, 16);
-  const path = join(tmpdir(), `kubeforge-${name}-${hash}.mjs`);
-  if (!(await stat(path).catch(() => undefined))) {
-    const tmp = `${path}.${randomBytes(4).toString("hex")}`;
-    await writeFile(tmp, out.contents);
-    await rename(tmp, path);
-  }
-  return path;
+  }));
+  return join(dir, `${name}.mjs`);
 }
 
 let bundled: Promise<string> | undefined;

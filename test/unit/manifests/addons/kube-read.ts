@@ -1,8 +1,5 @@
 import * as k8s from "@kubernetes/client-node";
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { toYAMLDocuments } from "../../../../src/config/yaml.js";
 import type { KubeObject } from "../../../../src/kube/types.js";
 
@@ -118,21 +115,16 @@ function splitJSONObjects(text: string): unknown[] {
   return objects;
 }
 
-const dir = mkdtempSync(join(tmpdir(), "kubeforge-addons-"));
-process.on("exit", () => rmSync(dir, { recursive: true, force: true }));
-let count = 0;
-
 /**
- * Writes the objects as one YAML stream (as a dry run prints them), has kubectl read it, and
+ * Gives kubectl the objects as one YAML stream (as a dry run prints them) to read, and
  * returns what kubectl read, without the label it was asked to add.
  */
 export function kubectlRead(objects: readonly KubeObject[]): Record<string, unknown>[] {
-  const file = join(dir, `objects-${process.pid}-${count++}.yaml`);
-  writeFileSync(file, toYAMLDocuments([...objects]));
   const out = execFileSync(
     "kubectl",
-    ["label", "--local", "-f", file, "kubeforge=test", "-o", "json"],
+    ["label", "--local", "-f", "-", "kubeforge=test", "-o", "json"],
     {
+      input: toYAMLDocuments([...objects]),
       encoding: "utf8",
       env: { ...process.env, KUBECONFIG: "/dev/null" },
     },

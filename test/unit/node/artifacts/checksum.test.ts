@@ -1,9 +1,9 @@
-import { mkdtemp, writeFile } from "node:fs/promises";
+import { writeFile } from "node:fs/promises";
 import { execFileSync } from "node:child_process";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { parseChecksumFile, sha256File } from "../../../../src/node/artifacts/checksum.js";
+import { testDir } from "../../../support/temp-dir.js";
 
 const HEX = "4b0ed9a4c23a8e9e0e0b8e9a0d0b6f0f8f4bb2e1a0b0d1a3f8e3c6e0d0b0a0f1";
 const OTHER = "0".repeat(64);
@@ -44,7 +44,7 @@ describe("parseChecksumFile", () => {
 
 describe("sha256File", () => {
   it("agrees with coreutils sha256sum", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "kubeforge-sha-"));
+    const dir = await testDir("kubeforge-sha-");
     const file = join(dir, "f");
     await writeFile(file, Buffer.alloc(3 * 1024 * 1024 + 7, 0xab));
     const expected = execFileSync("sha256sum", [file]).toString().split(" ")[0];
