@@ -8,7 +8,7 @@ import { buildOptions } from "../../../../scripts/build-options.mjs";
 
 // SIMULATION (test double). The simulated kubelet runs as its own process (started by the
 // systemctl shim), so it is bundled into one ES module the way kubeforge itself is bundled
-// (scripts/build-options.mjs: the createRequire/__dirname banner CommonJS dependencies need).
+// (scripts/build-options.mjs: the createRequire banner and __dirname CommonJS dependencies need).
 // The file is named by its content: kubelets started from it may outlive the test process
 // that built it, and test files running in parallel share one copy instead of leaving many.
 // The simulated crictl is a bundle of its own: it runs once per command and must start quickly.
@@ -19,6 +19,12 @@ async function bundleEntry(name: string, entryFile: string): Promise<string> {
     ...buildOptions(tmpdir()),
     entryPoints: { [name]: entry },
     outExtension: { ".js": ".mjs" },
+    // One self-contained file (modules imported with import() inlined, not split off), not
+    // minified: the simulated API server runs a function's own source text as a worker thread
+    // (etcd-worker.ts), which must not call the bundle's helpers (keepNames' __name).
+    splitting: false,
+    minify: false,
+    keepNames: false,
     legalComments: "none",
     write: false,
   });
