@@ -1,7 +1,3 @@
-import { build } from "esbuild";
-import { chmod } from "node:fs/promises";
-import { buildOptions } from "./build-options.mjs";
+import { buildDist } from "./dist.mjs";
 
-const outdir = process.argv[2] ?? "dist";
-await build(buildOptions(outdir));
-await chmod(`${outdir}/cli.js`, 0o755);
+await buildDist(process.argv[2] ?? "dist");

@@ -1,4 +1,4 @@
-import * as cache from "@actions/cache";
+import type * as CacheModule from "@actions/cache";
 import { join } from "node:path";
 import { artifactCacheDir } from "../node/artifacts/fetch.js";
 
@@ -8,6 +8,16 @@ import { artifactCacheDir } from "../node/artifacts/fetch.js";
 // all already (so the upload never delays the job's own steps). Every file is still verified
 // against its recorded SHA-256 before use (node/artifacts/cache.ts). Outside GitHub Actions, or
 // where the cache service is not available, both are no-ops.
+
+/**
+ * @actions/cache (and the Azure storage client under it) is loaded only when caching
+ * runs: inside GitHub Actions, with its cache service available.
+ */
+async function cacheService(env: NodeJS.ProcessEnv): Promise<typeof CacheModule | undefined> {
+  if (!env.RUNNER_TOOL_CACHE) return undefined;
+  const cache = await import("@actions/cache");
+  return cache.isFeatureAvailable() ? cache : undefined;
+}
 
 /** Bumped when the cached layout changes. */
 const LAYOUT = "v1";
@@ -29,7 +39,8 @@ export async function restoreArtifacts(
   kubernetesVersion: string,
   log: (line: string) => void,
 ): Promise<string | undefined> {
-  if (!env.RUNNER_TOOL_CACHE || !cache.isFeatureAvailable()) return undefined;
+  const cache = await cacheService(env);
+  if (!cache) return undefined;
   const { key, prefix } = artifactCacheKeys(kubernetesVersion);
   try {
     const hit = await cache.restoreCache(artifactCachePaths(env), key, [prefix]);
@@ -51,9 +62,10 @@ export async function saveArtifacts(
   restored: string | undefined,
   log: (line: string) => void,
 ): Promise<void> {
-  if (!env.RUNNER_TOOL_CACHE || !cache.isFeatureAvailable()) return;
   const { key } = artifactCacheKeys(kubernetesVersion);
   if (restored === key) return;
+  const cache = await cacheService(env);
+  if (!cache) return;
   try {
     await cache.saveCache(artifactCachePaths(env), key);
     log(`[cache] release artifacts saved (${key})`);

@@ -29,7 +29,9 @@ export class GitHubReporter implements Reporter {
   readonly steps: StepTiming[] = [];
 
   constructor(private readonly opts: GitHubReporterOptions = {}) {
-    this.core = opts.core ?? core;
+    // The three functions, not the namespace: a namespace used as a value keeps every export of
+    // @actions/core in the bundle (its OIDC client and the HTTP library under it).
+    this.core = opts.core ?? { info: core.info, warning: core.warning, group: core.group };
     this.setSecretFn = opts.setSecret ?? ((s) => core.setSecret(s));
   }
 

@@ -1,3 +1,4 @@
+import semver from "semver";
 import type { Release, ResolvedVersion } from "./release.js";
 
 // The one Kubernetes version table. Every version-specific value (image tags, feature-gate
@@ -236,19 +237,9 @@ export function releaseFor(version: string): Release {
  * patch counts as before it.
  */
 export function kubeletClientUsesRBAC(version: string, release: Release): boolean {
-  const parse = (v: string) => {
-    const m = EXACT_VERSION.exec(v.trim());
-    return m
-      ? { n: [Number(m[1]), Number(m[2]), Number(m[3])], pre: m[4]?.startsWith("-") }
-      : undefined;
-  };
-  const have = parse(version);
-  const since = parse(release.behaviour.kubeletAPIAdminBindingSince)!;
-  if (!have) return false;
-  for (let i = 0; i < 3; i++) {
-    if (have.n[i]! !== since.n[i]!) return have.n[i]! > since.n[i]!;
-  }
-  return !have.pre;
+  const have = semver.parse(version.trim());
+  // semver orders a pre-release before its release and ignores build metadata ("+build").
+  return have !== null && semver.gte(have, release.behaviour.kubeletAPIAdminBindingSince);
 }
 
 export interface ResolveOptions {
@@ -408,8 +399,8 @@ async function resolveVersion(spec: string, opts: ResolveOptions): Promise<Resol
     return fallback(url, e, label);
   }
 
-  const minor = minorOf(version)!;
-  if (minor.major > 1 || (minor.major === 1 && minor.minor > NEWEST.minor)) {
+  // Past the newest minor (its major.minor, whatever the patch or pre-release; v2 included).
+  if (semver.gte(semver.coerce(version)!, `1.${NEWEST.minor + 1}.0`)) {
     const clamped = `stable-1.${NEWEST.minor}`;
     warn(
       `${label} resolved to ${version}, newer than the newest version kubeforge supports (v1.${NEWEST.minor}); using ${clamped} instead`,

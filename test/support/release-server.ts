@@ -39,10 +39,12 @@ export type Fault =
   /** Full Content-Length, half the body, then the connection is cut. */
   | "truncated"
   /** Headers never come. */
-  | "hang";
+  | "hang"
+  /** The body in ten pieces, 150 ms apart (a long download, in small). */
+  | "slow";
 
 export interface ReleaseServer {
-  /** https://<address>:<port> */
+  /** https://<address or name>:<port> */
   url: string;
   /** PEM of the CA that signed the server certificate. */
   ca: string;
@@ -68,6 +70,7 @@ const ELF_MACHINE = { amd64: 62, arm64: 183 } as Record<string, number>;
 async function makeCertificates(
   dir: string,
   address: string,
+  name: string | undefined,
 ): Promise<{ ca: string; cert: string; key: string }> {
   const f = (n: string) => join(dir, n);
   const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
@@ -100,7 +103,7 @@ async function makeCertificates(
   ]);
   await writeFile(
     f("server.ext"),
-    `subjectAltName=IP:${address},DNS:localhost\nextendedKeyUsage=serverAuth\n`,
+    `subjectAltName=IP:${address},DNS:localhost${name ? `,DNS:${name}` : ""}\nextendedKeyUsage=serverAuth\n`,
   );
   await execFileAsync("openssl", [
     "x509",
@@ -138,12 +141,17 @@ const HTML_PAGE =
 export interface ReleaseServerOptions {
   /** The IPv4 address it listens on and its certificate names (default 127.0.0.1). */
   address?: string;
+  /**
+   * A DNS name for its certificate and its URLs (https://<name>:<port>) instead of the address:
+   * a name only a proxy resolves, for downloads that must go through the proxy.
+   */
+  name?: string;
 }
 
 export async function startReleaseServer(o: ReleaseServerOptions = {}): Promise<ReleaseServer> {
   const address = o.address ?? "127.0.0.1";
   const dir = await mkdtemp(join(tmpdir(), "kubeforge-release-server-"));
-  const tls = await makeCertificates(dir, address);
+  const tls = await makeCertificates(dir, address, o.name);
   const trueBytes = await readFile("/bin/true");
   const requests: string[] = [];
   const faults = new Map<string, Fault>();
@@ -271,6 +279,21 @@ export async function startReleaseServer(o: ReleaseServerOptions = {}): Promise<
           return void res.end();
         case "hang":
           return;
+        case "slow": {
+          const answer = await normal(path);
+          if (!answer) break;
+          res.writeHead(200, {
+            "content-type": answer.type,
+            "content-length": answer.body.length,
+          });
+          const piece = Math.ceil(answer.body.length / 10);
+          for (let at = 0; at < answer.body.length; at += piece) {
+            if (res.destroyed) return;
+            res.write(answer.body.subarray(at, at + piece));
+            await new Promise((r) => setTimeout(r, 150));
+          }
+          return void res.end();
+        }
         case "truncated": {
           const answer = await normal(path);
           if (!answer) break;
@@ -309,7 +332,7 @@ export async function startReleaseServer(o: ReleaseServerOptions = {}): Promise<
   });
   await new Promise<void>((resolve) => server.listen(0, address, resolve));
   const { port } = server.address() as { port: number };
-  const url = `https://${address}:${port}`;
+  const url = `https://${o.name ?? address}:${port}`;
 
   return {
     url,

@@ -12,6 +12,7 @@ import {
 import { INSTALL_DIRS } from "./catalog.js";
 import { isSha256, parseChecksumFile, sha256File } from "./checksum.js";
 import { contentProblem, elfArch } from "./content.js";
+import { cancellable } from "../../remote/interruption.js";
 import { downloadText, downloadToFile, type DownloadOptions } from "./download.js";
 import type { Artifact, ArtifactName } from "./types.js";
 
@@ -25,6 +26,10 @@ export interface FetchOptions {
   timeoutMs?: number;
   retries?: number;
   log?: (line: string) => void;
+  /** Between two progress lines of a long download (default 20 s). */
+  progressIntervalMs?: number;
+  /** Stops downloads and extraction (the run's interruption always does). */
+  signal?: AbortSignal;
 }
 
 export interface FetchedArtifact {
@@ -56,6 +61,10 @@ function downloadOptions(opts: FetchOptions): DownloadOptions {
     ...(opts.timeoutMs !== undefined ? { timeoutMs: opts.timeoutMs } : {}),
     ...(opts.retries !== undefined ? { retries: opts.retries } : {}),
     ...(opts.log ? { log: opts.log } : {}),
+    ...(opts.progressIntervalMs !== undefined
+      ? { progressIntervalMs: opts.progressIntervalMs }
+      : {}),
+    ...(opts.signal ? { signal: opts.signal } : {}),
   };
 }
 
@@ -83,14 +92,16 @@ async function regularFiles(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-function extract(archive: string, into: string): Promise<void> {
+function extract(archive: string, into: string, signal: AbortSignal | undefined): Promise<void> {
   return new Promise((resolvePromise, reject) => {
     // The system's tar, as install-kubeadm.md does (`tar -C DEST -xz`); --no-same-owner so a
-    // root runner does not give the files the archive's owners.
+    // root runner does not give the files the archive's owners. (@actions/tool-cache's
+    // extractTar runs the same tar, but prints its command line on stdout and leaves tar's
+    // reason for a failure out of its error.)
     execFile(
       "tar",
       ["-xzf", archive, "-C", into, "--no-same-owner"],
-      { timeout: 120_000, maxBuffer: 4 * 1024 * 1024 },
+      { timeout: 120_000, maxBuffer: 4 * 1024 * 1024, signal: cancellable(signal) },
       (error, _stdout, stderr) => {
         if (error)
           reject(new Error((stderr || error.message).trim().split("\n").slice(-2).join(" | ")));
@@ -195,7 +206,7 @@ async function fetchUncached(
       await rename(download, join(out, a.name));
       await chmod(join(out, a.name), 0o755);
     } else {
-      await extract(download, out).catch((e: Error) => {
+      await extract(download, out, opts.signal).catch((e: Error) => {
         throw new Error(`${a.url} could not be extracted with tar: ${e.message}`, { cause: e });
       });
       const files = await regularFiles(out);

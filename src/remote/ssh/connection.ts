@@ -1,5 +1,5 @@
 import type { Duplex } from "node:stream";
-import ssh2 from "ssh2";
+import type Ssh2Module from "ssh2";
 import type {
   AnyAuthMethod,
   AuthenticationType,
@@ -13,7 +13,13 @@ import { HostKeyChecker, fingerprintOf } from "./host-keys.js";
 import { ssh2Key } from "./pkcs8.js";
 import type { HostKeyPolicy, SshCredentials, SshEndpoint } from "./types.js";
 
-const { Client, utils } = ssh2;
+type Ssh2 = typeof Ssh2Module;
+let ssh2Module: Promise<Ssh2> | undefined;
+/**
+ * ssh2, loaded by the first connection: a cluster without SSH nodes never loads it. (Its
+ * exports are the module's `default`: a split bundle gives a CommonJS module no named ones.)
+ */
+const loadSsh2 = () => (ssh2Module ??= import("ssh2").then((m) => m.default));
 
 // One SSH connection: TCP (or a stream through a jump host), host-key check, authentication,
 // with retries for transient network failures only. Authentication and host-key failures are
@@ -99,7 +105,7 @@ const METHOD_NAMES: Record<string, string> = {
  * Reads the key once, before any connection is made: a key that cannot be used fails at once
  * (never retried), and an encrypted key is decrypted once for every attempt (bcrypt-pbkdf is slow).
  */
-function readPrivateKey(target: ConnectTarget): ParsedKey | undefined {
+function readPrivateKey(target: ConnectTarget, { utils }: Ssh2): ParsedKey | undefined {
   const { privateKey, passphrase } = target.credentials;
   if (privateKey === undefined) return undefined;
   const usable = ssh2Key(privateKey, passphrase);
@@ -150,7 +156,8 @@ export async function connect(
       `${target.prefix}no credentials: give a private key, a password or an SSH agent`,
     );
   }
-  const key = readPrivateKey(target);
+  const ssh2 = await loadSsh2();
+  const key = readPrivateKey(target, ssh2);
   let checker: HostKeyChecker;
   try {
     checker = new HostKeyChecker(target.hostKeys, {
@@ -165,7 +172,7 @@ export async function connect(
   }
   const attempts = 1 + Math.max(0, settings.retries);
   for (let attempt = 1; ; attempt++) {
-    const result = await attemptOnce(target, settings, checker, key, openStream);
+    const result = await attemptOnce(ssh2, target, settings, checker, key, openStream);
     if (!("error" in result)) return result;
     const { error, retryable } = result;
     if (!retryable || attempt >= attempts) {
@@ -181,6 +188,7 @@ export async function connect(
 }
 
 function attemptOnce(
+  { Client }: Ssh2,
   target: ConnectTarget,
   settings: ConnectSettings,
   checker: HostKeyChecker,
