@@ -3,6 +3,7 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
+import { publishedApiServerOf } from "../cluster/docker-nodes.js";
 import { up, type UpResult } from "../cluster/up/index.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
@@ -104,6 +105,7 @@ async function run(
         readFile: (p) => readFile(p),
         env: process.env,
         log: (line) => reporter.info(line),
+        docker: inputs.dryRun ? "existing" : "create",
       }),
     ),
     reset: (host, r) => resetNode(host, r),
@@ -113,6 +115,7 @@ async function run(
     kubeconfigPath,
     stdout: (text) => (plan += text),
     runnerAddresses,
+    publishedApiServer: publishedApiServerOf(spec),
     // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
     // (the runner ends a job's leftover processes when the job ends).
     tunnel: (targets) =>
