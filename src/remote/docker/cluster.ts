@@ -162,9 +162,11 @@ export class DockerCluster {
         `[docker] the engine's machine cannot grant ${missing.join(", ")}: nodes get every other capability instead of --privileged`,
       );
     }
-    return missing.length === 0
-      ? { privileged: true, capDrop: [] }
-      : { privileged: false, capDrop: missing };
+    return Promise.resolve(
+      missing.length === 0
+        ? { privileged: true, capDrop: [] }
+        : { privileged: false, capDrop: missing },
+    );
   }
 
   private async ensureImage(): Promise<string> {
