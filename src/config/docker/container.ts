@@ -60,7 +60,10 @@ export function nodeContainerBody(i: NodeContainerInput): Record<string, unknown
     : {
         CapAdd: ["ALL"],
         CapDrop: [...(i.capDrop ?? [])],
-        SecurityOpt: ["seccomp=unconfined", "apparmor=unconfined", "systempaths=unconfined"],
+        SecurityOpt: ["seccomp=unconfined", "apparmor=unconfined"],
+        // The CLI's --security-opt systempaths=unconfined: /proc/sys writable (sysctls).
+        MaskedPaths: [],
+        ReadonlyPaths: [],
       };
   return {
     Hostname: i.node.name,
