@@ -24,6 +24,8 @@ export const NODE_PACKAGES = [
   "ca-certificates",
   "util-linux",
   "mount",
+  // kubeforge's node-local API server proxy (several control planes, no endpoint of the user's).
+  "haproxy",
 ] as const;
 
 export const NODE_IMAGE_REPOSITORY = "kubeforge/node";
