@@ -8,6 +8,7 @@ import { up, type UpResult } from "../cluster/up/index.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
 import { restoreArtifacts } from "./artifact-cache.js";
+import { restoreNodeImage } from "./node-image-cache.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import {
@@ -92,6 +93,13 @@ async function run(
     );
     // "miss" or the key restored; absent: node preparation is off, nothing to cache.
     core.saveState("artifact-cache", restored ?? "miss");
+  }
+  if (!inputs.dryRun) {
+    // kubeforge's node image for docker nodes, from an earlier run's cache.
+    core.saveState(
+      "node-image-cache",
+      await restoreNodeImage(spec, process.env, (l) => reporter.info(l)),
+    );
   }
   let plan = "";
   // The plan folder is this action's own: an earlier dry run's plan and rendering go.

@@ -15,6 +15,7 @@ import { failuresOf, fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
 import { stopTunnelProcess } from "../cluster/tunnel.js";
 import { saveArtifacts } from "./artifact-cache.js";
+import { saveNodeImage } from "./node-image-cache.js";
 import {
   clusterFromInputs,
   readInputs,
@@ -374,6 +375,11 @@ async function post(): Promise<void> {
       version,
       artifactCache === "miss" ? undefined : artifactCache,
       (l) => core.info(`kubeforge: ${l}`),
+    );
+  }
+  if (!mainFailed && !inputs.dryRun && spec) {
+    await saveNodeImage(spec, core.getState("node-image-cache"), process.env, (l) =>
+      core.info(`kubeforge: ${l}`),
     );
   }
   if (inputs.dryRun) {
