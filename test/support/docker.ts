@@ -1,7 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, openSync } from "node:fs";
-import { chmod, mkdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -175,7 +175,7 @@ const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
 /**
  * kubeforge's node image (built by kubeforge's own recipe from the base), plus the simulation:
  * this Node, the simulated kubelet and crictl bundles, and Debian's etcd, which the simulated
- * kubelet runs for etcd.yaml. crictl is a shim in /usr/local/sbin, ahead on the PATH of the
+ * kubelet runs for etcd.yaml (and etcdctl, for the tests' checks). crictl is a shim in /usr/local/sbin, ahead on the PATH of the
  * /usr/local/bin/crictl node preparation installs (the release server's stand-in binary).
  */
 export async function testNodeImage(
@@ -190,8 +190,12 @@ export async function testNodeImage(
     "sim-kubelet.mjs": await bundleSimKubelet(),
     "sim-crictl.mjs": await bundleSimCrictl(),
     etcd: "/usr/bin/etcd",
+    etcdctl: "/usr/bin/etcdctl",
   };
-  const hash = createHash("sha256").update(nodeImage);
+  const hash = createHash("sha256")
+    .update(nodeImage)
+    .update(simKubeletLauncher())
+    .update(SIM_KUBELET_DROP_IN);
   for (const [name, path] of Object.entries(files)) {
     const s = await stat(path);
     hash.update(`${name} ${path} ${s.size} ${s.mtimeMs}\n`);
@@ -232,6 +236,7 @@ export async function testNodeImage(
       await put(`${SIM_DIR}/sim-kubelet.mjs`, files["sim-kubelet.mjs"], "0644");
       await put(`${SIM_DIR}/sim-crictl.mjs`, files["sim-crictl.mjs"], "0644");
       await put("/usr/local/sbin/etcd", files.etcd, "0755");
+      await put("/usr/local/sbin/etcdctl", files.etcdctl, "0755");
       const crictl = join(tmpdir(), `kubeforge-sim-crictl-${process.pid}`);
       await writeFile(
         crictl,
@@ -256,6 +261,14 @@ export async function testNodeImage(
         ].join("\n"),
       );
       await put("/usr/local/sbin/crictl", crictl, "0755");
+      await writeFile(crictl, simKubeletLauncher());
+      await put(`${SIM_DIR}/kubelet`, crictl, "0755");
+      await writeFile(crictl, SIM_KUBELET_DROP_IN);
+      await put(
+        "/etc/systemd/system/kubelet.service.d/20-kubeforge-simulation.conf",
+        crictl,
+        "0644",
+      );
       await rm(crictl, { force: true });
       await engine.stopContainer(id, 1);
       await engine.commit(id, "kubeforge-test/node-sim", tag, {
@@ -274,27 +287,33 @@ export async function testNodeImage(
 }
 
 /**
- * The kubelet for a Cluster's kubeletBinary: a launcher node preparation installs as
- * /usr/local/bin/kubelet, which the real kubelet.service and kubeadm's drop-in start under the
- * container's systemd. It runs the simulated kubelet (its log goes to the journal) and answers
- * `--version` as a kubelet does ("Kubernetes v1.35.0", cmd/kubelet/app: version.Get()).
+ * The simulated kubelet's launcher, which kubelet.service runs in a test node: it starts the
+ * simulated kubelet (its log goes to the journal). The flags of kubeadm's drop-in arrive and
+ * are ignored: the simulation reads the same files itself.
  */
-export async function simKubeletLauncher(dir: string, version = "v1.35.0"): Promise<string> {
-  await mkdir(dir, { recursive: true });
-  const path = join(dir, "kubelet");
-  await writeFile(
-    path,
-    [
-      "#!/bin/sh",
-      "# SIMULATION (test double): starts the simulated kubelet. Not a kubelet.",
-      `for a in "$@"; do [ "$a" = --version ] && { echo "Kubernetes ${version}"; exit 0; }; done`,
-      `exec ${SIM_DIR}/node ${SIM_DIR}/sim-kubelet.mjs --rootfs=/ --node-name "$(uname -n)" --runtime-dir /run/kubeforge-sim --time-scale 0.05 --kubelet-version ${version}`,
-      "",
-    ].join("\n"),
-  );
-  await chmod(path, 0o755);
-  return path;
+export function simKubeletLauncher(version = "v1.35.0"): string {
+  return [
+    "#!/bin/sh",
+    "# SIMULATION (test double): starts the simulated kubelet. Not a kubelet.",
+    `exec ${SIM_DIR}/node ${SIM_DIR}/sim-kubelet.mjs --rootfs=/ --node-name "$(uname -n)" --runtime-dir /run/kubeforge-sim --time-scale 0.05 --kubelet-version ${version}`,
+    "",
+  ].join("\n");
 }
+
+/**
+ * A drop-in after kubeadm's 10-kubeadm.conf (systemd applies drop-ins in name order, and an
+ * empty ExecStart= clears the earlier one, systemd.unit(5)): the unit and drop-in node
+ * preparation writes stay as they are, systemd reads kubeadm's environment files, and only the
+ * binary is the simulation's — node preparation installs the release server's stand-in, which
+ * is no kubelet.
+ */
+export const SIM_KUBELET_DROP_IN = [
+  "# SIMULATION (test double): the kubelet of a kubeforge test node is the simulated one.",
+  "[Service]",
+  "ExecStart=",
+  `ExecStart=${SIM_DIR}/kubelet $KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS`,
+  "",
+].join("\n");
 
 /** Whether this machine can run the Docker tests (dockerd and mmdebstrap are installed). */
 export const dockerTestsUnavailable = (): string | undefined => {

@@ -7,17 +7,12 @@ import { collectDiagnostics } from "../../../src/cluster/diagnostics.js";
 import { defaultClusterSpec } from "../../../src/config/cluster/defaults.js";
 import type { ClusterSpec } from "../../../src/config/cluster/types.js";
 import { LABELS } from "../../../src/config/docker/network-plan.js";
-import { installKubeletService } from "../../../src/node/kubelet-service.js";
+import { installKubeletService, kubeadmDropIn } from "../../../src/node/kubelet-service.js";
 import { run } from "../../../src/remote/host.js";
 import { DockerCluster } from "../../../src/remote/docker/cluster.js";
 import type { DockerEngine } from "../../../src/remote/docker/engine.js";
 import type { DockerHost } from "../../../src/remote/docker/host.js";
-import {
-  dockerTestsUnavailable,
-  simKubeletLauncher,
-  testDockerEngine,
-  testNodeImage,
-} from "../../support/docker.js";
+import { dockerTestsUnavailable, testDockerEngine, testNodeImage } from "../../support/docker.js";
 
 // A node container on a real Docker engine with real systemd as PID 1 (the images are built
 // here with no registry: test/support/docker.ts), reached through DockerHost, the Host port
@@ -160,8 +155,9 @@ describe.skipIf(unavailable)("a node container through DockerHost", () => {
   });
 
   it("installs the kubelet unit and drop-in under real systemd, which starts and restarts the kubelet", async () => {
-    const launcher = await simKubeletLauncher(join(work, "bin"));
-    await host.writeFile("/usr/local/bin/kubelet", await readFile(launcher), 0o755);
+    // The release server's stand-in, as node preparation installs it; the test image's drop-in
+    // runs the simulated kubelet in its place (test/support/docker.ts).
+    await host.writeFile("/usr/local/bin/kubelet", await readFile("/bin/true"), 0o755);
     const lines: string[] = [];
     expect(
       await installKubeletService(host, {
@@ -176,6 +172,9 @@ describe.skipIf(unavailable)("a node container through DockerHost", () => {
       await run(host, ["systemctl", "show", "kubelet", "-p", "ExecStart", "-p", "DropInPaths"])
     ).stdout;
     expect(show).toContain("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf");
+    expect(await host.readFile("/etc/systemd/system/kubelet.service.d/10-kubeadm.conf")).toEqual(
+      Buffer.from(kubeadmDropIn("/usr/local/bin/kubelet")),
+    );
     expect(show).toContain(
       "$KUBELET_KUBECONFIG_ARGS $KUBELET_CONFIG_ARGS $KUBELET_KUBEADM_ARGS $KUBELET_EXTRA_ARGS",
     );
