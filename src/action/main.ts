@@ -3,10 +3,12 @@ import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
+import { publishedApiServerOf } from "../cluster/docker-nodes.js";
 import { up, type UpResult } from "../cluster/up/index.js";
 import { resetNode } from "../cluster/up/reset-node.js";
 import { startTunnelProcess } from "../cluster/tunnel.js";
 import { restoreArtifacts } from "./artifact-cache.js";
+import { restoreNodeImage } from "./node-image-cache.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import {
@@ -92,6 +94,13 @@ async function run(
     // "miss" or the key restored; absent: node preparation is off, nothing to cache.
     core.saveState("artifact-cache", restored ?? "miss");
   }
+  if (!inputs.dryRun) {
+    // kubeforge's node image for docker nodes, from an earlier run's cache.
+    core.saveState(
+      "node-image-cache",
+      await restoreNodeImage(spec, process.env, (l) => reporter.info(l)),
+    );
+  }
   let plan = "";
   // The plan folder is this action's own: an earlier dry run's plan and rendering go.
   if (inputs.dryRun) await rm(planDirOf(stateDir), { recursive: true, force: true });
@@ -104,6 +113,7 @@ async function run(
         readFile: (p) => readFile(p),
         env: process.env,
         log: (line) => reporter.info(line),
+        docker: inputs.dryRun ? "existing" : "create",
       }),
     ),
     reset: (host, r) => resetNode(host, r),
@@ -113,6 +123,7 @@ async function run(
     kubeconfigPath,
     stdout: (text) => (plan += text),
     runnerAddresses,
+    publishedApiServer: publishedApiServerOf(spec),
     // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
     // (the runner ends a job's leftover processes when the job ends).
     tunnel: (targets) =>

@@ -6,6 +6,7 @@ import { collectDiagnostics } from "../cluster/diagnostics.js";
 import { redactSecrets } from "../cluster/diagnostics/redact.js";
 import { down } from "../cluster/down.js";
 import { connectNode } from "../cluster/up/connect.js";
+import { isDockerNode } from "../cluster/docker-nodes.js";
 import { readMarker } from "../cluster/up/node-state.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { parseHostURL } from "../config/cluster/host-url.js";
@@ -14,6 +15,7 @@ import { failuresOf, fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
 import { stopTunnelProcess } from "../cluster/tunnel.js";
 import { saveArtifacts } from "./artifact-cache.js";
+import { saveNodeImage } from "./node-image-cache.js";
 import {
   clusterFromInputs,
   readInputs,
@@ -54,7 +56,7 @@ function specSecrets(spec: ClusterSpec | undefined, inputs: ActionInputs | undef
 
 const isRemote = (node: ClusterNodeSpec) => {
   const url = parseHostURL(node.host);
-  return !("problem" in url) && url.type === "ssh";
+  return !("problem" in url) && (url.type === "ssh" || url.type === "docker");
 };
 
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
@@ -273,10 +275,12 @@ async function teardown(
   await core.group("kubeforge: teardown", async () => {
     // Only hosts kubeforge set up for this cluster are reset: a host the main step refused
     // (another cluster's, or kubeadm's own) is someone else's.
-    const ours = new Set<string>();
+    // Docker nodes are ours by their containers' labels (down removes only what carries them),
+    // with or without a marker: a container the main step made before any marker goes too.
+    const ours = new Set<string>(covered.filter(isDockerNode).map((n) => n.name));
     const unreachable = await failuresOf(
       fleet(
-        covered,
+        covered.filter((n) => !isDockerNode(n)),
         (n) => n.name,
         async (node) => {
           const marker = await readMarker(await connections.connect(node));
@@ -371,6 +375,11 @@ async function post(): Promise<void> {
       version,
       artifactCache === "miss" ? undefined : artifactCache,
       (l) => core.info(`kubeforge: ${l}`),
+    );
+  }
+  if (!mainFailed && !inputs.dryRun && spec) {
+    await saveNodeImage(spec, core.getState("node-image-cache"), process.env, (l) =>
+      core.info(`kubeforge: ${l}`),
     );
   }
   if (inputs.dryRun) {

@@ -8,6 +8,7 @@ import { FleetError } from "../remote/fleet.js";
 import { up } from "../cluster/up/index.js";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
 import { resetNode } from "../cluster/up/reset-node.js";
+import { publishedApiServerOf } from "../cluster/docker-nodes.js";
 import { startTunnelProcess, stopTunnelProcess, tunnelMain } from "../cluster/tunnel.js";
 import { defaultClusterSpec, loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
@@ -50,12 +51,14 @@ export function defaultKubeconfigPath(name: string): string {
   return join(homedir(), ".kube", `kubeforge-${name}.conf`);
 }
 
-function connector(spec: ClusterSpec, reporter: Reporter) {
+/** `docker: "create"` makes the docker nodes' containers (up); else they must exist. */
+function connector(spec: ClusterSpec, reporter: Reporter, docker: "create" | "existing") {
   return (node: ClusterSpec["nodes"][number]) =>
     connectNode(spec, node, {
       readFile: (p) => readFile(p),
       env: process.env,
       log: (line) => reporter.info(line),
+      docker,
     });
 }
 
@@ -88,7 +91,7 @@ export function registerUp(program: Command): void {
         : undefined;
       const result = await up({
         spec,
-        connect: connector(spec, reporter),
+        connect: connector(spec, reporter, o.dryRun ? "existing" : "create"),
         reset: (host, r) => resetNode(host, r),
         reporter,
         env: process.env,
@@ -99,6 +102,7 @@ export function registerUp(program: Command): void {
         kubeconfigPath,
         stdout: (text) => process.stdout.write(text),
         runnerAddresses,
+        publishedApiServer: publishedApiServerOf(spec),
         tunnel: (targets) =>
           startTunnelProcess(
             { cluster: spec, targets },
@@ -130,7 +134,9 @@ export function registerUp(program: Command): void {
 
   program
     .command("down")
-    .description("Reset every host of the cluster a Cluster file describes")
+    .description(
+      "Reset every host of the cluster a Cluster file describes; remove its docker nodes' containers, volumes and network",
+    )
     .option("-f, --file <cluster.yaml>", "the kubeforge.dev/v1alpha1 Cluster file")
     .option("--dry-run", "connect to every host and report what would be removed")
     .option("--kubeconfig <path>", "the admin.conf `up` wrote, removed too")
@@ -142,7 +148,7 @@ export function registerUp(program: Command): void {
       try {
         await down({
           spec,
-          connect: connector(spec, reporter),
+          connect: connector(spec, reporter, "existing"),
           reporter,
           dryRun: o.dryRun === true,
         });

@@ -270,6 +270,15 @@ class Collector {
   }
 }
 
+/** A node that is a container: the engine's view of it too (`docker inspect`). */
+function engineSources(host: Host): Source[] {
+  const inspect = (host as Partial<{ inspect: () => Promise<string> }>).inspect;
+  if (typeof inspect !== "function") return [];
+  return [
+    { file: "docker-inspect.json", what: "docker inspect", collect: () => inspect.call(host) },
+  ];
+}
+
 /**
  * Collects a node's diagnostics into <outDir>/<node>/ and returns the files written (absolute
  * runner paths). Every source gets its file — the data, or a note saying why it is missing; a
@@ -298,6 +307,7 @@ export async function collectDiagnostics(
       collect: () => c.nodeFile(kubeletFile(name)),
     })),
     { file: "kubeforge-node.json", what: MARKER_PATH, collect: () => c.nodeFile(MARKER_PATH) },
+    ...engineSources(host),
   ];
   const written: string[] = [];
   await fleet(

@@ -4,6 +4,7 @@ import { closeHosts, type Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { nodeCondition, type NodeCondition } from "./up/node-state.js";
 import { resetNode } from "./up/reset-node.js";
+import { isDockerNode, removeDockerNodes } from "./docker-nodes.js";
 
 // `kubeforge down`: kubeadm's reset on every host of the Cluster file, all in parallel (bounded
 // by `concurrency`). Every host is checked first, and none is reset when one of them is not
@@ -25,7 +26,9 @@ export interface DownRequest {
 }
 
 export async function down(req: DownRequest): Promise<void> {
-  const { spec, reporter } = req;
+  const { reporter } = req;
+  // Docker nodes are not reset: their containers, volumes and network go whole, at the end.
+  const spec = { ...req.spec, nodes: req.spec.nodes.filter((n) => !isDockerNode(n)) };
   const hosts = new Map<string, Host>();
   try {
     // A host that cannot be reached or read is left as it is, and reported; the others are
@@ -70,6 +73,10 @@ export async function down(req: DownRequest): Promise<void> {
         { concurrency: spec.concurrency },
       ),
     );
+    await removeDockerNodes(req.spec, {
+      dryRun: req.dryRun,
+      log: (line) => reporter.info(`[down] ${line}`),
+    });
     const failures = [
       ...unchecked.map(({ name, error }) => ({
         name,

@@ -4,16 +4,20 @@ import { sshTargetOf } from "../../config/cluster/ssh.js";
 import type { Host } from "../../remote/host.js";
 import { LocalHost } from "../../remote/local.js";
 import { SshHost } from "../../remote/ssh/host.js";
+import { connectDockerNode, isDockerNode } from "../docker-nodes.js";
 import type { SshCredentials } from "../../remote/ssh/types.js";
 
-// Opens a node's Host from the Cluster file: this machine for `local`, SSH otherwise. Key files
-// are read here, on the runner, and travel only inside the SSH client.
+// Opens a node's Host from the Cluster file: this machine for `local`, a container on the
+// runner's Docker engine for `docker`, SSH otherwise. Key files are read here, on the runner,
+// and travel only inside the SSH client.
 
 export interface ConnectOptions {
   /** Reads a file on the runner (private keys). */
   readFile: (path: string) => Promise<Buffer>;
   env: NodeJS.ProcessEnv;
   log?: (line: string) => void;
+  /** `docker` nodes: "create" makes or starts the container (up); default: it must run already. */
+  docker?: "create" | "existing";
 }
 
 async function credentials(
@@ -50,6 +54,12 @@ export async function connectNode(
   node: ClusterNodeSpec,
   opts: ConnectOptions,
 ): Promise<Host> {
+  if (isDockerNode(node)) {
+    return connectDockerNode(spec, node, {
+      create: opts.docker === "create",
+      ...(opts.log ? { log: opts.log } : {}),
+    });
+  }
   const target = sshTargetOf(spec, node);
   if (!target) return new LocalHost({ name: node.name });
   const creds = await credentials(node, target, opts);
@@ -69,5 +79,5 @@ export async function connectNode(
 /** The names the runner reaches a node by (its ssh host), for the API server's SANs. */
 export function runnerAddresses(node: ClusterNodeSpec): string[] {
   const url = parseHostURL(node.host);
-  return "problem" in url || url.type === "local" ? [] : [url.host];
+  return "problem" in url || url.type !== "ssh" ? [] : [url.host];
 }

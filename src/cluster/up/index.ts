@@ -20,7 +20,7 @@ import { parseAdminConf, serverOf, writeRunnerKubeConfig } from "./admin-kubecon
 import { endpointMismatch, networkingMismatches, versionMismatch } from "./finished-cluster.js";
 import { runningNetworking } from "./running-networking.js";
 import { renderInitDryRun, type RenderedInit } from "./render-init.js";
-import { runnerServer } from "./runner-server.js";
+import { runnerServer, type RunnerServerInput } from "./runner-server.js";
 import type { TunnelTargetSpec } from "../tunnel.js";
 import { installPodNetwork } from "./pod-network.js";
 import { describeInventory, inspectHost, type HostInventory } from "./inventory.js";
@@ -74,6 +74,8 @@ export interface UpRequest {
    * its loopback port. Without it, an API server the runner cannot reach is an error.
    */
   tunnel?: (targets: TunnelTargetSpec[]) => Promise<{ port: number }>;
+  /** Where a docker control plane's API server is published on the runner (docker-nodes.ts). */
+  publishedApiServer?: RunnerServerInput["publishedApiServer"];
   /**
    * Dry run: the folder on the runner where the first control plane's init is rendered
    * (render-init.ts), absent or empty. Without it a dry run prints the plan only.
@@ -544,6 +546,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
       runnerAddresses: req.runnerAddresses,
       hostOf,
       ...(req.tunnel ? { tunnel: req.tunnel } : {}),
+      ...(req.publishedApiServer ? { publishedApiServer: req.publishedApiServer } : {}),
     });
     await writeRunnerKubeConfig(req.kubeconfigPath, runnerView.kubeconfig);
     log(

@@ -28,6 +28,10 @@ export interface RunnerServerInput {
   runnerAddresses: (node: ClusterNodeSpec) => string[];
   hostOf: (name: string) => Host;
   tunnel?: (targets: TunnelTargetSpec[]) => Promise<{ port: number }>;
+  /** A control plane's API server port published on the runner's loopback (docker nodes). */
+  publishedApiServer?: (
+    node: ClusterNodeSpec,
+  ) => Promise<{ host: string; port: number } | undefined>;
 }
 
 export interface RunnerServer {
@@ -44,7 +48,36 @@ async function firstReachable(hosts: readonly string[], port: number) {
   return undefined;
 }
 
+/** admin.conf pointed at `host:port`, the certificate verified as "kubernetes". */
+function throughLoopback(adminConf: KubeConfig, host: string, port: number): KubeConfig {
+  const kubeconfig = withServer(adminConf, `https://${joinHostPort(host, port)}`);
+  return {
+    ...kubeconfig,
+    clusters: kubeconfig.clusters.map((c) => ({
+      ...c,
+      cluster: { ...c.cluster, "tls-server-name": TUNNEL_TLS_SERVER_NAME },
+    })),
+  };
+}
+
+/** The first control plane whose API server port is published on the runner and answers. */
+async function publishedServer(i: RunnerServerInput): Promise<RunnerServer | undefined> {
+  if (!i.publishedApiServer || i.localEndpoint || i.userEndpoint) return undefined;
+  for (const cp of i.controlPlanes) {
+    const p = await i.publishedApiServer(cp.node);
+    if (!p || !(await tcpReachable(p.host, p.port))) continue;
+    return {
+      server: `https://${joinHostPort(p.host, p.port)}`,
+      kubeconfig: throughLoopback(i.adminConf, p.host, p.port),
+      via: `${cp.node.name}'s API server port published on the runner`,
+    };
+  }
+  return undefined;
+}
+
 export async function runnerServer(i: RunnerServerInput): Promise<RunnerServer> {
+  const published = await publishedServer(i);
+  if (published) return published;
   const endpoint = serverOf(i.adminConf);
   const endpointHost = unbracket(endpoint.hostname);
   const endpointPort = Number(endpoint.port || 443);
@@ -95,17 +128,9 @@ export async function runnerServer(i: RunnerServerInput): Promise<RunnerServer> 
     return { server, kubeconfig: withServer(i.adminConf, server) };
   }
   const { port } = await i.tunnel(targets);
-  const server = `https://127.0.0.1:${port}`;
-  const kubeconfig = withServer(i.adminConf, server);
   return {
-    server,
-    kubeconfig: {
-      ...kubeconfig,
-      clusters: kubeconfig.clusters.map((c) => ({
-        ...c,
-        cluster: { ...c.cluster, "tls-server-name": TUNNEL_TLS_SERVER_NAME },
-      })),
-    },
+    server: `https://127.0.0.1:${port}`,
+    kubeconfig: throughLoopback(i.adminConf, "127.0.0.1", port),
     via: `tunnel to ${targets.map((t) => (t.node ? `${t.node} (SSH)` : joinHostPort(t.host, t.port))).join(", ")}`,
   };
 }

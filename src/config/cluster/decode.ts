@@ -1,5 +1,6 @@
 import { toYAMLDocuments } from "../yaml.js";
 import { childPath, describeValue, isMapping, type FieldReader } from "./fields.js";
+import { decodeDocker, type DockerInput } from "./docker.js";
 import type { ClusterSshSpec } from "./types.js";
 
 // The Cluster document as written, read strictly: every field known, of the right type. What
@@ -21,6 +22,7 @@ export const CLUSTER_FIELDS = [
   "kubeletBinary",
   "skipPhases",
   "prepare",
+  "docker",
 ] as const;
 export const PREPARE_FIELDS = [
   "enabled",
@@ -94,6 +96,7 @@ export interface ClusterInput {
   kubeletBinary?: string;
   skipPhases?: string[];
   prepare?: PrepareInput;
+  docker?: DockerInput;
 }
 
 export interface PrepareInput {
@@ -290,5 +293,6 @@ export function decodeClusterDocument(doc: Record<string, unknown>, r: FieldRead
     kubeletBinary: r.string(doc.kubeletBinary, "kubeletBinary", { strict: true }),
     skipPhases: r.stringList(doc.skipPhases, "skipPhases"),
     prepare: decodePrepare(doc.prepare, r),
+    docker: decodeDocker(doc.docker, r),
   });
 }

@@ -2,8 +2,9 @@ import { isDNS1123Subdomain } from "../names.js";
 import { formatIP, joinHostPort, parseIP } from "../network.js";
 import type { HostURL } from "./types.js";
 
-// A node's `host`: "local", or "ssh://[user@]host[:port]" with IPv6 literals in brackets, as in
-// OpenSSH's own ssh:// form (ssh(1): "ssh://[user@]hostname[:port]"). No password, path or query.
+// A node's `host`: "local", "docker" (a container on the runner's Docker engine), or
+// "ssh://[user@]host[:port]" with IPv6 literals in brackets, as in OpenSSH's own ssh:// form
+// (ssh(1): "ssh://[user@]hostname[:port]"). No password, path or query.
 
 /** Login names as useradd accepts them (shadow-utils' default NAME_REGEX, plus capitals). */
 const USER = /^[A-Za-z_][A-Za-z0-9_.-]{0,31}$/;
@@ -50,15 +51,18 @@ function parseHostPart(text: string): { host: string; port?: number } | { proble
 }
 
 /**
- * Parses a node's host: "local" or "ssh://[user@]host[:port]". The host comes back lower-case
+ * Parses a node's host: "local", "docker" or "ssh://[user@]host[:port]". The host comes back lower-case
  * (IPs in canonical form), so two spellings of one machine compare equal. The problem, when
  * there is one, is a phrase that does not repeat the text (which could hold a password).
  */
 export function parseHostURL(text: string): HostURL | { problem: string } {
   if (text === "local") return { type: "local" };
+  if (text === "docker") return { type: "docker" };
   const scheme = /^([a-zA-Z][a-zA-Z0-9+.-]*):\/\//.exec(text)?.[1];
   if (scheme === undefined) {
-    return { problem: 'it must be "local" or an ssh:// URL such as ssh://ubuntu@203.0.113.10:22' };
+    return {
+      problem: 'it must be "local", "docker" or an ssh:// URL such as ssh://ubuntu@203.0.113.10:22',
+    };
   }
   if (scheme.toLowerCase() !== "ssh") {
     return { problem: `the scheme must be ssh://, not ${scheme}://` };
@@ -91,9 +95,9 @@ export function parseHostURL(text: string): HostURL | { problem: string } {
   };
 }
 
-/** "ssh://user@host:port" (IPv6 bracketed), or "local". */
+/** "ssh://user@host:port" (IPv6 bracketed), "local" or "docker". */
 export function formatHostURL(url: HostURL): string {
-  if (url.type === "local") return "local";
+  if (url.type !== "ssh") return url.type;
   const user = url.user !== undefined ? `${url.user}@` : "";
   const host = url.host.includes(":") ? `[${url.host}]` : url.host;
   return url.port !== undefined

@@ -1,3 +1,4 @@
+import { DEFAULT_BASE_IMAGE } from "../docker/network-plan.js";
 import { DEFAULT_KUBERNETES_VERSION, SUPPORTED_RANGE } from "../versions.js";
 import {
   DEFAULT_CLUSTER_NAME,
@@ -70,7 +71,8 @@ ssh:
   # jumpHost: ssh://bastion.example.com
   # sudoPassword: ...                 # when sudo asks for one (sent on stdin, never in argv)
 # The first control plane runs init; the others join one at a time, workers in parallel.
-# host: "local" (this machine, at most one node) or ssh://[user@]host[:port].
+# host: "local" (this machine, at most one node), ssh://[user@]host[:port], or "docker" (a
+# container with systemd on this machine's Docker engine; see docker: below).
 nodes:
 - name: ${defaultNodeName(DEFAULT_CLUSTER_NAME)}
   role: control-plane                 # or worker
@@ -83,6 +85,7 @@ nodes:
   taints: []
 # - {name: cp-1, role: control-plane, host: "ssh://ubuntu@203.0.113.10:22"}
 # - {name: w-1, role: worker, host: "ssh://ubuntu@203.0.113.11", taints: [{key: gpu, value: "true", effect: NoSchedule}]}
+# - {name: w-2, role: worker, host: docker}
 # How long to wait for every node to be Ready and CoreDNS available (a Go duration).
 wait: ${DEFAULT_WAIT}
 # Workers joined at once (1 to ${MAX_CONCURRENCY}).
@@ -103,5 +106,11 @@ prepare:
     kubernetes: ${OFFICIAL_SOURCES.kubernetes}
     crictl: ${OFFICIAL_SOURCES.crictl}
     cniPlugins: ${OFFICIAL_SOURCES.cniPlugins}
+# The docker nodes: containers on this machine's Docker engine (DOCKER_HOST), one network per
+# cluster with stable addresses, /var on a volume each; all labelled, removed by down.
+# docker:
+#   image: my/node:1                  # your node image (systemd, containerd); default: built
+#   baseImage: ${DEFAULT_BASE_IMAGE}     # what kubeforge's node image is built from
+#   subnet: 172.30.5.0/24             # the cluster network (default: a free 172.30.x.0/24)
 `;
 }

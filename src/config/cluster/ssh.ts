@@ -131,13 +131,13 @@ export function mergeSsh(
 }
 
 /**
- * Everything the edge needs to connect to a node over SSH; undefined for a local node. Throws
+ * Everything the edge needs to connect to a node over SSH; undefined for a local or docker node. Throws
  * when the spec was not validated (an ssh:// node without a user).
  */
 export function sshTargetOf(spec: ClusterSpec, node: ClusterNodeSpec): NodeSshTarget | undefined {
   const url = parseHostURL(node.host);
   if ("problem" in url) throw new Error(`node ${node.name}: host: ${url.problem}`);
-  if (url.type === "local") return undefined;
+  if (url.type !== "ssh") return undefined;
   const s = mergeSsh(spec.ssh, node.ssh);
   const user = url.user ?? s.user;
   if (user === undefined) throw new Error(`node ${node.name}: no SSH user`);

@@ -15,7 +15,10 @@ export interface ClusterNodeSpec {
   name: string;
   /** The first control-plane node in `nodes` is the one `init` runs on. */
   role: NodeRole;
-  /** "local" (the machine kubeforge runs on) or "ssh://[user@]host[:port]" (IPv6 bracketed). */
+  /**
+   * "local" (the machine kubeforge runs on), "ssh://[user@]host[:port]" (IPv6 bracketed), or
+   * "docker" (a container kubeforge runs on the runner's Docker engine, see ClusterDockerSpec).
+   */
   host: string;
   /** Advertise / node IP override (canonical text); absent = detected on the node. */
   address?: string;
@@ -102,6 +105,21 @@ export interface ClusterSpec {
   skipPhases?: string[];
   /** Node preparation `up` does on every host before init/join (issue 6). */
   prepare: ClusterPrepareSpec;
+  /** Settings of the `docker` nodes; absent when the Cluster has none (defaults apply). */
+  docker?: ClusterDockerSpec;
+}
+
+/** How `up` runs the Cluster's `host: docker` nodes on the runner's Docker engine. */
+export interface ClusterDockerSpec {
+  /**
+   * The node image, used as it is (it must boot systemd and hold containerd); absent: kubeforge
+   * builds its own from baseImage and tags it by its recipe's digest.
+   */
+  image?: string;
+  /** The stock distribution image kubeforge's node image is built from. */
+  baseImage: string;
+  /** The IPv4 subnet of the cluster's Docker network; absent: a free /24 is chosen. */
+  subnet?: string;
 }
 
 /** Where the node binaries are downloaded from: base URLs of the three release locations. */
@@ -129,7 +147,9 @@ export interface ClusterPrepareSpec {
 
 /** A node's `host`, parsed. */
 export type HostURL =
-  { type: "local" } | { type: "ssh"; host: string; port?: number; user?: string };
+  | { type: "local" }
+  | { type: "docker" }
+  | { type: "ssh"; host: string; port?: number; user?: string };
 
 /** What the edge needs to open an SSH connection to a node (reading files is the edge's job). */
 export interface NodeSshTarget {

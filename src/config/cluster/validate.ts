@@ -14,6 +14,7 @@ import {
   defaultNodeName,
   defaultPrepare,
 } from "./defaults.js";
+import { buildDocker, checkDockerNode } from "./docker.js";
 import { suggestField, type FieldReader } from "./fields.js";
 import { parseHostURL, redactHostURL, isSshUser } from "./host-url.js";
 import {
@@ -275,7 +276,9 @@ function buildNode(
     if (binary !== undefined) out.kubeletBinary = binary;
   }
 
-  if (!r.required(node.host, `${path}.host`, '"local" or ssh://[user@]host[:port]')) return out;
+  if (!r.required(node.host, `${path}.host`, '"local", "docker" or ssh://[user@]host[:port]')) {
+    return out;
+  }
   const url = parseHostURL(node.host!);
   if ("problem" in url) {
     r.report(`${path}.host`, `${q(redactHostURL(node.host!))} is not valid: ${url.problem}`);
@@ -289,6 +292,10 @@ function buildNode(
     if (previous !== undefined) {
       r.report(`${path}.host`, `only one node can be local, and nodes[${previous}] already is`);
     } else seen.targets.set("local", i);
+    return out;
+  }
+  if (url.type === "docker") {
+    checkDockerNode(node, path, r);
     return out;
   }
 
@@ -758,6 +765,8 @@ export function buildClusterSpec(
     concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
     prepare: buildPrepare(input, r),
   };
+  const docker = buildDocker(input.docker, nodes, r);
+  if (docker !== undefined) spec.docker = docker;
   if (input.kubeletBinary !== undefined) {
     const binary = fileOrURL(input.kubeletBinary, "kubeletBinary", r, ctx);
     if (binary !== undefined) spec.kubeletBinary = binary;

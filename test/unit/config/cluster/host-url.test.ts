@@ -8,6 +8,7 @@ import {
 describe("parseHostURL", () => {
   it.each([
     ["local", { type: "local" }],
+    ["docker", { type: "docker" }],
     ["ssh://203.0.113.10", { type: "ssh", host: "203.0.113.10" }],
     [
       "ssh://ubuntu@203.0.113.10:22",
@@ -25,8 +26,8 @@ describe("parseHostURL", () => {
   });
 
   it.each([
-    ["203.0.113.10", '"local" or an ssh:// URL'],
-    ["Local", '"local" or an ssh:// URL'],
+    ["203.0.113.10", '"local", "docker" or an ssh:// URL'],
+    ["Local", '"local", "docker" or an ssh:// URL'],
     ["https://203.0.113.10", "scheme must be ssh://"],
     ["ssh://", "host is missing"],
     ["ssh://user@", "host is missing"],

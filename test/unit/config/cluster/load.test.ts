@@ -721,7 +721,7 @@ describe("refused Cluster files", () => {
       "hosts that are neither local nor ssh://",
       "nodes:\n- {name: a, role: control-plane, host: 10.0.0.1}\n- {name: b, role: worker, host: 'ssh://u@fd00::2'}",
       [
-        'cluster.yaml: nodes[0].host: "10.0.0.1" is not valid: it must be "local" or an ssh:// URL',
+        'cluster.yaml: nodes[0].host: "10.0.0.1" is not valid: it must be "local", "docker" or an ssh:// URL',
         'cluster.yaml: nodes[1].host: "ssh://u@fd00::2" is not valid: an IPv6 address must be in brackets',
       ],
     ],
@@ -830,7 +830,7 @@ describe("refused Cluster files", () => {
       "a jump host that is not ssh://",
       "ssh: {user: u, agent: true, acceptNewHostKeys: true, jumpHost: bastion.example.com}",
       [
-        'cluster.yaml: ssh.jumpHost: "bastion.example.com" is not valid: it must be "local" or an ssh:// URL',
+        'cluster.yaml: ssh.jumpHost: "bastion.example.com" is not valid: it must be "local", "docker" or an ssh:// URL',
       ],
     ],
     [

@@ -66,6 +66,7 @@ describe("kubeforge config print cluster-defaults", () => {
       ["kubeforge-control-plane", "control-plane", "local"],
       ["cp-1", "control-plane", "ssh://ubuntu@203.0.113.10:22"],
       ["w-1", "worker", "ssh://ubuntu@203.0.113.11"],
+      ["w-2", "worker", "docker"],
     ]);
     expect(spec).toMatchObject({
       controlPlaneEndpoint: "api.example.com:6443",
