@@ -1,6 +1,6 @@
-import type * as CacheModule from "@actions/cache";
 import { join } from "node:path";
 import { artifactCacheDir } from "../node/artifacts/fetch.js";
+import { cacheService as serviceOf } from "./cache-service.js";
 
 // The downloaded release artifacts (kubelet, kubectl, crictl, CNI plugins) kept between runs
 // with GitHub's cache service: the main step restores them into the tool cache before `up`
@@ -9,15 +9,9 @@ import { artifactCacheDir } from "../node/artifacts/fetch.js";
 // against its recorded SHA-256 before use (node/artifacts/cache.ts). Outside GitHub Actions, or
 // where the cache service is not available, both are no-ops.
 
-/**
- * @actions/cache (and the Azure storage client under it) is loaded only when caching
- * runs: inside GitHub Actions, with its cache service available.
- */
-async function cacheService(env: NodeJS.ProcessEnv): Promise<typeof CacheModule | undefined> {
-  if (!env.RUNNER_TOOL_CACHE) return undefined;
-  const cache = await import("@actions/cache");
-  return cache.isFeatureAvailable() ? cache : undefined;
-}
+/** The cache service, inside GitHub Actions (whose tool cache holds the artifacts) only. */
+const cacheService = (env: NodeJS.ProcessEnv) =>
+  env.RUNNER_TOOL_CACHE ? serviceOf(env) : Promise.resolve(undefined);
 
 /** Bumped when the cached layout changes. */
 const LAYOUT = "v1";

@@ -1,8 +1,8 @@
-import * as cache from "@actions/cache";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import type { ClusterSpec } from "../config/cluster/types.js";
 import { hasDockerNodes } from "../cluster/docker-nodes.js";
+import { cacheService } from "./cache-service.js";
 
 // kubeforge's node image kept between runs with GitHub's cache service: a hosted runner starts
 // with an empty Docker engine, and building the image (apt in a container) takes minutes. The
@@ -44,7 +44,8 @@ export async function restoreNodeImage(
     const docker = await import("../remote/docker/index.js");
     const engine = await docker.DockerEngine.connect();
     if (await engine.inspectImage(ref)) return "present";
-    if (!cache.isFeatureAvailable()) return "miss";
+    const cache = await cacheService(env);
+    if (!cache) return "miss";
     const key = nodeImageCacheKey(ref);
     if (!(await cache.restoreCache([dir], key))) {
       log(`[cache] no cached node image ${ref}: up builds it`);
@@ -71,7 +72,9 @@ export async function saveNodeImage(
 ): Promise<void> {
   const ref = await imageRef(spec);
   const dir = archiveDir(env);
-  if (state !== "miss" || !ref || !dir || !cache.isFeatureAvailable()) return;
+  if (state !== "miss" || !ref || !dir) return;
+  const cache = await cacheService(env);
+  if (!cache) return;
   try {
     const docker = await import("../remote/docker/index.js");
     const engine = await docker.DockerEngine.connect();
