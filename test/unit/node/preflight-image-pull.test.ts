@@ -16,8 +16,9 @@ import { baseInitConfig, testRelease } from "../../support/init-fixtures.js";
 // kubeadm's RunPullImagesCheck (preflight/checks.go ImagePullCheck) with a small fake crictl on
 // a search path of the test's own: `version` answers unless the folder holds "down", `info`
 // reports the sandbox image written in "sandbox", images it "has" are files in "store", a pull
-// takes a moment (its start and end in "timeline") and an image named "missing" fails as a
-// registry's 404 does. Every call is recorded in "calls".
+// takes a moment (its start and end in "timeline"; with a number N in "barrier", until N pulls
+// have started or 10 s passed, so concurrency shows however loaded the machine) and an image
+// named "missing" fails as a registry's 404 does. Every call is recorded in "calls".
 
 let dir: string;
 const SOCKET = "unix:///var/run/containerd/containerd.sock";
@@ -41,7 +42,12 @@ case "$cmd" in
   info) printf '{"status":{},"config":{"sandboxImage":"%s"}}\\n' "$(cat "$DIR/sandbox" 2>/dev/null)";;
   inspecti) [ -f "$DIR/store/$key" ] && exit 0; echo "no such image \\"$1\\" present" >&2; exit 1;;
   pull)
-    echo "start $(date +%s%N)" >> "$DIR/timeline"; sleep 0.2; echo "end $(date +%s%N)" >> "$DIR/timeline"
+    echo "start $(date +%s%N)" >> "$DIR/timeline"
+    if [ -f "$DIR/barrier" ]; then
+      n=0
+      while [ "$(grep -c '^start' "$DIR/timeline")" -lt "$(cat "$DIR/barrier")" ] && [ $n -lt 200 ]; do sleep 0.05; n=$((n+1)); done
+    else sleep 0.2; fi
+    echo "end $(date +%s%N)" >> "$DIR/timeline"
     case "$1" in *missing*) echo "E1121 pull image: rpc error: code = NotFound desc = failed to pull and unpack image \\"$1\\": not found" >&2; exit 1;; esac
     mkdir -p "$DIR/store"; : > "$DIR/store/$key";;
 esac
@@ -141,6 +147,7 @@ describe("preflight image pull (kubeadm RunPullImagesCheck)", () => {
   });
 
   it("imagePullSerial false: every image at once, the failures as one aggregate error", async () => {
+    await writeFile(join(dir, "barrier"), "4");
     const { error } = await run(
       input({ serial: false, images: images("missing-1", "ok", "missing-2", "d") }),
     );
