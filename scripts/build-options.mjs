@@ -49,7 +49,9 @@ const sideEffectFree = {
 // An ES module import of node:http makes Node list the module's exports, which reads its lazy
 // WebSocket, CloseEvent and MessageEvent getters and so loads Node's own copy of undici at start-up
 // (node:http's lazyUndici; a tenth of the action's start-up). Bundled code gets node:http through
-// `require` instead, which reads nothing: its plain exports, re-exported one by one.
+// a CommonJS module that re-exports `require("node:http")` instead: esbuild's namespace for it
+// reads each property when it is used, so the lazy getters stay unread and the accessors
+// (globalAgent, which @actions/http-client reads, and maxHeaderSize) stay live.
 const NODE_HTTP = "node-http-without-facade";
 const nodeHttpByRequire = {
   name: "node-http-by-require",
@@ -57,20 +59,10 @@ const nodeHttpByRequire = {
     build.onResolve({ filter: /^(node:)?http$/ }, (args) =>
       args.kind === "import-statement" ? { path: "node:http", namespace: NODE_HTTP } : undefined,
     );
-    build.onLoad({ filter: /.*/, namespace: NODE_HTTP }, async () => {
-      const http = await import("node:http");
-      const plain = Object.entries(Object.getOwnPropertyDescriptors(http.default))
-        .filter(([name, d]) => "value" in d && /^[A-Za-z_$][\w$]*$/.test(name))
-        .map(([name]) => name);
-      return {
-        loader: "js",
-        contents: [
-          'const http = require("node:http");',
-          ...plain.map((name) => `export const ${name} = http.${name};`),
-          "export default http;",
-        ].join("\n"),
-      };
-    });
+    build.onLoad({ filter: /.*/, namespace: NODE_HTTP }, () => ({
+      loader: "js",
+      contents: 'module.exports = require("node:http");',
+    }));
   },
 };
 
@@ -118,6 +110,9 @@ export function buildOptions(outdir) {
     // tree shaking, which cuts a fifth of the action's start-up.
     mainFields: ["module", "main"],
     splitting: true,
+    // An import esbuild cannot match is undefined at run time (a crash far from its cause):
+    // the build fails instead.
+    logOverride: { "import-is-undefined": "error" },
     chunkNames: `${CHUNKS_DIR}/[name]-[hash]`,
     minify: true,
     // Function and class names survive minification: @peculiar/asn1-schema compares constructor

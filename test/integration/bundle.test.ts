@@ -93,4 +93,35 @@ describe("bundles", () => {
       ]);
     }
   });
+
+  it("give bundled code all of node:http, accessors too, without loading Node's undici", async () => {
+    // @actions/http-client reads http.globalAgent (an accessor) for every request; node:http's
+    // lazy WebSocket getters load Node's own undici, which start-up should not pay for.
+    const dir = await mkdtemp(join(process.cwd(), "node_modules/.kubeforge-bundle-test-"));
+    dirs.push(dir);
+    await writeFile(join(dir, "package.json"), '{ "type": "module" }\n');
+    const entry = join(dir, "entry.ts");
+    await writeFile(
+      entry,
+      [
+        'import * as http from "http";',
+        'import { globalAgent, request } from "node:http";',
+        'const undici = process.moduleLoadList.filter((m) => m.includes("undici"));',
+        "console.log(JSON.stringify({",
+        "  agent: http.globalAgent instanceof http.Agent && globalAgent === http.globalAgent,",
+        "  maxHeaderSize: http.maxHeaderSize > 0,",
+        '  request: typeof request === "function",',
+        "  undici,",
+        "}));",
+      ].join("\n"),
+    );
+    await build({ ...buildOptions(dir), entryPoints: { probe: entry } });
+    const { stdout } = await run(process.execPath, [join(dir, "probe.js")], { cwd: dir });
+    expect(JSON.parse(stdout)).toEqual({
+      agent: true,
+      maxHeaderSize: true,
+      request: true,
+      undici: [],
+    });
+  });
 });
