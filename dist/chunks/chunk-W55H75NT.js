@@ -1,0 +1,2 @@
+import { createRequire as __kubeforgeCreateRequire } from "node:module"; const require = __kubeforgeCreateRequire(import.meta.url); if (Number(process.versions.node.split(".")[0]) < 24) { process.stderr.write("kubeforge needs Node.js 24 or later; this is Node.js " + process.version + "\n"); process.exit(1); }
+import{b as r,d as i}from"./chunk-NT4EBA2O.js";var o=i((p,e)=>{e.exports=r("node:http")});export{o as a};
