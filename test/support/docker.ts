@@ -77,7 +77,9 @@ export async function testDockerEngine(): Promise<{
   if (!(await answers())) {
     await withLock("dockerd", async () => {
       if (await answers()) return;
-      await mkdir(DIR, { recursive: true });
+      // Its own temporary folder: it outlives this test run, whose TMPDIR the run removes at
+      // its end (runc writes each exec's process file there).
+      await mkdir(join(DIR, "tmp"), { recursive: true });
       const log = openSync(join(DIR, "dockerd.log"), "a");
       const child = spawn(
         "dockerd",
@@ -95,7 +97,11 @@ export async function testDockerEngine(): Promise<{
           "--bridge=none",
           "--log-level=warn",
         ],
-        { detached: true, stdio: ["ignore", log, log] },
+        {
+          detached: true,
+          stdio: ["ignore", log, log],
+          env: { ...process.env, TMPDIR: join(DIR, "tmp") },
+        },
       );
       child.unref();
       const end = Date.now() + 60_000;
