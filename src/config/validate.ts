@@ -2,6 +2,7 @@ import { parseBootstrapToken } from "../pki/token.js";
 import { DEFAULT_SERVICE_SUBNET } from "./defaults.js";
 import { tryParseGoDurationNanos } from "./duration.js";
 import { allKnownFeatureGates } from "./feature-gates.js";
+import { imageRepositoryProblem } from "./image-reference.js";
 import { isDNS1123Subdomain, isQualifiedName, isWildcardDNS1123Subdomain } from "./names.js";
 import { cidrsOverlap, ipFamily, parseCIDR, parseHostPort, parseIP } from "./network.js";
 import type { Release } from "./release.js";
@@ -58,12 +59,6 @@ const MAX_SERVICE_SUBNET_BITS = 20;
 const MIN_POD_ADDRESSES = 14n;
 const POD_SUBNET_NODE_MASK_MAX_DIFF = 16;
 
-// distribution/reference grammar, simplified to what `<repo>/name:tag` needs.
-const DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
-const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:.]+\\])(?::[0-9]+)?`;
-const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*";
-const IMAGE_REPOSITORY = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*$`);
-
 const isAbs = (p: string) => p.startsWith("/");
 const q = (v: unknown) => JSON.stringify(v);
 
@@ -115,6 +110,12 @@ function checkComponent(c: ControlPlaneComponent | undefined, path: string, out:
   checkArgs(c?.extraArgs, `${path}.extraArgs`, out);
   checkVolumes(c?.extraVolumes, `${path}.extraVolumes`, out);
   checkEnvs(c?.extraEnvs, `${path}.extraEnvs`, out);
+}
+
+/** kubeadm validates an image repository only when one is set (ValidateDNS, ValidateEtcd). */
+function checkImageRepository(repo: string | undefined, path: string, out: Problems): void {
+  const problem = repo ? imageRepositoryProblem(repo) : undefined;
+  if (problem) out.push(`${path}: ${problem}`);
 }
 
 function checkCertSANs(sans: string[] | undefined, path: string, out: Problems): void {
@@ -388,11 +389,7 @@ function checkEtcd(cl: ClusterConfiguration, out: Problems): void {
       out.push(`${p}.local.dataDir: ${q(local.dataDir)} is not an absolute path`);
     checkCertSANs(local.serverCertSANs, `${p}.local.serverCertSANs`, out);
     checkCertSANs(local.peerCertSANs, `${p}.local.peerCertSANs`, out);
-    if (local.imageRepository && !IMAGE_REPOSITORY.test(local.imageRepository)) {
-      out.push(
-        `${p}.local.imageRepository: ${q(local.imageRepository)} is not a valid image repository`,
-      );
-    }
+    checkImageRepository(local.imageRepository, `${p}.local.imageRepository`, out);
     checkArgs(local.extraArgs, `${p}.local.extraArgs`, out);
     checkEnvs(local.extraEnvs, `${p}.local.extraEnvs`, out);
   }
@@ -443,11 +440,7 @@ function checkFeatureGates(
 
 function checkCluster(cl: ClusterConfiguration, release: Release | undefined, out: Problems): void {
   const p = "ClusterConfiguration";
-  if (cl.dns?.imageRepository && !IMAGE_REPOSITORY.test(cl.dns.imageRepository)) {
-    out.push(
-      `${p}.dns.imageRepository: ${q(cl.dns.imageRepository)} is not a valid image repository`,
-    );
-  }
+  checkImageRepository(cl.dns?.imageRepository, `${p}.dns.imageRepository`, out);
   checkNetworking(cl, out);
   checkCertSANs(cl.apiServer?.certSANs, `${p}.apiServer.certSANs`, out);
   checkComponent(cl.apiServer, `${p}.apiServer`, out);
@@ -464,9 +457,7 @@ function checkCluster(cl: ClusterConfiguration, release: Release | undefined, ou
         `${p}.controlPlaneEndpoint: ${q(cl.controlPlaneEndpoint)} is not a valid endpoint: ${problem}`,
       );
   }
-  if (cl.imageRepository && !IMAGE_REPOSITORY.test(cl.imageRepository)) {
-    out.push(`${p}.imageRepository: ${q(cl.imageRepository)} is not a valid image repository`);
-  }
+  checkImageRepository(cl.imageRepository, `${p}.imageRepository`, out);
   checkEtcd(cl, out);
   if (cl.encryptionAlgorithm) {
     // ECDSA-P384 came with kubeadm 1.34 (kubernetes/kubernetes#131677); 1.33 refuses it.
