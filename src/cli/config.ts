@@ -8,7 +8,7 @@ import { clusterDefaultsYAML } from "../config/cluster/print.js";
 import { runnerPathReferences } from "../config/cluster/references.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
 import { initDefaultsYAML, joinDefaultsYAML } from "../config/print.js";
-import { validateConfigDocuments } from "../config/validate.js";
+import { subnetOverlapWarnings, validateConfigDocuments } from "../config/validate.js";
 
 // `kubeforge config print init-defaults|join-defaults|cluster-defaults` and
 // `kubeforge config validate` (a kubeadm file, as kubeadm config validate, or a Cluster file).
@@ -84,8 +84,14 @@ export function registerConfig(program: Command): void {
       if (holdsClusterDocument(text, o.config)) {
         await validateClusterFile(text, o.config);
       } else {
-        const problems = validateConfigDocuments(decodeConfigDocuments(text, o.config));
+        const docs = decodeConfigDocuments(text, o.config);
+        const problems = validateConfigDocuments(docs);
         if (problems.length > 0) throw new ConfigError(problems);
+        const warnings = [
+          ...(docs.warnings ?? []),
+          ...subnetOverlapWarnings(docs.cluster?.networking),
+        ];
+        for (const w of warnings) process.stderr.write(`[config] WARNING: ${w}\n`);
       }
       process.stdout.write("ok\n");
     });

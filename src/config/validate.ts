@@ -25,8 +25,9 @@ import type {
 import { kubernetesVersionProblem, releaseFor } from "./versions.js";
 
 // kubeadm's validation (apis/kubeadm/validation/validation.go), plus the checks kubeforge adds
-// so that bad input is refused before anything is written: overlapping pod and service ranges,
-// taints, extra volumes, discovery hash format. Every function returns ALL problems, each one
+// so that bad input is refused before anything is written: taints, extra volumes, discovery
+// hash format. What kubeadm accepts is never refused here: overlapping pod and service ranges
+// are only a warning (subnetOverlapWarnings). Every function returns ALL problems, each one
 // sentence that starts with the field path ("ClusterConfiguration.networking.podSubnet: ...").
 // Secrets (token secrets, certificate keys) are never echoed back.
 
@@ -354,17 +355,31 @@ function checkNetworking(cl: ClusterConfiguration, out: Problems): void {
       );
     }
   }
-  // An absent service subnet is kubeadm's default one, which a pod range can overlap too.
-  const serviceRanges = services ?? (n.serviceSubnet ? [] : [parseCIDR(DEFAULT_SERVICE_SUBNET)!]);
-  for (const pod of pods ?? []) {
-    for (const svc of serviceRanges) {
-      if (cidrsOverlap(pod.text, svc.text)) {
-        out.push(
-          `${p}.podSubnet: ${q(pod.text)} overlaps with networking.serviceSubnet ${q(svc.text)}`,
+}
+
+/**
+ * Pod ranges that overlap a service range. kubeadm does not check this (ValidateNetworking), so
+ * it is a warning, never an error: an IPv6 pod /56 holding the service /112 works with kubeadm.
+ * An absent service subnet is kubeadm's default one. Ranges that do not parse are validation's.
+ */
+export function subnetOverlapWarnings(
+  networking: { podSubnet?: string; serviceSubnet?: string } | undefined,
+): string[] {
+  const ranges = (text: string | undefined) =>
+    (text ?? "").split(",").flatMap((c) => (c === "" ? [] : [parseCIDR(c)]));
+  const pods = ranges(networking?.podSubnet);
+  const services = ranges(networking?.serviceSubnet || DEFAULT_SERVICE_SUBNET);
+  const warnings: string[] = [];
+  for (const pod of pods) {
+    for (const svc of services) {
+      if (pod && svc && cidrsOverlap(pod.text, svc.text)) {
+        warnings.push(
+          `networking.podSubnet ${q(pod.text)} overlaps with networking.serviceSubnet ${q(svc.text)}: Pod and Service addresses may collide`,
         );
       }
     }
   }
+  return warnings;
 }
 
 function checkURLs(urls: string[], requireHTTPS: boolean, path: string, out: Problems): void {
