@@ -1,5 +1,8 @@
+import { kubeletConfigurationType } from "../config/component-types.js";
+import { marshalGoStruct } from "../config/go-struct.js";
 import type { Release } from "../config/release.js";
 import type { Arg, ComponentConfig, InitConfig, Taint } from "../config/types.js";
+import { KUBELET_CONFIG_API } from "../config/types.js";
 import { toYAML } from "../config/yaml.js";
 import { argumentsToCommand, imageName, lastArgValue } from "./static-pod.js";
 
@@ -137,7 +140,24 @@ export function withResolvConf(
   return config;
 }
 
-/** /var/lib/kubelet/config.yaml text. */
+/**
+ * The KubeletConfiguration as kubeadm marshals it for config.yaml and the kubelet-config
+ * ConfigMap (componentconfigs handler.Marshal): the whole v1beta1 struct, so unset fields
+ * without omitempty appear as Go zero values (`syncFrequency: 0s`, `memorySwap: {}`,
+ * `containerRuntimeEndpoint: ""`, the `logging` block) and fields the type lacks are dropped.
+ */
+export function marshalKubeletConfiguration(
+  config: Readonly<ComponentConfig>,
+  release: Pick<Release, "minor">,
+): ComponentConfig {
+  return {
+    ...marshalGoStruct(kubeletConfigurationType(release), config),
+    apiVersion: KUBELET_CONFIG_API,
+    kind: "KubeletConfiguration",
+  };
+}
+
+/** /var/lib/kubelet/config.yaml text of an already marshalled configuration. */
 export function renderKubeletConfig(config: Readonly<Record<string, unknown>>): string {
   return toYAML(config);
 }
