@@ -8,7 +8,7 @@ import { clusterDefaultsYAML } from "../config/cluster/print.js";
 import { runnerPathReferences } from "../config/cluster/references.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
 import { initDefaultsYAML, joinDefaultsYAML } from "../config/print.js";
-import { subnetOverlapWarnings, validateConfigDocuments } from "../config/validate.js";
+import { subnetOverlapWarnings, validateConfigFile } from "../config/validate.js";
 
 // `kubeforge config print init-defaults|join-defaults|cluster-defaults` and
 // `kubeforge config validate` (a kubeadm file, as kubeadm config validate, or a Cluster file).
@@ -85,7 +85,7 @@ export function registerConfig(program: Command): void {
         await validateClusterFile(text, o.config);
       } else {
         const docs = decodeConfigDocuments(text, o.config);
-        const problems = validateConfigDocuments(docs);
+        const problems = validateConfigFile(docs);
         if (problems.length > 0) throw new ConfigError(problems);
         const warnings = [
           ...(docs.warnings ?? []),

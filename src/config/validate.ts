@@ -22,7 +22,8 @@ import type {
   Taint,
   Timeouts,
 } from "./types.js";
-import { kubernetesVersionProblem, releaseFor } from "./versions.js";
+import { componentConfigUnknownFields } from "./component-configs.js";
+import { RELEASES, kubernetesVersionProblem, pinnedRelease, releaseFor } from "./versions.js";
 
 // kubeadm's validation (apis/kubeadm/validation/validation.go), plus the checks kubeforge adds
 // so that bad input is refused before anything is written: taints, extra volumes, discovery
@@ -679,6 +680,21 @@ export function validateConfigDocuments(docs: ConfigDocuments): string[] {
   if (docs.cluster) checkCluster(docs.cluster, release, out);
   out.push(...removedAPIVersionProblems(docs.v1beta3Documents, release));
   if (docs.join) out.push(...validateJoinConfiguration(docs.join));
+  return out;
+}
+
+/**
+ * `kubeadm config validate`: every problem validateConfigDocuments finds, plus the component
+ * configurations decoded strictly (kubeadm's ValidateConfig loads init and cluster documents
+ * with strictErrors, so a field their Go types lack is an error here, where init only warns).
+ * Their types are those of the pinned version, else of the newest release.
+ */
+export function validateConfigFile(docs: ConfigDocuments): string[] {
+  const out = validateConfigDocuments(docs);
+  if (docs.init || docs.cluster) {
+    const release = pinnedRelease(docs.cluster?.kubernetesVersion ?? "") ?? RELEASES.at(-1)!;
+    out.push(...componentConfigUnknownFields(docs, release));
+  }
   return out;
 }
 
