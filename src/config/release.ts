@@ -33,6 +33,13 @@ export interface ReleaseBehaviour {
    * #138957, cherry-picked into 1.33–1.36 patches). Read through kubeletClientUsesRBAC().
    */
   kubeletAPIAdminBindingSince: string;
+  /**
+   * The first patch of this minor whose kubeadm sorts only its default arguments and appends
+   * the user's extraArgs (and kubeletExtraArgs) in the user's order; earlier patches sort the
+   * whole list (kubernetes/kubernetes#135400, cherry-picked as #135850–#135853). Read through
+   * extraArgsKeepOrder().
+   */
+  extraArgsKeepOrderSince: string;
   /** kubeadm-flags.env carries --pod-infra-container-image. */
   podInfraContainerImageFlag: boolean;
   /** Name of the kubelet-finalize sub-phase. */

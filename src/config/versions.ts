@@ -34,6 +34,8 @@ export const RELEASES: readonly Release[] = [
     behaviour: {
       probeNamedPort: false, // [O] v1.33.0 manifests use numeric probe ports
       kubeletAPIAdminBindingSince: "v1.33.12", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135851 (release-1.33), shipped in the 2026-02-10 patches.
+      extraArgsKeepOrderSince: "v1.33.8",
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: true,
@@ -64,6 +66,8 @@ export const RELEASES: readonly Release[] = [
     behaviour: {
       probeNamedPort: true, // [S:DW] constant ProbePort = "probe-port"
       kubeletAPIAdminBindingSince: "v1.34.8", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135852 (release-1.34), shipped in the 2026-02-10 patches.
+      extraArgsKeepOrderSince: "v1.34.4",
       // kubernetes/kubernetes#133778 (merged 2025-08-29, after v1.34.0) stopped writing it.
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
@@ -95,6 +99,8 @@ export const RELEASES: readonly Release[] = [
     behaviour: {
       probeNamedPort: true,
       kubeletAPIAdminBindingSince: "v1.35.5", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135853 (release-1.35), in v1.35.1 (2026-02-10).
+      extraArgsKeepOrderSince: "v1.35.1",
       // kubernetes/kubernetes#133778: kubeadm no longer passes --pod-infra-container-image;
       // the kubelet flag itself was removed in 1.35 (kubernetes/kubernetes#133779).
       podInfraContainerImageFlag: false,
@@ -127,6 +133,8 @@ export const RELEASES: readonly Release[] = [
     behaviour: {
       probeNamedPort: true,
       kubeletAPIAdminBindingSince: "v1.36.1", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135400 merged on master before 1.36 (CHANGELOG-1.36).
+      extraArgsKeepOrderSince: "v1.36.0",
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
@@ -157,6 +165,8 @@ export const RELEASES: readonly Release[] = [
     behaviour: {
       probeNamedPort: true,
       kubeletAPIAdminBindingSince: "v1.37.0", // kubernetes/kubernetes#138957 (master)
+      // Since 1.36 on master.
+      extraArgsKeepOrderSince: "v1.37.0",
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,

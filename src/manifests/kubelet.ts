@@ -1,5 +1,6 @@
 import { kubeletConfigurationType } from "../config/component-types.js";
 import { marshalGoStruct } from "../config/go-struct.js";
+import { extraArgsKeepOrder } from "../config/patch-level.js";
 import type { Release } from "../config/release.js";
 import type { Arg, ComponentConfig, InitConfig, Taint } from "../config/types.js";
 import { KUBELET_CONFIG_API } from "../config/types.js";
@@ -71,6 +72,8 @@ export interface KubeletFlagsInput {
   nodeLocalCRISocket: boolean;
   /** Worker join registers its taints with the kubelet flag; init marks them through the API. */
   registerTaintsUsingFlags: boolean;
+  /** kubeletExtraArgs follow the sorted flags in the user's order (extraArgsKeepOrder). */
+  keepExtraArgsOrder: boolean;
 }
 
 /** The kubelet flags kubeadm writes, `--name=value`, sorted (kubeadm: flags.go buildKubeletArgs). */
@@ -89,7 +92,7 @@ export function kubeletFlagArgs(input: KubeletFlagsInput): string[] {
   const nodeName =
     lastArgValue(reg.kubeletExtraArgs, "hostname-override") ?? (reg.name || input.hostname);
   if (nodeName !== input.hostname) args.push({ name: "hostname-override", value: nodeName });
-  return argumentsToCommand(args, reg.kubeletExtraArgs);
+  return argumentsToCommand(args, reg.kubeletExtraArgs, input.keepExtraArgsOrder);
 }
 
 /** The whole kubeadm-flags.env: one line, Go %q-quoted. */
@@ -107,6 +110,7 @@ export function initKubeletFlagsEnv(cfg: InitConfig, release: Release, hostname:
       : undefined,
     nodeLocalCRISocket: nodeLocalCRISocket(cfg, release),
     registerTaintsUsingFlags: false,
+    keepExtraArgsOrder: extraArgsKeepOrder(cfg.cluster.kubernetesVersion, release),
   });
 }
 

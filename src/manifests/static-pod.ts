@@ -264,14 +264,25 @@ export function setArg(args: Arg[], name: string, value: string): Arg[] {
 }
 
 /**
- * kubeadm's ArgumentsToCommand: a flag named in `overrides` drops every default of that name;
- * the same flag may appear several times (v1beta4 extraArgs is a list). Flags are sorted by
- * name, then by value, and rendered as `--name=value`.
+ * kubeadm's ArgumentsToCommand, rendered as `--name=value`: a flag named in `overrides` drops
+ * every default of that name; the same flag may appear several times (v1beta4 extraArgs is a
+ * list). Before kubernetes/kubernetes#135400 every flag is sorted by name, then value; after it
+ * (`keepOverrideOrder`, see extraArgsKeepOrder) the defaults are sorted and the overrides
+ * follow them in the user's order, so the first --service-account-issuer stays the one that
+ * signs tokens.
  */
-export function argumentsToCommand(base: readonly Arg[], overrides: readonly Arg[]): string[] {
+export function argumentsToCommand(
+  base: readonly Arg[],
+  overrides: readonly Arg[],
+  keepOverrideOrder = false,
+): string[] {
+  const byNameThenValue = (a: Arg, b: Arg) =>
+    compareBytes(a.name, b.name) || compareBytes(a.value, b.value);
   const overridden = new Set(overrides.map((a) => a.name));
-  const args = [...overrides, ...base.filter((a) => !overridden.has(a.name))];
-  args.sort((a, b) => compareBytes(a.name, b.name) || compareBytes(a.value, b.value));
+  const kept = base.filter((a) => !overridden.has(a.name));
+  const args = keepOverrideOrder
+    ? [...kept.sort(byNameThenValue), ...overrides]
+    : [...overrides, ...kept].sort(byNameThenValue);
   return args.map((a) => `--${a.name}=${a.value}`);
 }
 

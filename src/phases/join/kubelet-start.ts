@@ -1,3 +1,4 @@
+import { extraArgsKeepOrder } from "../../config/patch-level.js";
 import { localAPIEndpointURL } from "../../kubeconfig/endpoints.js";
 import { renderKubeConfig } from "../../kubeconfig/build.js";
 import { withServer } from "../../kubeconfig/bootstrap.js";
@@ -125,6 +126,7 @@ async function startKubelet(data: JoinData, ctx: PhaseContext, localMode: boolea
       nodeLocalCRISocket: nodeLocalCRISocket(cfg, release),
       // A control plane gets its taints from mark-control-plane.
       registerTaintsUsingFlags: join.controlPlane === undefined,
+      keepExtraArgsOrder: extraArgsKeepOrder(cfg.cluster.kubernetesVersion, release),
     }),
   );
   ctx.log.info("Starting the kubelet");
