@@ -19,6 +19,11 @@ export interface Release {
    * always on and naming the gate is an error (kubeadm: "unrecognized feature-gate key").
    */
   graduatedFeatureGates?: string[];
+  /**
+   * GA gates kubeadm locks to their default (true) in this release: naming one with that value
+   * is accepted, another value is an error, and the behaviour is always on.
+   */
+  lockedFeatureGates?: string[];
   /** Behaviour that is not a feature gate but changed between releases. */
   behaviour: ReleaseBehaviour;
 }

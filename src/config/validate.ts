@@ -1,7 +1,7 @@
 import { parseBootstrapToken } from "../pki/token.js";
 import { DEFAULT_SERVICE_SUBNET } from "./defaults.js";
 import { tryParseGoDurationNanos } from "./duration.js";
-import { allKnownFeatureGates } from "./feature-gates.js";
+import { allKnownFeatureGates, lockedGateProblem } from "./feature-gates.js";
 import { imageRepositoryProblem } from "./image-reference.js";
 import { isDNS1123Subdomain, isQualifiedName, isWildcardDNS1123Subdomain } from "./names.js";
 import { cidrsOverlap, ipFamily, parseCIDR, parseHostPort, parseIP } from "./network.js";
@@ -447,9 +447,13 @@ function checkFeatureGates(
       );
     } else if (!(g in known)) {
       const where = release ? ` for Kubernetes v1.${release.minor}` : "";
+      const names = Object.keys(known).sort().join(", ") || "none";
       out.push(
-        `ClusterConfiguration.featureGates: ${g} is not a kubeadm feature gate${where} (known: ${Object.keys(known).sort().join(", ")})`,
+        `ClusterConfiguration.featureGates: ${g} is not a kubeadm feature gate${where} (known: ${names})`,
       );
+    } else {
+      const locked = release ? lockedGateProblem(g, gates![g]!, release) : undefined;
+      if (locked) out.push(`ClusterConfiguration.featureGates: ${locked}`);
     }
   }
 }

@@ -1,4 +1,5 @@
 import { kubeletConfigurationType } from "../config/component-types.js";
+import { featureGateEnabled } from "../config/feature-gates.js";
 import { marshalGoStruct } from "../config/go-struct.js";
 import { extraArgsKeepOrder } from "../config/patch-level.js";
 import type { Release } from "../config/release.js";
@@ -21,18 +22,7 @@ export const KUBELET_ENV_VARIABLE = "KUBELET_KUBEADM_ARGS";
 export const SYSTEMD_RESOLV_CONF = "/run/systemd/resolve/resolv.conf";
 export const NODE_LOCAL_CRI_SOCKET_GATE = "NodeLocalCRISocket";
 
-/**
- * A kubeadm feature gate: always on once graduated and removed, else the user's
- * `featureGates` over the release's default.
- */
-export function featureGateEnabled(
-  featureGates: Readonly<Record<string, boolean>> | undefined,
-  release: Release,
-  gate: string,
-): boolean {
-  if (release.graduatedFeatureGates?.includes(gate)) return true;
-  return featureGates?.[gate] ?? release.featureGates[gate] ?? false;
-}
+export { featureGateEnabled };
 
 /** NodeLocalCRISocket: the CRI socket lives in instance-config.yaml instead of a kubelet flag. */
 export function nodeLocalCRISocket(cfg: InitConfig, release: Release): boolean {
