@@ -34,7 +34,8 @@ export type URIScheme = "HTTP" | "HTTPS";
 
 export interface HTTPGetProbe {
   httpGet: { host?: string; path: string; port: number | string; scheme: URIScheme };
-  initialDelaySeconds: number;
+  /** Omitted when 0, as core/v1 Probe's `omitempty` field (kubeadm's readiness probes). */
+  initialDelaySeconds?: number;
   timeoutSeconds: number;
   periodSeconds: number;
   failureThreshold: number;
@@ -236,7 +237,11 @@ function httpProbe(
 ): HTTPGetProbe {
   const httpGet: HTTPGetProbe["httpGet"] = { path, port, scheme };
   if (host !== "") httpGet.host = host; // Go omits the empty host
-  return { httpGet, ...timing };
+  const { initialDelaySeconds, ...rest } = timing;
+  // ReadinessProbe's 0 delay: `initialDelaySeconds,omitempty` leaves it out of the manifest.
+  return initialDelaySeconds === 0
+    ? { httpGet, ...rest }
+    : { httpGet, initialDelaySeconds, ...rest };
 }
 
 /**

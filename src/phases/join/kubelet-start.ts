@@ -29,6 +29,7 @@ import {
   BOOTSTRAP_KUBECONFIG_PATH,
   kubeletLocalMode,
   removeBootstrapKubeconfig,
+  skipWaitInDryRun,
   waitForKubeletBootstrap,
 } from "./kubelet-wait-bootstrap.js";
 
@@ -52,6 +53,11 @@ export const joinKubeletStartPhase: Phase<JoinData> = {
     // to the phase's end, so the token leaves the node even when the phase fails.
     const localMode = await kubeletLocalMode(data);
     if (localMode) return startKubelet(data, ctx, localMode);
+    if (data.dryRun) {
+      await startKubelet(data, ctx, localMode);
+      skipWaitInDryRun(data, ctx);
+      return;
+    }
     try {
       await startKubelet(data, ctx, localMode);
       await waitForKubeletBootstrap(data, ctx);
