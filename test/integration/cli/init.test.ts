@@ -476,6 +476,43 @@ describe("small commands", () => {
     expect([valid.code, valid.stdout]).toEqual([0, "ok\n"]);
   });
 
+  it("config print --component-configs appends documents config validate accepts", async () => {
+    const dir = await temp("print-components");
+    const printed = await kubeforge([
+      "config",
+      "print",
+      "init-defaults",
+      "--kubernetes-version",
+      "v1.35.2",
+      "--component-configs",
+      "KubeletConfiguration,KubeProxyConfiguration",
+    ]);
+    expect(printed.code).toBe(0);
+    const kinds = [...printed.stdout.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
+    expect(kinds).toEqual([
+      "InitConfiguration",
+      "ClusterConfiguration",
+      "KubeletConfiguration",
+      "KubeProxyConfiguration",
+    ]);
+    expect(printed.stdout).toContain("\nkubernetesVersion: 1.35.0\n");
+    await writeFile(join(dir, "defaults.yaml"), printed.stdout);
+    const valid = await kubeforge(["config", "validate", "--config", join(dir, "defaults.yaml")]);
+    expect([valid.code, valid.stdout, valid.stderr]).toEqual([0, "ok\n", ""]);
+    const bad = await kubeforge([
+      "config",
+      "print",
+      "init-defaults",
+      "--component-configs",
+      "KubeletConfig",
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      "--component-configs needs to contain some of [KubeProxyConfiguration KubeletConfiguration]",
+    );
+    expect(bad.stdout).toBe("");
+  });
+
   it("config validate lists every problem, one per line, and exits 1", async () => {
     const dir = await temp("validate");
     await writeFile(
