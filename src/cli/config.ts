@@ -7,8 +7,10 @@ import { holdsClusterDocument, loadClusterSpec } from "../config/cluster/load.js
 import { clusterDefaultsYAML } from "../config/cluster/print.js";
 import { runnerPathReferences } from "../config/cluster/references.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
-import { initDefaultsYAML, joinDefaultsYAML } from "../config/print.js";
-import { validateConfigDocuments } from "../config/validate.js";
+import { initDefaultsYAML, joinDefaultsYAML, newestRelease } from "../config/print.js";
+import { SUPPORTED_RANGE, pinnedRelease } from "../config/versions.js";
+import { defaultComponentConfigDocuments } from "../manifests/component-config-defaults.js";
+import { subnetOverlapWarnings, validateConfigFile } from "../config/validate.js";
 
 // `kubeforge config print init-defaults|join-defaults|cluster-defaults` and
 // `kubeforge config validate` (a kubeadm file, as kubeadm config validate, or a Cluster file).
@@ -49,6 +51,35 @@ async function validateClusterFile(text: string, file: string): Promise<void> {
   if (problems.length > 0) throw new ConfigError(problems);
 }
 
+/** The text `config print <kind>` writes; errors name the argument or flag at fault. */
+function printedDefaults(
+  kind: string,
+  o: { componentConfigs?: string; kubernetesVersion?: string },
+): string {
+  if (kind === "cluster-defaults") return clusterDefaultsYAML();
+  if (kind !== "init-defaults" && kind !== "join-defaults") {
+    throw new Error(`config print: unknown "${kind}": choose ${PRINTABLE}`);
+  }
+  let release = newestRelease();
+  if (o.kubernetesVersion !== undefined) {
+    const pinned = pinnedRelease(o.kubernetesVersion);
+    if (!pinned) {
+      throw new Error(
+        `--kubernetes-version "${o.kubernetesVersion}" is not a version kubeforge supports (${SUPPORTED_RANGE})`,
+      );
+    }
+    release = pinned;
+  }
+  // pflag's StringSlice: comma-separated, empty items kept (and refused).
+  const kinds = o.componentConfigs === undefined ? [] : o.componentConfigs.split(",");
+  const components = defaultComponentConfigDocuments(kinds, release);
+  const main =
+    kind === "init-defaults"
+      ? initDefaultsYAML({ release })
+      : joinDefaultsYAML({ nodeName: hostname() });
+  return [main, ...components].join("---\n");
+}
+
 export function registerConfig(program: Command): void {
   const config = program
     .command("config")
@@ -58,12 +89,16 @@ export function registerConfig(program: Command): void {
     .command("print")
     .description("Print kubeadm's default init or join configuration, or a default Cluster file")
     .argument("<kind>", PRINTABLE)
-    .action((kind: string) => {
-      if (kind === "init-defaults") process.stdout.write(initDefaultsYAML());
-      else if (kind === "join-defaults")
-        process.stdout.write(joinDefaultsYAML({ nodeName: hostname() }));
-      else if (kind === "cluster-defaults") process.stdout.write(clusterDefaultsYAML());
-      else throw new Error(`config print: unknown "${kind}": choose ${PRINTABLE}`);
+    .option(
+      "--component-configs <kinds>",
+      "comma-separated component configurations to append defaulted: KubeProxyConfiguration, KubeletConfiguration",
+    )
+    .option(
+      "--kubernetes-version <version>",
+      "print as the kubeadm of this version does (default: the newest kubeforge supports)",
+    )
+    .action((kind: string, o: { componentConfigs?: string; kubernetesVersion?: string }) => {
+      process.stdout.write(printedDefaults(kind, o));
     });
 
   config
@@ -84,8 +119,14 @@ export function registerConfig(program: Command): void {
       if (holdsClusterDocument(text, o.config)) {
         await validateClusterFile(text, o.config);
       } else {
-        const problems = validateConfigDocuments(decodeConfigDocuments(text, o.config));
+        const docs = decodeConfigDocuments(text, o.config);
+        const problems = validateConfigFile(docs);
         if (problems.length > 0) throw new ConfigError(problems);
+        const warnings = [
+          ...(docs.warnings ?? []),
+          ...subnetOverlapWarnings(docs.cluster?.networking),
+        ];
+        for (const w of warnings) process.stderr.write(`[config] WARNING: ${w}\n`);
       }
       process.stdout.write("ok\n");
     });

@@ -1,6 +1,9 @@
+import { kubeProxyConfigurationType, kubeletConfigurationType } from "./component-types.js";
+import { unknownGoFields } from "./go-struct.js";
 import { indexedIP, ipFamily, splitCIDRs } from "./network.js";
 import { MANIFESTS_DIR } from "./paths.js";
-import type { ComponentConfig } from "./types.js";
+import type { Release } from "./release.js";
+import type { ComponentConfig, ConfigDocuments } from "./types.js";
 import { KUBELET_CONFIG_API, KUBE_PROXY_CONFIG_API } from "./types.js";
 
 // The component configs kubeadm generates and the few fields it defaults in them
@@ -182,4 +185,30 @@ export function defaultKubeProxyConfiguration(
     recommend(warn, kind, "clientConnection.kubeconfig", KUBE_PROXY_KUBECONFIG, kubeconfig);
   }
   return kp;
+}
+
+/**
+ * Fields of the KubeletConfiguration and KubeProxyConfiguration documents that their Go types
+ * (of `release`) lack, one sentence each with the field's path. kubeadm decodes every document
+ * strictly (util/config/strict VerifyUnmarshalStrict): `kubeadm config validate` fails on
+ * these, `kubeadm init` prints them as warnings and drops the fields (its marshalled config
+ * does not carry them).
+ */
+export function componentConfigUnknownFields(
+  docs: Pick<ConfigDocuments, "kubelet" | "kubeProxy" | "source">,
+  release: Release,
+): string[] {
+  const where = docs.source ?? "the configuration";
+  const unknown = (kind: string, fields: string[]) =>
+    fields.map((f) => `${where}: ${kind}: unknown field ${JSON.stringify(f)}`);
+  return [
+    ...unknown(
+      "KubeletConfiguration",
+      unknownGoFields(kubeletConfigurationType(release), docs.kubelet),
+    ),
+    ...unknown(
+      "KubeProxyConfiguration",
+      unknownGoFields(kubeProxyConfigurationType(release), docs.kubeProxy),
+    ),
+  ];
 }

@@ -1,4 +1,8 @@
-import { defaultKubeProxyConfiguration, defaultKubeletConfiguration } from "./component-configs.js";
+import {
+  componentConfigUnknownFields,
+  defaultKubeProxyConfiguration,
+  defaultKubeletConfiguration,
+} from "./component-configs.js";
 import { joinHostPort, parseHostPort, parseIP } from "./network.js";
 import { DEFAULT_CERTIFICATES_DIR, DEFAULT_ETCD_DATA_DIR } from "./paths.js";
 import type { ResolvedVersion } from "./release.js";
@@ -200,6 +204,10 @@ export function defaultInitConfig(docs: ConfigDocuments, ctx: DefaultingContext)
     caCertificateValidityPeriod: cl.caCertificateValidityPeriod ?? DEFAULT_CA_CERTIFICATE_VALIDITY,
   };
 
+  // kubeadm init warns about component config fields its types lack, and drops them.
+  for (const w of componentConfigUnknownFields(docs, ctx.resolved.release)) {
+    warn(`${w}; it is ignored`);
+  }
   const kubelet = defaultKubeletConfiguration(
     docs.kubelet,
     {

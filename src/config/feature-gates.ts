@@ -43,7 +43,7 @@ export function parseFeatureGates(
     const known = release ? name in release.featureGates : true;
     if (!known && !release?.graduatedFeatureGates?.includes(name)) {
       throw new Error(
-        `${flag}: unknown feature gate "${name}" for Kubernetes v1.${release!.minor}; known gates: ${Object.keys(release!.featureGates).sort().join(", ")}`,
+        `${flag}: unknown feature gate "${name}" for Kubernetes v1.${release!.minor}; known gates: ${Object.keys(release!.featureGates).sort().join(", ") || "none"}`,
       );
     }
     const parsed = parseGoBool(text);
@@ -52,6 +52,8 @@ export function parseFeatureGates(
         `${flag}: invalid value "${text}" for feature gate ${name}; use true or false`,
       );
     }
+    const locked = release ? lockedGateProblem(name, parsed, release) : undefined;
+    if (locked) throw new Error(`${flag}: ${locked}`);
     const deprecation = DEPRECATED_FEATURE_GATES[name];
     if (deprecation && release && name in release.featureGates)
       opts.warn?.(`Setting deprecated feature gate ${name}=${text}. ${deprecation}`);
@@ -73,16 +75,40 @@ export function unknownFeatureGates(gates: Record<string, boolean>, release: Rel
 }
 
 /**
- * Whether a kubeadm feature is on: the user's setting, else the release default; a gate that
- * graduated and was removed is always on (kubeadm: features.Enabled).
+ * The problem with setting `gate` to `value` when `release` locks it (a GA gate kubeadm locks to
+ * its default: kubernetes/kubernetes#132594, #134106), or undefined.
  */
+export function lockedGateProblem(
+  gate: string,
+  value: boolean,
+  release: Release,
+): string | undefined {
+  const locked = release.lockedFeatureGates?.includes(gate) ?? false;
+  const lockedTo = release.featureGates[gate] ?? true;
+  if (!locked || value === lockedTo) return undefined;
+  return `cannot set feature gate ${gate} to ${value}: it is GA and locked to ${lockedTo} in Kubernetes v1.${release.minor}; remove it`;
+}
+
+/**
+ * Whether a kubeadm feature is on (kubeadm: features.Enabled): a gate that graduated and was
+ * removed, or is locked, has its fixed value; otherwise the user's setting, else the release
+ * default.
+ */
+export function featureGateEnabled(
+  featureGates: Readonly<Record<string, boolean>> | undefined,
+  release: Release,
+  gate: string,
+): boolean {
+  if (release.graduatedFeatureGates?.includes(gate)) return true;
+  if (release.lockedFeatureGates?.includes(gate)) return release.featureGates[gate] ?? true;
+  return featureGates?.[gate] ?? release.featureGates[gate] ?? false;
+}
+
+/** featureGateEnabled over a configuration's ClusterConfiguration.featureGates. */
 export function featureEnabled(
   cfg: { cluster: { featureGates?: Record<string, boolean> } },
   release: Release,
   gate: string,
 ): boolean {
-  if (release.graduatedFeatureGates?.includes(gate)) return true;
-  const set = cfg.cluster.featureGates?.[gate];
-  if (set !== undefined) return set;
-  return release.featureGates[gate] ?? false;
+  return featureGateEnabled(cfg.cluster.featureGates, release, gate);
 }

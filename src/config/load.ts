@@ -427,7 +427,7 @@ function decodeKubeadm(
 export function decodeConfigDocuments(text: string, source: string): ConfigDocuments {
   const problems: string[] = [];
   const raw = splitDocuments(text, source, problems);
-  const result: ConfigDocuments = { ignoredKinds: [] };
+  const result: ConfigDocuments = { ignoredKinds: [], source };
   const warnings: string[] = [];
   const v1beta3Documents: string[] = [];
   const seen = new Map<string, string>();
@@ -497,7 +497,9 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
         continue;
       }
       // Component configs belong to their components; kubeadm only defaults a few fields, so
-      // they are kept as given (a deep copy, without YAML-only values).
+      // they are kept as given (a deep copy, without YAML-only values). Fields their Go types
+      // lack are found later, against the release's types (componentConfigUnknownFields):
+      // kubeadm init and join only warn about them, config validate refuses them.
       const config = JSON.parse(JSON.stringify(doc.body)) as ComponentConfig;
       if (kind === "KubeletConfiguration") result.kubelet = config;
       else result.kubeProxy = config;

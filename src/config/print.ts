@@ -13,9 +13,10 @@ import {
   DEFAULT_TOKEN_USAGES,
 } from "./defaults.js";
 import { DEFAULT_CERTIFICATES_DIR, DEFAULT_ETCD_DATA_DIR } from "./paths.js";
+import type { Release } from "./release.js";
 import { KUBEADM_V1BETA4 } from "./types.js";
 import { RELEASES } from "./versions.js";
-import { toYAMLDocuments } from "./yaml.js";
+import { toYAML, toYAMLDocuments } from "./yaml.js";
 
 // `kubeadm config print init-defaults` / `join-defaults` (kubeadm: cmd/config.go
 // getDefaultInitConfigBytes/getDefaultNodeConfigBytes over util/config
@@ -29,13 +30,24 @@ export const PLACEHOLDER_NODE_NAME = "node";
 /** cmd/config.go: the discovery endpoint in join-defaults. */
 export const PLACEHOLDER_API_SERVER_ENDPOINT = "kube-apiserver:6443";
 
-/** The version printed: kubeadm prints its own; kubeforge the newest release it knows. */
-function printedVersion(): string {
-  return RELEASES[RELEASES.length - 1]!.knownPatch;
+/**
+ * constants.CurrentKubernetesVersion.String() of the kubeadm being imitated: its own minor's
+ * ".0", without the "v" (k8s.io/apimachinery version.Version.String()).
+ */
+function printedVersion(release: Release): string {
+  return `1.${release.minor}.0`;
 }
 
+export interface DefaultsPrintOptions {
+  /** The kubeadm release to print as; the newest kubeforge knows by default. */
+  release?: Release;
+}
+
+export const newestRelease = () => RELEASES[RELEASES.length - 1]!;
+
 /** What `kubeforge config print init-defaults` prints. */
-export function initDefaultsYAML(): string {
+export function initDefaultsYAML(opts: DefaultsPrintOptions = {}): string {
+  const release = opts.release ?? newestRelease();
   const init = {
     apiVersion: KUBEADM_V1BETA4,
     kind: "InitConfiguration",
@@ -74,7 +86,7 @@ export function initDefaultsYAML(): string {
     encryptionAlgorithm: "RSA-2048",
     etcd: { local: { dataDir: DEFAULT_ETCD_DATA_DIR } },
     imageRepository: DEFAULT_IMAGE_REPOSITORY,
-    kubernetesVersion: printedVersion(),
+    kubernetesVersion: printedVersion(release),
     networking: { dnsDomain: DEFAULT_DNS_DOMAIN, serviceSubnet: DEFAULT_SERVICE_SUBNET },
     proxy: {},
     scheduler: {},
@@ -86,7 +98,7 @@ export function initDefaultsYAML(): string {
  * What `kubeforge config print join-defaults` prints. kubeadm fills the node name with the
  * host's name; pass it as `nodeName` to do the same (default: the placeholder "node").
  */
-export function joinDefaultsYAML(opts: { nodeName?: string } = {}): string {
+export function joinDefaultsYAML(opts: DefaultsPrintOptions & { nodeName?: string } = {}): string {
   const join = {
     apiVersion: KUBEADM_V1BETA4,
     kind: "JoinConfiguration",
@@ -109,5 +121,5 @@ export function joinDefaultsYAML(opts: { nodeName?: string } = {}): string {
     },
     timeouts: DEFAULT_TIMEOUTS,
   };
-  return toYAMLDocuments([join]);
+  return toYAML(join);
 }

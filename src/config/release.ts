@@ -19,6 +19,11 @@ export interface Release {
    * always on and naming the gate is an error (kubeadm: "unrecognized feature-gate key").
    */
   graduatedFeatureGates?: string[];
+  /**
+   * GA gates kubeadm locks to their default (true) in this release: naming one with that value
+   * is accepted, another value is an error, and the behaviour is always on.
+   */
+  lockedFeatureGates?: string[];
   /** Behaviour that is not a feature gate but changed between releases. */
   behaviour: ReleaseBehaviour;
 }
@@ -33,6 +38,13 @@ export interface ReleaseBehaviour {
    * #138957, cherry-picked into 1.33–1.36 patches). Read through kubeletClientUsesRBAC().
    */
   kubeletAPIAdminBindingSince: string;
+  /**
+   * The first patch of this minor whose kubeadm sorts only its default arguments and appends
+   * the user's extraArgs (and kubeletExtraArgs) in the user's order; earlier patches sort the
+   * whole list (kubernetes/kubernetes#135400, cherry-picked as #135850–#135853). Read through
+   * extraArgsKeepOrder().
+   */
+  extraArgsKeepOrderSince: string;
   /** kubeadm-flags.env carries --pod-infra-container-image. */
   podInfraContainerImageFlag: boolean;
   /** Name of the kubelet-finalize sub-phase. */

@@ -226,6 +226,8 @@ export interface ConfigDocuments {
    * only for Kubernetes versions whose kubeadm still reads v1beta3 (validation decides).
    */
   v1beta3Documents?: string[];
+  /** The file the documents were read from, to name it in messages. */
+  source?: string;
 }
 
 type Required2<T> = { [K in keyof T]-?: NonNullable<T[K]> };

@@ -1,7 +1,8 @@
 import { parseBootstrapToken } from "../pki/token.js";
 import { DEFAULT_SERVICE_SUBNET } from "./defaults.js";
 import { tryParseGoDurationNanos } from "./duration.js";
-import { allKnownFeatureGates } from "./feature-gates.js";
+import { allKnownFeatureGates, lockedGateProblem } from "./feature-gates.js";
+import { imageRepositoryProblem } from "./image-reference.js";
 import { isDNS1123Subdomain, isQualifiedName, isWildcardDNS1123Subdomain } from "./names.js";
 import { cidrsOverlap, ipFamily, parseCIDR, parseHostPort, parseIP } from "./network.js";
 import type { Release } from "./release.js";
@@ -21,11 +22,13 @@ import type {
   Taint,
   Timeouts,
 } from "./types.js";
-import { kubernetesVersionProblem, releaseFor } from "./versions.js";
+import { componentConfigUnknownFields } from "./component-configs.js";
+import { RELEASES, kubernetesVersionProblem, pinnedRelease, releaseFor } from "./versions.js";
 
 // kubeadm's validation (apis/kubeadm/validation/validation.go), plus the checks kubeforge adds
-// so that bad input is refused before anything is written: overlapping pod and service ranges,
-// taints, extra volumes, discovery hash format. Every function returns ALL problems, each one
+// so that bad input is refused before anything is written: taints, extra volumes, discovery
+// hash format. What kubeadm accepts is never refused here: overlapping pod and service ranges
+// are only a warning (subnetOverlapWarnings). Every function returns ALL problems, each one
 // sentence that starts with the field path ("ClusterConfiguration.networking.podSubnet: ...").
 // Secrets (token secrets, certificate keys) are never echoed back.
 
@@ -57,12 +60,6 @@ const MIN_SERVICE_ADDRESSES = 10n;
 const MAX_SERVICE_SUBNET_BITS = 20;
 const MIN_POD_ADDRESSES = 14n;
 const POD_SUBNET_NODE_MASK_MAX_DIFF = 16;
-
-// distribution/reference grammar, simplified to what `<repo>/name:tag` needs.
-const DOMAIN_COMPONENT = "(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])";
-const DOMAIN = `(?:${DOMAIN_COMPONENT}(?:\\.${DOMAIN_COMPONENT})*|\\[[0-9a-fA-F:.]+\\])(?::[0-9]+)?`;
-const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*";
-const IMAGE_REPOSITORY = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*$`);
 
 const isAbs = (p: string) => p.startsWith("/");
 const q = (v: unknown) => JSON.stringify(v);
@@ -115,6 +112,12 @@ function checkComponent(c: ControlPlaneComponent | undefined, path: string, out:
   checkArgs(c?.extraArgs, `${path}.extraArgs`, out);
   checkVolumes(c?.extraVolumes, `${path}.extraVolumes`, out);
   checkEnvs(c?.extraEnvs, `${path}.extraEnvs`, out);
+}
+
+/** kubeadm validates an image repository only when one is set (ValidateDNS, ValidateEtcd). */
+function checkImageRepository(repo: string | undefined, path: string, out: Problems): void {
+  const problem = repo ? imageRepositoryProblem(repo) : undefined;
+  if (problem) out.push(`${path}: ${problem}`);
 }
 
 function checkCertSANs(sans: string[] | undefined, path: string, out: Problems): void {
@@ -353,17 +356,31 @@ function checkNetworking(cl: ClusterConfiguration, out: Problems): void {
       );
     }
   }
-  // An absent service subnet is kubeadm's default one, which a pod range can overlap too.
-  const serviceRanges = services ?? (n.serviceSubnet ? [] : [parseCIDR(DEFAULT_SERVICE_SUBNET)!]);
-  for (const pod of pods ?? []) {
-    for (const svc of serviceRanges) {
-      if (cidrsOverlap(pod.text, svc.text)) {
-        out.push(
-          `${p}.podSubnet: ${q(pod.text)} overlaps with networking.serviceSubnet ${q(svc.text)}`,
+}
+
+/**
+ * Pod ranges that overlap a service range. kubeadm does not check this (ValidateNetworking), so
+ * it is a warning, never an error: an IPv6 pod /56 holding the service /112 works with kubeadm.
+ * An absent service subnet is kubeadm's default one. Ranges that do not parse are validation's.
+ */
+export function subnetOverlapWarnings(
+  networking: { podSubnet?: string; serviceSubnet?: string } | undefined,
+): string[] {
+  const ranges = (text: string | undefined) =>
+    (text ?? "").split(",").flatMap((c) => (c === "" ? [] : [parseCIDR(c)]));
+  const pods = ranges(networking?.podSubnet);
+  const services = ranges(networking?.serviceSubnet || DEFAULT_SERVICE_SUBNET);
+  const warnings: string[] = [];
+  for (const pod of pods) {
+    for (const svc of services) {
+      if (pod && svc && cidrsOverlap(pod.text, svc.text)) {
+        warnings.push(
+          `networking.podSubnet ${q(pod.text)} overlaps with networking.serviceSubnet ${q(svc.text)}: Pod and Service addresses may collide`,
         );
       }
     }
   }
+  return warnings;
 }
 
 function checkURLs(urls: string[], requireHTTPS: boolean, path: string, out: Problems): void {
@@ -388,11 +405,7 @@ function checkEtcd(cl: ClusterConfiguration, out: Problems): void {
       out.push(`${p}.local.dataDir: ${q(local.dataDir)} is not an absolute path`);
     checkCertSANs(local.serverCertSANs, `${p}.local.serverCertSANs`, out);
     checkCertSANs(local.peerCertSANs, `${p}.local.peerCertSANs`, out);
-    if (local.imageRepository && !IMAGE_REPOSITORY.test(local.imageRepository)) {
-      out.push(
-        `${p}.local.imageRepository: ${q(local.imageRepository)} is not a valid image repository`,
-      );
-    }
+    checkImageRepository(local.imageRepository, `${p}.local.imageRepository`, out);
     checkArgs(local.extraArgs, `${p}.local.extraArgs`, out);
     checkEnvs(local.extraEnvs, `${p}.local.extraEnvs`, out);
   }
@@ -434,20 +447,20 @@ function checkFeatureGates(
       );
     } else if (!(g in known)) {
       const where = release ? ` for Kubernetes v1.${release.minor}` : "";
+      const names = Object.keys(known).sort().join(", ") || "none";
       out.push(
-        `ClusterConfiguration.featureGates: ${g} is not a kubeadm feature gate${where} (known: ${Object.keys(known).sort().join(", ")})`,
+        `ClusterConfiguration.featureGates: ${g} is not a kubeadm feature gate${where} (known: ${names})`,
       );
+    } else {
+      const locked = release ? lockedGateProblem(g, gates![g]!, release) : undefined;
+      if (locked) out.push(`ClusterConfiguration.featureGates: ${locked}`);
     }
   }
 }
 
 function checkCluster(cl: ClusterConfiguration, release: Release | undefined, out: Problems): void {
   const p = "ClusterConfiguration";
-  if (cl.dns?.imageRepository && !IMAGE_REPOSITORY.test(cl.dns.imageRepository)) {
-    out.push(
-      `${p}.dns.imageRepository: ${q(cl.dns.imageRepository)} is not a valid image repository`,
-    );
-  }
+  checkImageRepository(cl.dns?.imageRepository, `${p}.dns.imageRepository`, out);
   checkNetworking(cl, out);
   checkCertSANs(cl.apiServer?.certSANs, `${p}.apiServer.certSANs`, out);
   checkComponent(cl.apiServer, `${p}.apiServer`, out);
@@ -464,9 +477,7 @@ function checkCluster(cl: ClusterConfiguration, release: Release | undefined, ou
         `${p}.controlPlaneEndpoint: ${q(cl.controlPlaneEndpoint)} is not a valid endpoint: ${problem}`,
       );
   }
-  if (cl.imageRepository && !IMAGE_REPOSITORY.test(cl.imageRepository)) {
-    out.push(`${p}.imageRepository: ${q(cl.imageRepository)} is not a valid image repository`);
-  }
+  checkImageRepository(cl.imageRepository, `${p}.imageRepository`, out);
   checkEtcd(cl, out);
   if (cl.encryptionAlgorithm) {
     // ECDSA-P384 came with kubeadm 1.34 (kubernetes/kubernetes#131677); 1.33 refuses it.
@@ -673,6 +684,21 @@ export function validateConfigDocuments(docs: ConfigDocuments): string[] {
   if (docs.cluster) checkCluster(docs.cluster, release, out);
   out.push(...removedAPIVersionProblems(docs.v1beta3Documents, release));
   if (docs.join) out.push(...validateJoinConfiguration(docs.join));
+  return out;
+}
+
+/**
+ * `kubeadm config validate`: every problem validateConfigDocuments finds, plus the component
+ * configurations decoded strictly (kubeadm's ValidateConfig loads init and cluster documents
+ * with strictErrors, so a field their Go types lack is an error here, where init only warns).
+ * Their types are those of the pinned version, else of the newest release.
+ */
+export function validateConfigFile(docs: ConfigDocuments): string[] {
+  const out = validateConfigDocuments(docs);
+  if (docs.init || docs.cluster) {
+    const release = pinnedRelease(docs.cluster?.kubernetesVersion ?? "") ?? RELEASES.at(-1)!;
+    out.push(...componentConfigUnknownFields(docs, release));
+  }
   return out;
 }
 

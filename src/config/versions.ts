@@ -23,7 +23,8 @@ export const RELEASES: readonly Release[] = [
     etcdVersion: "3.5.24-0",
     coreDNSVersion: "v1.12.0", // CHANGELOG-1.33 v1.33.0: kubernetes/kubernetes#128926
     pauseVersion: "3.10", // [3P]
-    // kubeadm: features/features.go (1.33): NodeLocalCRISocket alpha, the others beta/on.
+    // kubeadm v1.33 `--feature-gates` help (kubernetes/website reference): NodeLocalCRISocket
+    // alpha, PublicKeysECDSA deprecated, RootlessControlPlane alpha, the others beta and on.
     featureGates: {
       ControlPlaneKubeletLocalMode: true,
       NodeLocalCRISocket: false,
@@ -34,6 +35,8 @@ export const RELEASES: readonly Release[] = [
     behaviour: {
       probeNamedPort: false, // [O] v1.33.0 manifests use numeric probe ports
       kubeletAPIAdminBindingSince: "v1.33.12", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135851 (release-1.33), shipped in the 2026-02-10 patches.
+      extraArgsKeepOrderSince: "v1.33.8",
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: true,
@@ -53,7 +56,9 @@ export const RELEASES: readonly Release[] = [
     etcdVersion: "3.6.5-0", // [3P] copy of the 1.34 branch's constants (v1.34.0 had 3.6.4-0)
     coreDNSVersion: "v1.12.1", // [S:DW]; [3P] kind v1.34 nodes (coredns/coredns#7869)
     pauseVersion: "3.10.1", // [S:DW]
-    // [S:DM features.go ≈ v1.34]: NodeLocalCRISocket beta, on by default.
+    // kubeadm v1.34 `--feature-gates` help: NodeLocalCRISocket and ControlPlaneKubeletLocalMode
+    // beta and on; WaitForAllControlPlaneComponents GA and locked to enabled
+    // (kubernetes/kubernetes#132594, milestone v1.34).
     featureGates: {
       ControlPlaneKubeletLocalMode: true,
       NodeLocalCRISocket: true,
@@ -61,9 +66,12 @@ export const RELEASES: readonly Release[] = [
       RootlessControlPlane: false,
       WaitForAllControlPlaneComponents: true,
     },
+    lockedFeatureGates: ["WaitForAllControlPlaneComponents"],
     behaviour: {
       probeNamedPort: true, // [S:DW] constant ProbePort = "probe-port"
       kubeletAPIAdminBindingSince: "v1.34.8", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135852 (release-1.34), shipped in the 2026-02-10 patches.
+      extraArgsKeepOrderSince: "v1.34.4",
       // kubernetes/kubernetes#133778 (merged 2025-08-29, after v1.34.0) stopped writing it.
       podInfraContainerImageFlag: true,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
@@ -83,18 +91,22 @@ export const RELEASES: readonly Release[] = [
     etcdVersion: "3.6.6-0", // [3P] same fixture
     coreDNSVersion: "v1.13.1", // [3P] same fixture
     pauseVersion: "3.10.1", // [3P] same fixture
-    // [D] v1.35 reference: ControlPlaneKubeletLocalMode GA, WaitForAllControlPlaneComponents
-    // graduated (no longer in --feature-gates help, still accepted) [M], NodeLocalCRISocket beta.
+    // kubeadm v1.35 `--feature-gates` help: ControlPlaneKubeletLocalMode GA and locked to
+    // enabled (kubernetes/kubernetes#134106); WaitForAllControlPlaneComponents removed
+    // (kubernetes/kubernetes#134781): kubeadm refuses it as an unknown gate.
     featureGates: {
       ControlPlaneKubeletLocalMode: true,
       NodeLocalCRISocket: true,
       PublicKeysECDSA: false,
       RootlessControlPlane: false,
-      WaitForAllControlPlaneComponents: true,
     },
+    graduatedFeatureGates: ["WaitForAllControlPlaneComponents"],
+    lockedFeatureGates: ["ControlPlaneKubeletLocalMode"],
     behaviour: {
       probeNamedPort: true,
       kubeletAPIAdminBindingSince: "v1.35.5", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135853 (release-1.35), in v1.35.1 (2026-02-10).
+      extraArgsKeepOrderSince: "v1.35.1",
       // kubernetes/kubernetes#133778: kubeadm no longer passes --pod-infra-container-image;
       // the kubelet flag itself was removed in 1.35 (kubernetes/kubernetes#133779).
       podInfraContainerImageFlag: false,
@@ -116,17 +128,21 @@ export const RELEASES: readonly Release[] = [
     etcdVersion: "3.6.9-0",
     coreDNSVersion: "v1.13.1", // [M] unchanged from 1.35 as far as known
     pauseVersion: "3.10.1", // [M] unchanged from 1.35 as far as known
-    // [S:DM features.go comment]: NodeLocalCRISocket "ga in v1.36".
+    // kubeadm v1.36 `--feature-gates` help: NodeLocalCRISocket GA ("default=true", kubeadm
+    // locks GA gates: kubernetes/kubernetes#134106); ControlPlaneKubeletLocalMode removed
+    // (kubernetes/kubernetes#135773).
     featureGates: {
-      ControlPlaneKubeletLocalMode: true,
       NodeLocalCRISocket: true,
       PublicKeysECDSA: false,
       RootlessControlPlane: false,
-      WaitForAllControlPlaneComponents: true,
     },
+    graduatedFeatureGates: ["WaitForAllControlPlaneComponents", "ControlPlaneKubeletLocalMode"],
+    lockedFeatureGates: ["NodeLocalCRISocket"],
     behaviour: {
       probeNamedPort: true,
       kubeletAPIAdminBindingSince: "v1.36.1", // kubernetes/kubernetes#138957 cherry-pick
+      // kubernetes/kubernetes#135400 merged on master before 1.36 (CHANGELOG-1.36).
+      extraArgsKeepOrderSince: "v1.36.0",
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
@@ -146,26 +162,28 @@ export const RELEASES: readonly Release[] = [
     coreDNSVersion: "v1.14.7", // [S:DM]
     pauseVersion: "3.10.2", // [S:DM]
     // [3P] an upgrade checker for 1.37 flags NodeLocalCRISocket as removed
-    // (kubernetes/kubernetes#138645). PublicKeysECDSA was to go with v1beta3, which the same
-    // checker reports removed in 1.37 (kubernetes/kubernetes#136016) [M].
-    featureGates: {
-      ControlPlaneKubeletLocalMode: true,
-      RootlessControlPlane: false,
-      WaitForAllControlPlaneComponents: true,
-    },
-    graduatedFeatureGates: ["NodeLocalCRISocket"],
+    // (kubernetes/kubernetes#138645); PublicKeysECDSA went with v1beta3
+    // (kubernetes/kubernetes#136016, CHANGELOG-1.37); RootlessControlPlane was removed by
+    // kubernetes/kubernetes#134178, after the v1.36 reference still listed it [M for the release].
+    featureGates: {},
+    graduatedFeatureGates: [
+      "WaitForAllControlPlaneComponents",
+      "ControlPlaneKubeletLocalMode",
+      "NodeLocalCRISocket",
+    ],
     behaviour: {
       probeNamedPort: true,
       kubeletAPIAdminBindingSince: "v1.37.0", // kubernetes/kubernetes#138957 (master)
+      // Since 1.36 on master.
+      extraArgsKeepOrderSince: "v1.37.0",
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
       kubeconfigPreferences: false,
       coreDNSNamedProbePorts: true,
-      // [M] in kube-proxy's v1alpha1 types.go at kubernetes/kubernetes@052d2d84 (newest stored,
-      // undated); its issue (kubernetes/kubernetes#133024) had only an open PR in April 2026.
-      // kube-proxy falls back to lenient decoding for v1alpha1 [M]: a wrong guess logs a warning.
-      kubeProxySNATNodeInternalIP: true,
+      // Not in k8s.io/kube-proxy config/v1alpha1/types.go at v0.37.0-beta.0 nor on master of
+      // 2026-07-21 (no commit ever added it; kubernetes/kubernetes#133024 had only an open PR).
+      kubeProxySNATNodeInternalIP: false,
       kubeProxyDaemonSetPatchTarget: true,
       // kubernetes/kubernetes#136016 removed v1beta3 and PublicKeysECDSA: CHANGELOG-1.37
       // (v1.37.0-alpha.1, "Changelog since v1.36.0").

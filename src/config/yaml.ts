@@ -1,4 +1,5 @@
 import {
+  DEFAULT_SCALAR_STYLE_RULES,
   DUMP_SCHEMA,
   FAILSAFE_SCHEMA,
   NOT_RESOLVED,
@@ -15,13 +16,15 @@ import {
   mergeTag,
   nullYaml11Tag,
 } from "js-yaml";
+import { goKeyCompare, goStringStyle } from "./go-yaml-style.js";
 
 // Kubernetes reads YAML through sigs.k8s.io/yaml, which resolves plain scalars with go-yaml v2's
 // rules (goyaml.v2 resolve.go), not strict YAML 1.1: `yes`, `on`, `y`, `~` are booleans/null,
 // `0644` is octal and `09` a float, `1e3` is a number, but `1:20` (sexagesimal) and dates stay
 // strings. We read user files with those rules, and write files that read back identically
-// under them. Output mimics Go's marshalling: keys sorted (Go marshals through a JSON map),
-// sequences not indented under their key, double quotes.
+// under them. Output mimics Go's marshalling: keys in go-yaml's order (Go marshals through a
+// JSON map), sequences not indented under their key, strings quoted as go-yaml quotes them
+// (go-yaml-style.ts).
 
 // strconv.ParseInt(s, 0, 64) after removing "_": optional sign, then 0x/0o/0b prefixes or a
 // leading 0 for octal, else decimal.
@@ -145,16 +148,21 @@ export function parseYAMLDocumentsWithText(
     .filter((d) => d.value !== null && d.value !== undefined);
 }
 
+const STRING_STYLE = goStringStyle(KUBERNETES_YAML_SCHEMA);
+
 /** One YAML document, as Go's sigs.k8s.io/yaml would print the same object. */
 export function toYAML(value: unknown, opts: { sortKeys?: boolean } = {}): string {
-  return dump(value, {
+  const text = dump(value, {
     schema: WRITE_SCHEMA,
-    sortKeys: opts.sortKeys ?? true,
+    sortKeys: (opts.sortKeys ?? true) ? goKeyCompare : false,
     seqNoIndent: true,
     lineWidth: -1,
-    quoteStyle: "double",
+    scalarStyleRules: [STRING_STYLE, DEFAULT_SCALAR_STYLE_RULES.fallbackToDoubleQuoted],
     noRefs: true,
   });
+  // js-yaml ends a document whose last scalar keeps its trailing newlines (`|+`) with `...`;
+  // go-yaml's encoder clears that state before the stream ends (encode.go finish).
+  return text.endsWith("\n...\n") ? text.slice(0, -4) : text;
 }
 
 /** Several documents joined by `---` lines. */

@@ -1,5 +1,6 @@
 import { posix } from "node:path";
 import { ipFamily, joinHostPort } from "../config/network.js";
+import { extraArgsKeepOrder } from "../config/patch-level.js";
 import {
   CONTROLLER_MANAGER_KUBECONFIG,
   KUBERNETES_DIR,
@@ -91,6 +92,7 @@ export function controlPlanePods(
   const proxy = proxyEnvVars(opts.proxyEnv);
   const image = (name: string): string =>
     imageName(cluster.imageRepository, name, cluster.kubernetesVersion);
+  const keepOrder = extraArgsKeepOrder(cluster.kubernetesVersion, release);
 
   const apiserver = componentPod(
     {
@@ -98,7 +100,11 @@ export function controlPlanePods(
       image: image("kube-apiserver"),
       command: [
         "kube-apiserver",
-        ...argumentsToCommand(apiServerArgs(cfg, opts.warn), cluster.apiServer.extraArgs),
+        ...argumentsToCommand(
+          apiServerArgs(cfg, opts.warn),
+          cluster.apiServer.extraArgs,
+          keepOrder,
+        ),
       ],
       ...mounts.get("kube-apiserver"),
       env: mergeEnvVars(proxy, cluster.apiServer.extraEnvs),
@@ -128,6 +134,7 @@ export function controlPlanePods(
         ...argumentsToCommand(
           controllerManagerArgs(cfg, opts.externalCA),
           cluster.controllerManager.extraArgs,
+          keepOrder,
         ),
       ],
       ...mounts.get("kube-controller-manager"),
@@ -151,7 +158,7 @@ export function controlPlanePods(
       image: image("kube-scheduler"),
       command: [
         "kube-scheduler",
-        ...argumentsToCommand(schedulerArgs(), cluster.scheduler.extraArgs),
+        ...argumentsToCommand(schedulerArgs(), cluster.scheduler.extraArgs, keepOrder),
       ],
       ...mounts.get("kube-scheduler"),
       env: mergeEnvVars(proxy, cluster.scheduler.extraEnvs),

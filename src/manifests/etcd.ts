@@ -1,6 +1,7 @@
 import semver from "semver";
 import { ipFamily, joinHostPort } from "../config/network.js";
 import { DEFAULT_ETCD_DATA_DIR } from "../config/paths.js";
+import { extraArgsKeepOrder } from "../config/patch-level.js";
 import type { Release } from "../config/release.js";
 import type { Arg, InitConfig } from "../config/types.js";
 import {
@@ -192,7 +193,8 @@ function etcdCommandFor(input: EtcdPodInput, release: Release): string[] {
     args = setArg(args, "initial-cluster", members.map((m) => `${m.name}=${m.peerURL}`).join(","));
     args = setArg(args, "initial-cluster-state", "existing");
   }
-  return ["etcd", ...argumentsToCommand(args, local.extraArgs ?? [])];
+  const keepOrder = extraArgsKeepOrder(cluster.kubernetesVersion, release);
+  return ["etcd", ...argumentsToCommand(args, local.extraArgs ?? [], keepOrder)];
 }
 
 /**

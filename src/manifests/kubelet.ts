@@ -1,5 +1,10 @@
+import { kubeletConfigurationType } from "../config/component-types.js";
+import { featureGateEnabled } from "../config/feature-gates.js";
+import { marshalGoStruct } from "../config/go-struct.js";
+import { extraArgsKeepOrder } from "../config/patch-level.js";
 import type { Release } from "../config/release.js";
 import type { Arg, ComponentConfig, InitConfig, Taint } from "../config/types.js";
+import { KUBELET_CONFIG_API } from "../config/types.js";
 import { toYAML } from "../config/yaml.js";
 import { argumentsToCommand, imageName, lastArgValue } from "./static-pod.js";
 
@@ -17,18 +22,7 @@ export const KUBELET_ENV_VARIABLE = "KUBELET_KUBEADM_ARGS";
 export const SYSTEMD_RESOLV_CONF = "/run/systemd/resolve/resolv.conf";
 export const NODE_LOCAL_CRI_SOCKET_GATE = "NodeLocalCRISocket";
 
-/**
- * A kubeadm feature gate: always on once graduated and removed, else the user's
- * `featureGates` over the release's default.
- */
-export function featureGateEnabled(
-  featureGates: Readonly<Record<string, boolean>> | undefined,
-  release: Release,
-  gate: string,
-): boolean {
-  if (release.graduatedFeatureGates?.includes(gate)) return true;
-  return featureGates?.[gate] ?? release.featureGates[gate] ?? false;
-}
+export { featureGateEnabled };
 
 /** NodeLocalCRISocket: the CRI socket lives in instance-config.yaml instead of a kubelet flag. */
 export function nodeLocalCRISocket(cfg: InitConfig, release: Release): boolean {
@@ -68,6 +62,8 @@ export interface KubeletFlagsInput {
   nodeLocalCRISocket: boolean;
   /** Worker join registers its taints with the kubelet flag; init marks them through the API. */
   registerTaintsUsingFlags: boolean;
+  /** kubeletExtraArgs follow the sorted flags in the user's order (extraArgsKeepOrder). */
+  keepExtraArgsOrder: boolean;
 }
 
 /** The kubelet flags kubeadm writes, `--name=value`, sorted (kubeadm: flags.go buildKubeletArgs). */
@@ -86,7 +82,7 @@ export function kubeletFlagArgs(input: KubeletFlagsInput): string[] {
   const nodeName =
     lastArgValue(reg.kubeletExtraArgs, "hostname-override") ?? (reg.name || input.hostname);
   if (nodeName !== input.hostname) args.push({ name: "hostname-override", value: nodeName });
-  return argumentsToCommand(args, reg.kubeletExtraArgs);
+  return argumentsToCommand(args, reg.kubeletExtraArgs, input.keepExtraArgsOrder);
 }
 
 /** The whole kubeadm-flags.env: one line, Go %q-quoted. */
@@ -104,6 +100,7 @@ export function initKubeletFlagsEnv(cfg: InitConfig, release: Release, hostname:
       : undefined,
     nodeLocalCRISocket: nodeLocalCRISocket(cfg, release),
     registerTaintsUsingFlags: false,
+    keepExtraArgsOrder: extraArgsKeepOrder(cfg.cluster.kubernetesVersion, release),
   });
 }
 
@@ -137,7 +134,24 @@ export function withResolvConf(
   return config;
 }
 
-/** /var/lib/kubelet/config.yaml text. */
+/**
+ * The KubeletConfiguration as kubeadm marshals it for config.yaml and the kubelet-config
+ * ConfigMap (componentconfigs handler.Marshal): the whole v1beta1 struct, so unset fields
+ * without omitempty appear as Go zero values (`syncFrequency: 0s`, `memorySwap: {}`,
+ * `containerRuntimeEndpoint: ""`, the `logging` block) and fields the type lacks are dropped.
+ */
+export function marshalKubeletConfiguration(
+  config: Readonly<ComponentConfig>,
+  release: Pick<Release, "minor">,
+): ComponentConfig {
+  return {
+    ...marshalGoStruct(kubeletConfigurationType(release), config),
+    apiVersion: KUBELET_CONFIG_API,
+    kind: "KubeletConfiguration",
+  };
+}
+
+/** /var/lib/kubelet/config.yaml text of an already marshalled configuration. */
 export function renderKubeletConfig(config: Readonly<Record<string, unknown>>): string {
   return toYAML(config);
 }

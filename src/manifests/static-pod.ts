@@ -34,7 +34,8 @@ export type URIScheme = "HTTP" | "HTTPS";
 
 export interface HTTPGetProbe {
   httpGet: { host?: string; path: string; port: number | string; scheme: URIScheme };
-  initialDelaySeconds: number;
+  /** Omitted when 0, as core/v1 Probe's `omitempty` field (kubeadm's readiness probes). */
+  initialDelaySeconds?: number;
   timeoutSeconds: number;
   periodSeconds: number;
   failureThreshold: number;
@@ -236,7 +237,11 @@ function httpProbe(
 ): HTTPGetProbe {
   const httpGet: HTTPGetProbe["httpGet"] = { path, port, scheme };
   if (host !== "") httpGet.host = host; // Go omits the empty host
-  return { httpGet, ...timing };
+  const { initialDelaySeconds, ...rest } = timing;
+  // ReadinessProbe's 0 delay: `initialDelaySeconds,omitempty` leaves it out of the manifest.
+  return initialDelaySeconds === 0
+    ? { httpGet, ...rest }
+    : { httpGet, initialDelaySeconds, ...rest };
 }
 
 /**
@@ -264,14 +269,25 @@ export function setArg(args: Arg[], name: string, value: string): Arg[] {
 }
 
 /**
- * kubeadm's ArgumentsToCommand: a flag named in `overrides` drops every default of that name;
- * the same flag may appear several times (v1beta4 extraArgs is a list). Flags are sorted by
- * name, then by value, and rendered as `--name=value`.
+ * kubeadm's ArgumentsToCommand, rendered as `--name=value`: a flag named in `overrides` drops
+ * every default of that name; the same flag may appear several times (v1beta4 extraArgs is a
+ * list). Before kubernetes/kubernetes#135400 every flag is sorted by name, then value; after it
+ * (`keepOverrideOrder`, see extraArgsKeepOrder) the defaults are sorted and the overrides
+ * follow them in the user's order, so the first --service-account-issuer stays the one that
+ * signs tokens.
  */
-export function argumentsToCommand(base: readonly Arg[], overrides: readonly Arg[]): string[] {
+export function argumentsToCommand(
+  base: readonly Arg[],
+  overrides: readonly Arg[],
+  keepOverrideOrder = false,
+): string[] {
+  const byNameThenValue = (a: Arg, b: Arg) =>
+    compareBytes(a.name, b.name) || compareBytes(a.value, b.value);
   const overridden = new Set(overrides.map((a) => a.name));
-  const args = [...overrides, ...base.filter((a) => !overridden.has(a.name))];
-  args.sort((a, b) => compareBytes(a.name, b.name) || compareBytes(a.value, b.value));
+  const kept = base.filter((a) => !overridden.has(a.name));
+  const args = keepOverrideOrder
+    ? [...kept.sort(byNameThenValue), ...overrides]
+    : [...overrides, ...kept].sort(byNameThenValue);
   return args.map((a) => `--${a.name}=${a.value}`);
 }
 

@@ -8,10 +8,11 @@ import type {
   EnvVar,
   HostPathMount,
 } from "../config/types.js";
+import type { Release } from "../config/release.js";
 import { KUBEADM_V1BETA4 } from "../config/types.js";
 import { toYAML } from "../config/yaml.js";
 import type { KubeObject } from "../kube/types.js";
-import { renderKubeletConfig } from "./kubelet.js";
+import { marshalKubeletConfiguration, renderKubeletConfig } from "./kubelet.js";
 
 // upload-config (kubeadm: phases/uploadconfig/uploadconfig.go UploadConfiguration;
 // phases/kubelet/config.go CreateConfigMap; componentconfigs/checksums.go). The RBAC objects of
@@ -221,12 +222,15 @@ export function verifyConfigMapSignature(cm: KubeObject): boolean {
 export function kubeletConfigConfigMap(
   kubelet: ComponentConfig,
   userSupplied: boolean,
+  release: Pick<Release, "minor">,
 ): KubeObject {
   const cm: KubeObject = {
     apiVersion: "v1",
     kind: "ConfigMap",
     metadata: { name: KUBELET_CONFIG_CONFIGMAP, namespace: "kube-system" },
-    data: { [KUBELET_CONFIG_KEY]: renderKubeletConfig(kubelet) },
+    data: {
+      [KUBELET_CONFIG_KEY]: renderKubeletConfig(marshalKubeletConfiguration(kubelet, release)),
+    },
   };
   return userSupplied ? cm : signConfigMap(cm);
 }

@@ -6,6 +6,7 @@ import {
   KUBELET_DIR,
   KUBELET_FLAGS_ENV_FILE,
   KUBELET_INSTANCE_CONFIG_FILE,
+  marshalKubeletConfiguration,
   nodeLocalCRISocket,
   renderKubeletConfig,
   withResolvConf,
@@ -54,9 +55,10 @@ async function systemdResolvedActive(init: InitSystem | undefined, log: Logger):
 }
 
 /**
- * config.yaml as kubeadm's WriteConfigToDisk builds it: the defaulted KubeletConfiguration,
- * the resolv.conf rule, the user's kubeletconfiguration patches, then (NodeLocalCRISocket)
- * instance-config.yaml read back from the node and merged in as a strategic patch.
+ * config.yaml as kubeadm's WriteConfigToDisk builds it: the defaulted KubeletConfiguration
+ * with the resolv.conf rule, marshalled whole, then the user's kubeletconfiguration patches,
+ * then (NodeLocalCRISocket) instance-config.yaml read back from the node and merged in as a
+ * strategic patch.
  */
 export async function kubeletConfigText(
   data: KubeletTarget,
@@ -65,10 +67,11 @@ export async function kubeletConfigText(
   init: InitSystem | undefined,
 ): Promise<string> {
   const log = (l: string) => ctx.log.info(l);
-  let config: ComponentConfig = withResolvConf(
-    data.cfg.kubelet,
-    await systemdResolvedActive(init, ctx.log),
-    (m) => ctx.log.warn(m),
+  let config: ComponentConfig = marshalKubeletConfiguration(
+    withResolvConf(data.cfg.kubelet, await systemdResolvedActive(init, ctx.log), (m) =>
+      ctx.log.warn(m),
+    ),
+    data.release,
   );
   config = applyPatches("kubeletconfiguration", config, patches, log);
   if (nodeLocalCRISocket(data.cfg, data.release)) {

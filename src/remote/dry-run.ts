@@ -31,11 +31,30 @@ export class DryRunHost implements Host {
   readFile(path: string): Promise<Buffer> {
     return this.files.readFile(path);
   }
-  writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
+  async writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
+    await this.mirrorExistingParents(path);
     return this.files.writeFile(path, data, mode);
   }
-  mkdirp(path: string, mode?: number): Promise<void> {
+  async mkdirp(path: string, mode?: number): Promise<void> {
+    await this.mirrorExistingParents(path);
     return this.files.mkdirp(path, mode);
+  }
+
+  /**
+   * Creates in the folder the parents of `path` the real host already has, with the host's
+   * modes: a real run finds /var and /var/lib there (0755) and creates only what is missing,
+   * so the folder must not show them with the mode of the directory asked for (0700).
+   */
+  private async mirrorExistingParents(path: string): Promise<void> {
+    const parts = path.split("/").filter(Boolean).slice(0, -1);
+    let dir = "";
+    for (const part of parts) {
+      dir += `/${part}`;
+      if (await this.files.exists(dir)) continue;
+      const real = await this.real.stat(dir);
+      if (!real?.isDirectory) return;
+      await this.files.mkdirp(dir, real.mode & 0o7777);
+    }
   }
   exists(path: string): Promise<boolean> {
     return this.files.exists(path);

@@ -11,6 +11,7 @@ import {
 import { type PreflightOutput, runChecks } from "../../node/preflight/checks.js";
 import { imagePullInput, pullControlPlaneImages } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
+import { subnetOverlapWarnings } from "../../config/validate.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";
 
@@ -31,6 +32,8 @@ export function createPreflightPhase(opts: PreflightPhaseOptions = {}): Phase<In
         warn: (l) => ctx.log.warn(unprefixed(l)),
       };
       ctx.log.info("Running pre-flight checks");
+      // kubeadm accepts overlapping pod and service ranges; they are worth a warning, no more.
+      for (const w of subnetOverlapWarnings(data.cfg.cluster.networking)) ctx.log.warn(w);
       await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, out);
       const checks = await initNodeChecks(data, {
         newestSupportedMinor: opts.newestSupportedMinor ?? NEWEST_SUPPORTED_MINOR,

@@ -39,7 +39,11 @@ async function uploadKubeletConfig(data: InitData, ctx: PhaseContext): Promise<v
   ctx.log.info(
     `[kubelet] Creating a ConfigMap "${KUBELET_CONFIG_CONFIGMAP}" in namespace kube-system with the configuration for the kubelets in the cluster`,
   );
-  await createOrUpdate(client, kubeletConfigConfigMap(cfg.kubelet, cfg.kubeletUserSupplied), opts);
+  await createOrUpdate(
+    client,
+    kubeletConfigConfigMap(cfg.kubelet, cfg.kubeletUserSupplied, release),
+    opts,
+  );
   for (const obj of kubeletConfigRBAC()) await createOrUpdate(client, obj, opts);
 
   // Without NodeLocalCRISocket the node's CRI socket lives in a Node annotation

@@ -10,7 +10,7 @@ import {
   kubeadmCertFiles,
 } from "../../manifests/upload-certs.js";
 import { certFile, keyFile } from "../../pki/paths.js";
-import type { Phase } from "../../workflow/phase.js";
+import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import { certsPhase } from "../init/certs.js";
 import { adminClient } from "../init/clients.js";
 import { controlPlanePhase, writeStaticPod } from "../init/control-plane.js";
@@ -20,6 +20,7 @@ import { markControlPlanePhase } from "../init/mark-control-plane.js";
 import { waitForStaticPodComponents } from "../init/wait-control-plane.js";
 import type { JoinData } from "./data.js";
 import { initView, runInitPhase } from "./init-view.js";
+import { kubeletLocalMode } from "./kubelet-wait-bootstrap.js";
 
 // The control-plane phases of kubeadm's join (cmd/phases/join/controlplaneprepare.go,
 // checketcd.go, etcd.go, controlplanejoin.go, waitcontrolplane.go). Each does nothing on a
@@ -142,41 +143,51 @@ export const checkEtcdPhase: Phase<JoinData> = {
   },
 };
 
+/** Adds this node to the stacked etcd cluster as a learner, writes etcd.yaml, promotes it. */
+async function joinEtcd(data: JoinData, ctx: PhaseContext): Promise<void> {
+  const view = await initView(data);
+  const { cfg, release } = view;
+  if (cfg.cluster.etcd.external) return;
+  const dataDir = cfg.cluster.etcd.local?.dataDir ?? DEFAULT_ETCD_DATA_DIR;
+  await data.host.mkdirp(dataDir, ETCD_DATA_DIR_MODE);
+  const nodeName = cfg.init.nodeRegistration.name;
+  await data.etcd.joinMember(
+    await adminClient(view),
+    await etcdCredentials(data),
+    etcdTimeouts(data),
+    {
+      nodeName,
+      peerURL: etcdPeerURL(cfg.init.localAPIEndpoint.advertiseAddress),
+      log: (l) => ctx.log.info(l),
+      writeManifest: async (members) => {
+        ctx.log.info(`Creating static Pod manifest for "etcd" in "${MANIFESTS_DIR}"`);
+        const pod = etcdPod(
+          {
+            cluster: cfg.cluster,
+            endpoint: cfg.init.localAPIEndpoint,
+            nodeName,
+            timeouts: cfg.init.timeouts,
+            initialCluster: members,
+          },
+          release,
+        );
+        await writeStaticPod(view, "etcd", pod, ctx);
+      },
+    },
+  );
+}
+
+/**
+ * etcd-join runs the etcd join with ControlPlaneKubeletLocalMode (locked on from v1.35); with
+ * the gate off (v1.33, v1.34) kubeadm does it in control-plane-join/etcd instead, after the
+ * kubelet's TLS bootstrap.
+ */
 export const etcdJoinPhase: Phase<JoinData> = {
   name: "etcd-join",
   short: "Join etcd for control plane nodes",
   runIf: isControlPlane,
   run: async (data, ctx) => {
-    const view = await initView(data);
-    const { cfg, release } = view;
-    if (cfg.cluster.etcd.external) return;
-    const dataDir = cfg.cluster.etcd.local?.dataDir ?? DEFAULT_ETCD_DATA_DIR;
-    await data.host.mkdirp(dataDir, ETCD_DATA_DIR_MODE);
-    const nodeName = cfg.init.nodeRegistration.name;
-    await data.etcd.joinMember(
-      await adminClient(view),
-      await etcdCredentials(data),
-      etcdTimeouts(data),
-      {
-        nodeName,
-        peerURL: etcdPeerURL(cfg.init.localAPIEndpoint.advertiseAddress),
-        log: (l) => ctx.log.info(l),
-        writeManifest: async (members) => {
-          ctx.log.info(`Creating static Pod manifest for "etcd" in "${MANIFESTS_DIR}"`);
-          const pod = etcdPod(
-            {
-              cluster: cfg.cluster,
-              endpoint: cfg.init.localAPIEndpoint,
-              nodeName,
-              timeouts: cfg.init.timeouts,
-              initialCluster: members,
-            },
-            release,
-          );
-          await writeStaticPod(view, "etcd", pod, ctx);
-        },
-      },
-    );
+    if (await kubeletLocalMode(data)) await joinEtcd(data, ctx);
   },
 };
 
@@ -185,6 +196,16 @@ export const controlPlaneJoinPhase: Phase<JoinData> = {
   short: "Join a machine as a control plane instance",
   runIf: isControlPlane,
   phases: [
+    // kubeadm v1.35 keeps this sub-phase, deprecated and hidden (kubernetes/kubernetes#134106),
+    // so scripts that skip it by name still work; it joins etcd only with the gate off.
+    {
+      name: "etcd",
+      short: "[DEPRECATED] Add a new local etcd member (replaced by etcd-join)",
+      hidden: true,
+      run: async (data, ctx) => {
+        if (!(await kubeletLocalMode(data))) await joinEtcd(data, ctx);
+      },
+    },
     {
       name: "mark-control-plane",
       short: "Mark a node as a control-plane",

@@ -1,3 +1,4 @@
+import { extraArgsKeepOrder } from "../../config/patch-level.js";
 import { localAPIEndpointURL } from "../../kubeconfig/endpoints.js";
 import { renderKubeConfig } from "../../kubeconfig/build.js";
 import { withServer } from "../../kubeconfig/bootstrap.js";
@@ -28,6 +29,7 @@ import {
   BOOTSTRAP_KUBECONFIG_PATH,
   kubeletLocalMode,
   removeBootstrapKubeconfig,
+  skipWaitInDryRun,
   waitForKubeletBootstrap,
 } from "./kubelet-wait-bootstrap.js";
 
@@ -51,6 +53,11 @@ export const joinKubeletStartPhase: Phase<JoinData> = {
     // to the phase's end, so the token leaves the node even when the phase fails.
     const localMode = await kubeletLocalMode(data);
     if (localMode) return startKubelet(data, ctx, localMode);
+    if (data.dryRun) {
+      await startKubelet(data, ctx, localMode);
+      skipWaitInDryRun(data, ctx);
+      return;
+    }
     try {
       await startKubelet(data, ctx, localMode);
       await waitForKubeletBootstrap(data, ctx);
@@ -125,6 +132,7 @@ async function startKubelet(data: JoinData, ctx: PhaseContext, localMode: boolea
       nodeLocalCRISocket: nodeLocalCRISocket(cfg, release),
       // A control plane gets its taints from mark-control-plane.
       registerTaintsUsingFlags: join.controlPlane === undefined,
+      keepExtraArgsOrder: extraArgsKeepOrder(cfg.cluster.kubernetesVersion, release),
     }),
   );
   ctx.log.info("Starting the kubelet");

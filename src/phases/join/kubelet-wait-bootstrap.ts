@@ -87,12 +87,24 @@ async function waitForBootstrappedKubelet(data: JoinData, ctx: PhaseContext): Pr
   }
 }
 
+/**
+ * A dry run neither waits nor removes bootstrap-kubelet.conf, which stays in the dry-run folder
+ * (kubeadm's runKubeletWaitBootstrapPhase returns before its deferred removal when dry-running,
+ * kubernetes/kubernetes#129956). kubeadm's phase itself branches on dry-run here.
+ */
+export function skipWaitInDryRun(data: JoinData, ctx: PhaseContext): boolean {
+  if (!data.dryRun) return false;
+  ctx.log.info("Would wait for the kubelet to be bootstrapped");
+  return true;
+}
+
+/** Listed in kubeadm's help since the gate went beta (v1.33, kubernetes/kubernetes#129716). */
 export const kubeletWaitBootstrapPhase: Phase<JoinData> = {
   name: "kubelet-wait-bootstrap",
   short: "Wait for the kubelet to bootstrap itself",
-  hidden: true,
   // Without ControlPlaneKubeletLocalMode, kubelet-start waits itself.
   run: async (data, ctx) => {
-    if (await kubeletLocalMode(data)) await waitForKubeletBootstrap(data, ctx);
+    if (!(await kubeletLocalMode(data)) || skipWaitInDryRun(data, ctx)) return;
+    await waitForKubeletBootstrap(data, ctx);
   },
 };

@@ -124,7 +124,6 @@ networking: {podSubent: 10.0.0.0/16}
     expect(result.stderr.trim().split("\n")).toEqual([
       `${path}: nodes[0].rol: unknown field; did you mean "role"?`,
       `${path}: ClusterConfiguration: unknown field "networking.podSubent"`,
-      `${path}: networking.podSubnet: "10.96.0.0/16" overlaps with networking.serviceSubnet "10.96.0.0/12"`,
       `${path}: nodes[0].role: required: the node's role, control-plane or worker`,
       `${path}: ssh.user: no SSH user for nodes[1] (w-1); write it in the host URL (ssh://user@host) or set ssh.user`,
       `${path}: ssh: no SSH credentials for nodes[1] (w-1); set ssh.privateKeyFile, ssh.privateKey, ssh.password or ssh.agent: true`,

@@ -305,9 +305,9 @@ describe("bad input: one clear sentence, exit 1, nothing written", () => {
 
   const cases: [string, () => string[], RegExp][] = [
     [
-      "overlapping pod and service ranges",
-      () => ["--pod-network-cidr", "10.96.0.0/16"],
-      /podSubnet.*overlaps/,
+      "an invalid pod network range",
+      () => ["--pod-network-cidr", "10.244.0.0/33"],
+      /podSubnet.*10\.244\.0\.0\/33/,
     ],
     [
       "an unsupported Kubernetes version",
@@ -476,6 +476,43 @@ describe("small commands", () => {
     expect([valid.code, valid.stdout]).toEqual([0, "ok\n"]);
   });
 
+  it("config print --component-configs appends documents config validate accepts", async () => {
+    const dir = await temp("print-components");
+    const printed = await kubeforge([
+      "config",
+      "print",
+      "init-defaults",
+      "--kubernetes-version",
+      "v1.35.2",
+      "--component-configs",
+      "KubeletConfiguration,KubeProxyConfiguration",
+    ]);
+    expect(printed.code).toBe(0);
+    const kinds = [...printed.stdout.matchAll(/^kind: (\w+)$/gm)].map((m) => m[1]);
+    expect(kinds).toEqual([
+      "InitConfiguration",
+      "ClusterConfiguration",
+      "KubeletConfiguration",
+      "KubeProxyConfiguration",
+    ]);
+    expect(printed.stdout).toContain("\nkubernetesVersion: 1.35.0\n");
+    await writeFile(join(dir, "defaults.yaml"), printed.stdout);
+    const valid = await kubeforge(["config", "validate", "--config", join(dir, "defaults.yaml")]);
+    expect([valid.code, valid.stdout, valid.stderr]).toEqual([0, "ok\n", ""]);
+    const bad = await kubeforge([
+      "config",
+      "print",
+      "init-defaults",
+      "--component-configs",
+      "KubeletConfig",
+    ]);
+    expect(bad.code).toBe(1);
+    expect(bad.stderr).toContain(
+      "--component-configs needs to contain some of [KubeProxyConfiguration KubeletConfiguration]",
+    );
+    expect(bad.stdout).toBe("");
+  });
+
   it("config validate lists every problem, one per line, and exits 1", async () => {
     const dir = await temp("validate");
     await writeFile(
@@ -484,8 +521,7 @@ describe("small commands", () => {
         "apiVersion: kubeadm.k8s.io/v1beta4",
         "kind: ClusterConfiguration",
         "networking:",
-        "  podSubnet: 10.96.0.0/16",
-        "  serviceSubnet: 10.96.0.0/12",
+        "  podSubnet: 10.244.0.0/33",
         "---",
         "apiVersion: kubeadm.k8s.io/v1beta4",
         "kind: JoinConfiguration",
@@ -500,7 +536,7 @@ describe("small commands", () => {
     expect(r.code).toBe(1);
     const lines = r.stderr.trim().split("\n");
     expect(lines.length).toBeGreaterThanOrEqual(2);
-    expect(lines.some((l) => /podSubnet.*overlaps/.test(l))).toBe(true);
+    expect(lines.some((l) => /networking\.podSubnet.*10\.244\.0\.0\/33/.test(l))).toBe(true);
     expect(lines.some((l) => /caCertHashes|unsafeSkipCAVerification/.test(l))).toBe(true);
     expect(r.stderr).not.toContain("0123456789abcdef");
   });

@@ -111,10 +111,18 @@ describe("kubelet.conf of the init node (ControlPlaneKubeletLocalMode, kubernete
     expect(await kubeletServer(run.dir)).toBe("https://10.0.0.10:6443");
   }, 60_000);
 
-  it("talks to controlPlaneEndpoint with the gate off", async () => {
-    const run = await dryRun("v1.35.8", "--feature-gates", "ControlPlaneKubeletLocalMode=false");
+  it("talks to controlPlaneEndpoint with the gate off, which v1.34 still allows", async () => {
+    const run = await dryRun("v1.34.4", "--feature-gates", "ControlPlaneKubeletLocalMode=false");
     expect(run.result.code, run.result.stderr).toBe(0);
     expect(await kubeletServer(run.dir)).toBe("https://lb.example.com:6443");
+  }, 60_000);
+
+  it("refuses the gate off from v1.35, where kubeadm locks it on (kubernetes/kubernetes#134106)", async () => {
+    const run = await dryRun("v1.35.8", "--feature-gates", "ControlPlaneKubeletLocalMode=false");
+    expect(run.result.code).toBe(1);
+    expect(run.result.stderr).toContain(
+      "--feature-gates: cannot set feature gate ControlPlaneKubeletLocalMode to false: it is GA and locked to true in Kubernetes v1.35; remove it",
+    );
   }, 60_000);
 });
 

@@ -351,10 +351,14 @@ describe("kubeforge join refusals", () => {
     expect(r.code).toBe(0);
     expect(r.stderr).toContain("[preflight] Reading configuration from the cluster...");
     expect(await listFiles(w.rootfs)).toEqual([]);
-    // The folder holds the node's end state: the bootstrap kubeconfig is gone again, as the
-    // token leaves the node at the end of a join.
+    // As kubeadm's dry run with ControlPlaneKubeletLocalMode: kubelet-wait-bootstrap returns
+    // before its deferred removal, so bootstrap-kubelet.conf stays (kubernetes/kubernetes#129956).
     const written = (await listFiles(out)).map((f) => f.slice(out.length)).sort();
+    expect(r.stderr).toContain(
+      "[kubelet-wait-bootstrap] Would wait for the kubelet to be bootstrapped",
+    );
     expect(written).toEqual([
+      "/etc/kubernetes/bootstrap-kubelet.conf",
       "/etc/kubernetes/pki/ca.crt",
       "/var/lib/kubelet/config.yaml",
       "/var/lib/kubelet/instance-config.yaml",

@@ -8,6 +8,7 @@ import type { Release } from "../../../src/config/release.js";
 import type { InitConfig } from "../../../src/config/types.js";
 import { controlPlanePods } from "../../../src/manifests/control-plane.js";
 import { initEtcdPod } from "../../../src/manifests/etcd.js";
+import { marshalKubeletConfiguration } from "../../../src/manifests/kubelet.js";
 import { controlPlanePhase } from "../../../src/phases/init/control-plane.js";
 import { etcdPhase } from "../../../src/phases/init/etcd.js";
 import { kubeletStartPhase } from "../../../src/phases/init/kubelet-start.js";
@@ -147,7 +148,7 @@ describe.each(variants)(
 
     it("reads config.yaml as the kubelet configuration we wrote", async () => {
       const read = await kubectlRead(join(root, "var/lib/kubelet/config.yaml"));
-      const expected: Record<string, unknown> = { ...cfg.kubelet };
+      const expected = marshalKubeletConfiguration(cfg.kubelet, release());
       if (release().featureGates.NodeLocalCRISocket) {
         expected.containerRuntimeEndpoint = cfg.init.nodeRegistration.criSocket;
       }

@@ -72,7 +72,7 @@ describe("prepareInit", () => {
         flags: {
           kubernetesVersion: "v1.35.0",
           apiserverAdvertiseAddress: "10.0.0.10",
-          podNetworkCidr: "10.96.0.0/16",
+          podNetworkCidr: "10.244.0.0/33",
           serviceDnsDomain: "bad_domain",
         },
       }),

@@ -84,7 +84,7 @@ describe("applyInitFlags without --config: the flags build the configuration (cm
     [{ apiserverBindPort: 0 }, "--apiserver-bind-port: 0 is not a port number between 1 and 65535"],
     [
       { kubernetesVersion: "v1.37.1", featureGates: "Nope=true" },
-      '--feature-gates: unknown feature gate "Nope" for Kubernetes v1.37; known gates: ControlPlaneKubeletLocalMode, RootlessControlPlane, WaitForAllControlPlaneComponents',
+      '--feature-gates: unknown feature gate "Nope" for Kubernetes v1.37; known gates: none',
     ],
     [
       { ignorePreflightErrors: ["all", "Swap"] },

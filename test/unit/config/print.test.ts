@@ -8,6 +8,8 @@ import {
   validateJoinConfiguration,
 } from "../../../src/config/validate.js";
 import { RELEASES, releaseFor } from "../../../src/config/versions.js";
+import { parseYAMLDocuments } from "../../../src/config/yaml.js";
+import { defaultComponentConfigDocuments } from "../../../src/manifests/component-config-defaults.js";
 
 describe("config print init-defaults", () => {
   const text = initDefaultsYAML();
@@ -23,7 +25,16 @@ describe("config print init-defaults", () => {
     expect(cluster).toContain(
       "caCertificateValidityPeriod: 87600h0m0s\ncertificateValidityPeriod: 8760h0m0s\n",
     );
-    expect(cluster).toContain(`kubernetesVersion: ${RELEASES.at(-1)!.knownPatch}\n`);
+    // constants.CurrentKubernetesVersion (v1.N.0 of kubeadm's own minor) printed through
+    // apimachinery's version.Version.String(), which has no "v".
+    expect(cluster).toContain(`kubernetesVersion: 1.${RELEASES.at(-1)!.minor}.0\n`);
+  });
+
+  it("prints the .0 of the imitated kubeadm's own minor", () => {
+    for (const minor of [33, 35, 37]) {
+      const printed = initDefaultsYAML({ release: releaseFor(`v1.${minor}.4`) });
+      expect(printed).toContain(`\nkubernetesVersion: 1.${minor}.0\n`);
+    }
   });
 
   it("reads back through decodeConfigDocuments to the same objects (round trip)", () => {
@@ -94,5 +105,51 @@ describe("config print join-defaults", () => {
 
   it("uses the host name when given, lower-cased as kubeadm", () => {
     expect(joinDefaultsYAML({ nodeName: "Worker-7" })).toContain("  name: worker-7\n");
+  });
+});
+
+describe("config print --component-configs", () => {
+  const release = releaseFor("v1.35.0");
+
+  it("appends the defaulted kubelet and kube-proxy documents in the order asked", () => {
+    const docs = defaultComponentConfigDocuments(
+      ["KubeProxyConfiguration", "KubeletConfiguration"],
+      release,
+    ).map((d) => parseYAMLDocuments(d, "component.yaml")[0] as Record<string, unknown>);
+    expect(docs.map((d) => d.kind)).toEqual(["KubeProxyConfiguration", "KubeletConfiguration"]);
+    // componentconfigs/kubeproxy.go Default: IPv4 bind address for the 1.2.3.4 placeholder.
+    expect(docs[0]).toMatchObject({
+      bindAddress: "0.0.0.0",
+      clientConnection: { kubeconfig: "/var/lib/kube-proxy/kubeconfig.conf" },
+    });
+    // componentconfigs/kubelet.go Default over the default ClusterConfiguration.
+    expect(docs[1]).toMatchObject({
+      cgroupDriver: "systemd",
+      clusterDNS: ["10.96.0.10"],
+      clusterDomain: "cluster.local",
+      staticPodPath: "/etc/kubernetes/manifests",
+      rotateCertificates: true,
+      authentication: { x509: { clientCAFile: "/etc/kubernetes/pki/ca.crt" } },
+    });
+  });
+
+  it("prints a file config validate accepts strictly, component documents included", () => {
+    const text = [
+      initDefaultsYAML({ release }),
+      ...defaultComponentConfigDocuments(
+        ["KubeletConfiguration", "KubeProxyConfiguration"],
+        release,
+      ),
+    ].join("---\n");
+    const docs = decodeConfigDocuments(text, "defaults.yaml");
+    expect(docs.kubelet?.kind).toBe("KubeletConfiguration");
+    expect(docs.kubeProxy?.kind).toBe("KubeProxyConfiguration");
+    expect(validateConfigDocuments(docs)).toEqual([]);
+  });
+
+  it("refuses another kind with kubeadm's message (cmd/config.go mapLegacyKindsToGroups)", () => {
+    expect(() => defaultComponentConfigDocuments(["KubeletConfig"], release)).toThrow(
+      /^--component-configs needs to contain some of \[KubeProxyConfiguration KubeletConfiguration\]/,
+    );
   });
 });

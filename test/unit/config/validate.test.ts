@@ -5,6 +5,7 @@ import type { InitConfig, JoinConfiguration } from "../../../src/config/types.js
 import {
   certificateValidityWarnings,
   hostPortProblem,
+  subnetOverlapWarnings,
   validateConfigDocuments,
   validateInitConfig,
   validateJoinConfiguration,
@@ -93,11 +94,6 @@ describe("validateInitConfig", () => {
       "pod subnet too far from the node mask",
       (c) => (c.cluster.networking.podSubnet = "100.0.0.0/7"),
       "differ by more than 16 bits",
-    ],
-    [
-      "overlapping pod and service ranges",
-      (c) => (c.cluster.networking.podSubnet = "10.96.0.0/16"),
-      'ClusterConfiguration.networking.podSubnet: "10.96.0.0/16" overlaps with networking.serviceSubnet "10.96.0.0/12"',
     ],
     [
       "dnsDomain",
@@ -294,7 +290,7 @@ describe("validateInitConfig", () => {
   it("returns all problems, not just the first", () => {
     const cfg = base();
     cfg.init.localAPIEndpoint.advertiseAddress = "not-an-ip";
-    cfg.cluster.networking.podSubnet = "10.96.0.0/16";
+    cfg.cluster.networking.podSubnet = "10.244.0.0/33";
     cfg.init.bootstrapTokens[0]!.token = "bad";
     cfg.cluster.clusterName = "kubernetes";
     cfg.cluster.kubernetesVersion = "v1.99.0";
@@ -474,7 +470,6 @@ discovery: {}
     expect(found).toEqual([
       "ClusterConfiguration.kubernetesVersion: Kubernetes version v1.32.0 is not supported: kubeforge supports v1.33 to v1.37",
       'InitConfiguration.localAPIEndpoint.advertiseAddress: "300.1.1.1" is not a valid IP address',
-      'ClusterConfiguration.networking.podSubnet: "10.96.0.0/16" overlaps with networking.serviceSubnet "10.96.0.0/12"',
       "JoinConfiguration.discovery: set bootstrapToken or file",
     ]);
   });
@@ -506,5 +501,46 @@ describe("certificateValidityWarnings (kubeadm only warns)", () => {
         caCertificateValidityPeriod: "8000h0m0s",
       }),
     ).toHaveLength(2);
+  });
+});
+
+describe("overlapping pod and service ranges: kubeadm's ValidateNetworking has no such check", () => {
+  const overlapping: [string, string, string[]][] = [
+    [
+      "fd00:10:244::/56",
+      "fd00:10:244::/112",
+      [
+        'networking.podSubnet "fd00:10:244::/56" overlaps with networking.serviceSubnet "fd00:10:244::/112": Pod and Service addresses may collide',
+      ],
+    ],
+    [
+      "10.96.0.0/16",
+      "10.96.0.0/12",
+      [
+        'networking.podSubnet "10.96.0.0/16" overlaps with networking.serviceSubnet "10.96.0.0/12": Pod and Service addresses may collide',
+      ],
+    ],
+    [
+      "10.244.0.0/16,fd00:10:244::/56",
+      "10.96.0.0/12,fd00:10:244:0:1::/112",
+      [
+        'networking.podSubnet "fd00:10:244::/56" overlaps with networking.serviceSubnet "fd00:10:244:0:1::/112": Pod and Service addresses may collide',
+      ],
+    ],
+    ["10.244.0.0/16", "10.96.0.0/12", []],
+  ];
+
+  it.each(overlapping)("pods %s, services %s: valid, warned %j", (pods, services, warnings) => {
+    const c = base();
+    c.cluster.networking.podSubnet = pods;
+    c.cluster.networking.serviceSubnet = services;
+    if (services.startsWith("fd")) c.init.localAPIEndpoint.advertiseAddress = "fd00::10";
+    expect(validateInitConfig(c)).toEqual([]);
+    expect(subnetOverlapWarnings(c.cluster.networking)).toEqual(warnings);
+  });
+
+  it("an absent service subnet is kubeadm's default 10.96.0.0/12", () => {
+    expect(subnetOverlapWarnings({ podSubnet: "10.96.0.0/16" })).toHaveLength(1);
+    expect(subnetOverlapWarnings({ podSubnet: "10.244.0.0/16" })).toEqual([]);
   });
 });

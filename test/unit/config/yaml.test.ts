@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { goKeyCompare, isGoTimestamp } from "../../../src/config/go-yaml-style.js";
 import { parseYAMLDocuments, toYAML, toYAMLDocuments } from "../../../src/config/yaml.js";
 
 const dir = mkdtempSync(join(tmpdir(), "kubeforge-yaml-"));
@@ -82,6 +83,17 @@ const TRAPS = [
   "|pipe",
   ">gt",
   "?q",
+  "::",
+  "::1",
+  "[fd00::10]:6443",
+  "it's: x",
+  "a\tb",
+  "x \ny",
+  "  lead\nx",
+  "x\n\n",
+  "_1",
+  "1_",
+  "2001-13-01",
 ];
 
 describe("toYAML writes what Kubernetes reads back unchanged (kubectl, YAML 1.1 traps)", () => {
@@ -115,9 +127,147 @@ describe("toYAML writes what Kubernetes reads back unchanged (kubectl, YAML 1.1 
     expect(kubectlRead(toYAML(obj))).toEqual(obj);
   });
 
-  it("prints like Go: sorted keys, unindented sequences, double quotes", () => {
+  it("prints like Go: sorted keys, unindented sequences", () => {
     expect(toYAML({ b: ["x", "yes"], a: 1 })).toBe('a: 1\nb:\n- x\n- "yes"\n');
     expect(toYAMLDocuments([{ a: 1 }, { b: 2 }])).toBe("a: 1\n---\nb: 2\n");
+  });
+});
+
+// Expected text from go-yaml v2.4's encode_test.go marshalTests (the base of sigs.k8s.io/yaml's
+// goyaml.v2 fork, which kubeadm's serializer marshals with).
+const GO_YAML_MARSHAL_TESTS: [Record<string, unknown>, string][] = [
+  [{ v: "hi" }, "v: hi\n"],
+  [{ v: "true" }, 'v: "true"\n'],
+  [{ v: "false" }, 'v: "false"\n'],
+  [{ v: "10" }, 'v: "10"\n'],
+  [{ v: "" }, 'v: ""\n'],
+  [{ v: ["A", "B"] }, "v:\n- A\n- B\n"],
+  [{ v: ["A", "B\nC"] }, "v:\n- A\n- |-\n  B\n  C\n"],
+  [{ a: "-" }, "a: '-'\n"],
+  [{ a: "<foo>" }, "a: <foo>\n"],
+  [{ a: "1:1" }, 'a: "1:1"\n'],
+  [{ a: "\x00" }, 'a: "\\0"\n'],
+  [{ a: "你好" }, "a: 你好\n"],
+  [{ a: "2015-02-24T18:19:39Z" }, 'a: "2015-02-24T18:19:39Z"\n'],
+  [{ a: "b: c" }, "a: 'b: c'\n"],
+  [{ a: "Hello #comment" }, "a: 'Hello #comment'\n"],
+  [{ a: "你好 #comment" }, "a: '你好 #comment'\n"],
+];
+
+// Expected text worked out from go-yaml v2.4's rules: resolve.go resolve() (a plain scalar that
+// would read as another type is double-quoted by encode.go stringv), emitterc.go
+// yaml_emitter_analyze_scalar (what forbids plain, single-quoted and block styles) and
+// yaml_emitter_write_block_scalar_hints (indentation and chomping indicators).
+const GO_YAML_EMITTER_RULES: [string, string, string][] = [
+  ["':' followed by the end is an indicator", "::", "'::'"],
+  ["':' followed by ':' is not", "::1", "::1"],
+  ["'[' first is an indicator", "[fd00::10]:6443", "'[fd00::10]:6443'"],
+  ["an IPv6 range is plain", "fd00:10:244::/64", "fd00:10:244::/64"],
+  ["',' inside matters only in flow context", "a,b", "a,b"],
+  ["'*' first is an indicator", "*", "'*'"],
+  ["a trailing space forbids plain only", "trail ", "'trail '"],
+  ["a quote doubles inside single quotes", "it's: x", "'it''s: x'"],
+  ["a tab is not printable to go-yaml v2", "a\tb", '"a\\tb"'],
+  ["a space before a break forbids single quotes and blocks", "x \ny", '"x \\ny"'],
+  ["YAML 1.1 booleans", "Off", '"Off"'],
+  ["y is a boolean", "y", '"y"'],
+  ["~ is null", "~", '"~"'],
+  ["leading-zero octal", "0644", '"0644"'],
+  ["hexadecimal", "0x1F", '"0x1F"'],
+  ["underscores are dropped before numbers are parsed", "1_", '"1_"'],
+  ["'_' first gives resolve no hint", "_1", "_1"],
+  ["09 is a float", "09", '"09"'],
+  ["1e3 is a float", "1e3", '"1e3"'],
+  ["'.' first is a float", ".5", '".5"'],
+  ["a sign", "+12", '"+12"'],
+  ["a date", "2001-1-2", '"2001-1-2"'],
+  ["a space-separated time", "2001-1-2 3:04:05", '"2001-1-2 3:04:05"'],
+  ["a lower-case t with a zone", "2001-1-2t3:4:5Z", '"2001-1-2t3:4:5Z"'],
+  ["a T layout needs a zone", "2001-1-2T3:4:5", "2001-1-2T3:4:5"],
+  ["time.Parse refuses month 13", "2001-13-01", "2001-13-01"],
+  ["2001 has no 29 February", "2001-02-29", "2001-02-29"],
+  ["2004 has", "2004-02-29", '"2004-02-29"'],
+  ["a trailing break: literal, clipped", "line1\nline2\n", "|\n  line1\n  line2"],
+  ["a leading space: indentation indicator", "  lead\nx", "|2-\n    lead\n  x"],
+  ["two trailing breaks: kept, and no document end marker", "x\n\n", "|+\n  x\n"],
+];
+
+describe("toYAML writes strings as go-yaml v2.4 (sigs.k8s.io/yaml) does", () => {
+  it.each(GO_YAML_MARSHAL_TESTS)("encode_test.go: %j", (value, text) => {
+    expect(toYAML(value)).toBe(text);
+  });
+
+  it.each(GO_YAML_EMITTER_RULES)("%s: %j", (_why, value, written) => {
+    expect(toYAML({ a: value })).toBe(`a: ${written}\n`);
+    expect(parseYAMLDocuments(toYAML({ a: value }), "s.yaml")[0]).toEqual({ a: value });
+  });
+
+  it("quotes a key as a value", () => {
+    expect(toYAML({ true: 1, "::": 2 })).toBe("'::': 2\n\"true\": 1\n");
+  });
+
+  it("accepts exactly the dates time.Parse accepts in go-yaml's layouts", () => {
+    expect(isGoTimestamp("2001-12-14t21:59:43.10-05:00")).toBe(true);
+    expect(isGoTimestamp("2001-12-14 21:59:43,5")).toBe(true);
+    expect(isGoTimestamp("2001-12-14 21:59:43.10 -5")).toBe(false); // resolve.go's noted exception
+    expect(isGoTimestamp("2001-12-14T24:00:00Z")).toBe(false);
+    expect(isGoTimestamp("2001-12-14 21:59:43Z")).toBe(false);
+    expect(isGoTimestamp("20011-12-14")).toBe(false);
+  });
+});
+
+// go-yaml v2.4's encode_test.go TestSortedOutput, string keys (sigs.k8s.io/yaml marshals only
+// string keys: the object went through JSON first).
+const GO_YAML_KEY_ORDER = [
+  "",
+  ".1",
+  ".2",
+  ".a",
+  "1",
+  "2",
+  "a!10",
+  "a/0001",
+  "a/002",
+  "a/3",
+  "a/10",
+  "a/11",
+  "a/0012",
+  "a/100",
+  "a~10",
+  "ab/1",
+  "b/1",
+  "b/01",
+  "b/2",
+  "b/02",
+  "b/3",
+  "b/03",
+  "b1",
+  "b01",
+  "b3",
+  "c2.10",
+  "c10.2",
+  "d1",
+  "d7",
+  "d7abc",
+  "d12",
+  "d12a",
+];
+
+describe("toYAML orders keys as go-yaml v2.4's sorter.go", () => {
+  it("sorts TestSortedOutput's keys into its order", () => {
+    const shuffled = [...GO_YAML_KEY_ORDER].reverse();
+    expect(shuffled.sort(goKeyCompare)).toEqual(GO_YAML_KEY_ORDER);
+    const written = toYAML(Object.fromEntries(shuffled.map((k) => [k, 1])));
+    const keys = written
+      .trimEnd()
+      .split("\n")
+      .map((line) => parseYAMLDocuments(line, "k.yaml")[0] as Record<string, number>)
+      .map((doc) => Object.keys(doc)[0]);
+    expect(keys).toEqual(GO_YAML_KEY_ORDER);
+  });
+
+  it("puts a non-letter before a letter, unlike code-point order", () => {
+    expect(toYAML({ B: 1, _a: 2 })).toBe("_a: 2\nB: 1\n");
   });
 });
 

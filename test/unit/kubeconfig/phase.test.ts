@@ -1,6 +1,8 @@
 import { readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import type { Release } from "../../../src/config/release.js";
+import { releaseFor } from "../../../src/config/versions.js";
 import { createWithCerts, renderKubeConfig } from "../../../src/kubeconfig/build.js";
 import { currentEntries, decodeData, parseKubeConfig } from "../../../src/kubeconfig/parse.js";
 import { certsPhase } from "../../../src/phases/init/certs.js";
@@ -36,11 +38,14 @@ afterEach(async () => cleanup());
 
 const k8s = (p: string) => join(root, "etc/kubernetes", p);
 
-function setup(o: InitOverrides & { featureGates?: Record<string, boolean> } = {}, now = NOW) {
-  const { featureGates, ...overrides } = o;
+function setup(
+  o: InitOverrides & { featureGates?: Record<string, boolean>; release?: Release } = {},
+  now = NOW,
+) {
+  const { featureGates, release, ...overrides } = o;
   const cfg = testInitConfig({ encryptionAlgorithm: "ECDSA-P256", ...overrides });
   if (featureGates) cfg.cluster.featureGates = featureGates;
-  const data = testInitData(host, cfg, testRelease(), { now });
+  const data = testInitData(host, cfg, release ?? testRelease(), { now });
   const log = recordingLogger();
   return {
     data,
@@ -138,10 +143,12 @@ describe("kubeconfig phase", () => {
   describe("kubelet.conf and ControlPlaneKubeletLocalMode (kubernetes/kubernetes#125780)", () => {
     const server = async () => (await load("kubelet.conf")).e.cluster.server;
 
-    it("points at controlPlaneEndpoint with the gate off", async () => {
+    // v1.34 still lets the beta gate be turned off; v1.35 locks it on (#134106).
+    it("points at controlPlaneEndpoint with the gate off (v1.34)", async () => {
       const s = setup({
         controlPlaneEndpoint: "api.example.com",
         featureGates: { ControlPlaneKubeletLocalMode: false },
+        release: releaseFor("v1.34.4"),
       });
       await s.certs("ca");
       await s.run("kubelet");
@@ -158,10 +165,22 @@ describe("kubeconfig phase", () => {
       expect(await server()).toBe("https://192.168.10.5:6443");
     });
 
+    it("v1.35: the gate is locked on, so a stray false still gives the local API server", async () => {
+      const s = setup({
+        controlPlaneEndpoint: "api.example.com",
+        featureGates: { ControlPlaneKubeletLocalMode: false },
+        release: releaseFor("v1.35.0"),
+      });
+      await s.certs("ca");
+      await s.run("kubelet");
+      expect(await server()).toBe("https://192.168.10.5:6443");
+    });
+
     it("checks an existing kubelet.conf against the endpoint the gate chooses", async () => {
       const off = setup({
         controlPlaneEndpoint: "api.example.com",
         featureGates: { ControlPlaneKubeletLocalMode: false },
+        release: releaseFor("v1.34.4"),
       });
       await off.certs("ca");
       await off.run("kubelet");
@@ -173,6 +192,7 @@ describe("kubeconfig phase", () => {
       const offAgain = setup({
         controlPlaneEndpoint: "api.example.com",
         featureGates: { ControlPlaneKubeletLocalMode: false },
+        release: releaseFor("v1.34.4"),
       });
       await offAgain.run("kubelet");
       expect(offAgain.log.warnings).toEqual([]);

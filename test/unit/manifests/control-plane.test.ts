@@ -6,7 +6,8 @@ import {
   etcdCertDirs,
   type ControlPlaneOptions,
 } from "../../../src/manifests/control-plane.js";
-import type { Pod } from "../../../src/manifests/static-pod.js";
+import { initEtcdPod } from "../../../src/manifests/etcd.js";
+import { renderStaticPod, type Pod } from "../../../src/manifests/static-pod.js";
 import { initConfig, release133, release135 } from "./fixtures.js";
 
 const NONE: ControlPlaneOptions = { existingHostPaths: new Set(), proxyEnv: {}, externalCA: false };
@@ -311,9 +312,9 @@ describe("probes", () => {
       periodSeconds: 10,
       failureThreshold: 8,
     });
+    // ReadinessProbe's delay is 0, which core/v1 Probe's omitempty leaves out.
     expect(api.readinessProbe).toEqual({
       httpGet: { host: "10.0.0.4", path: "/readyz", port: "probe-port", scheme: "HTTPS" },
-      initialDelaySeconds: 0,
       timeoutSeconds: 15,
       periodSeconds: 1,
       failureThreshold: 3,
@@ -557,5 +558,31 @@ describe("pod shape", () => {
     expect(
       controlPlanePods(initConfig(), release135(), NONE)["kube-scheduler"].spec.containers[0]!.env,
     ).toBeUndefined();
+  });
+});
+
+describe("the readiness probe as kubeadm writes it", () => {
+  // From a kubeadm node's /etc/kubernetes/manifests/kube-apiserver.yaml (named probe port, so
+  // v1.34+), published as written: no initialDelaySeconds line.
+  const KUBEADM_READINESS = `    readinessProbe:
+      failureThreshold: 3
+      httpGet:
+        host: 10.0.0.4
+        path: /readyz
+        port: probe-port
+        scheme: HTTPS
+      periodSeconds: 1
+      timeoutSeconds: 15
+`;
+
+  it("renders without initialDelaySeconds, for the API server, the scheduler and etcd", () => {
+    const pods = controlPlanePods(initConfig(), release135(), NONE);
+    expect(renderStaticPod(pods["kube-apiserver"])).toContain(KUBEADM_READINESS);
+    for (const pod of [pods["kube-scheduler"], initEtcdPod(initConfig(), release135())]) {
+      const text = renderStaticPod(pod);
+      const readiness = text.slice(text.indexOf("readinessProbe:"), text.indexOf("resources:"));
+      expect(readiness).toMatch(/periodSeconds: 1\n/);
+      expect(readiness).not.toContain("initialDelaySeconds");
+    }
   });
 });

@@ -26,6 +26,7 @@ function input(
     pauseImage: undefined,
     nodeLocalCRISocket: false,
     registerTaintsUsingFlags: false,
+    keepExtraArgsOrder: false,
     ...edit,
   };
 }

@@ -21,6 +21,10 @@ import {
   testInitData,
 } from "../../support/init-fixtures.js";
 import { initConfig, release133, release135 } from "./fixtures.js";
+import {
+  KUBEADM_CONFIG_YAML_NODE_LOCAL_CRI_SOCKET,
+  KUBEADM_CONFIG_YAML_V133,
+} from "./kubeadm-kubelet-config.js";
 
 // The three phases against a real file system under a temporary root. Commands that would touch
 // the machine's services are answered by stubs (a CI runner with systemd must not have its
@@ -189,7 +193,9 @@ describe("etcd phase", () => {
 
 describe("kubelet-start phase", () => {
   it("v1.35: flags env, instance-config merged into config.yaml, then a restart", async () => {
-    const h = host();
+    const h = host([
+      { match: ["systemctl", "is-active", "systemd-resolved"], result: { stdout: "active\n" } },
+    ]);
     const log = await runTree(kubeletStartPhase, data(h));
     expect(log.lines).toEqual([
       '[kubelet-start] Writing kubelet environment file with flags to file "/var/lib/kubelet/kubeadm-flags.env"',
@@ -207,14 +213,10 @@ describe("kubelet-start phase", () => {
     expect(await file("var/lib/kubelet/instance-config.yaml")).toBe(
       'containerRuntimeEndpoint: "unix:///var/run/containerd/containerd.sock"\n',
     );
-    const [config] = parseYAMLDocuments(
-      await file("var/lib/kubelet/config.yaml"),
-      "config.yaml",
-    ) as Record<string, unknown>[];
-    expect(config).toEqual({
-      ...initConfig().kubelet,
-      containerRuntimeEndpoint: "unix:///var/run/containerd/containerd.sock",
-    });
+    // Byte for byte what kubeadm writes for kubeadm's defaults (the whole marshalled struct).
+    expect(await file("var/lib/kubelet/config.yaml")).toBe(
+      KUBEADM_CONFIG_YAML_NODE_LOCAL_CRI_SOCKET,
+    );
     const changing = h.calls.filter((c) => c.argv[0] === "systemctl" && !c.opts.readOnly);
     expect(changing.map((c) => c.argv.join(" "))).toEqual([
       "systemctl stop kubelet",
@@ -231,7 +233,9 @@ describe("kubelet-start phase", () => {
       'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///var/run/containerd/containerd.sock --hostname-override=cp-1 --pod-infra-container-image=registry.k8s.io/pause:3.10"\n',
     );
     await expect(stat(join(root, "var/lib/kubelet/instance-config.yaml"))).rejects.toThrow();
-    expect(await file("var/lib/kubelet/config.yaml")).not.toContain("containerRuntimeEndpoint");
+    expect(await file("var/lib/kubelet/config.yaml")).toBe(
+      KUBEADM_CONFIG_YAML_V133.replace("resolvConf: /run/systemd/resolve/resolv.conf\n", ""),
+    );
   });
 
   it("kubeletconfiguration patches come before the instance config, which wins", async () => {

@@ -10,6 +10,8 @@ import {
   signConfigMap,
   verifyConfigMapSignature,
 } from "../../../../src/manifests/upload-config.js";
+import { releaseFor } from "../../../../src/config/versions.js";
+import { marshalKubeletConfiguration } from "../../../../src/manifests/kubelet.js";
 import { baseInitConfig } from "../../../support/init-fixtures.js";
 import { kubectlReadYAML } from "./kubectl.js";
 import { opensslSha256 } from "./tools.js";
@@ -218,18 +220,22 @@ describe("checksumForConfigMap (kubeadm's componentconfigs/checksums_test.go)", 
 describe("kubelet-config", () => {
   it("carries the KubeletConfiguration under `kubelet`, signed over exactly those bytes", async () => {
     const cfg = baseInitConfig();
-    const cm = kubeletConfigConfigMap(cfg.kubelet, false);
+    const cm = kubeletConfigConfigMap(cfg.kubelet, false, releaseFor("v1.35.0"));
     expect(cm.metadata.name).toBe("kubelet-config");
     expect(cm.metadata.namespace).toBe("kube-system");
     const text = (cm["data"] as Record<string, string>)["kubelet"]!;
-    expect(await kubectlReadYAML(text)).toEqual(cfg.kubelet);
+    expect(await kubectlReadYAML(text)).toEqual(
+      marshalKubeletConfiguration(cfg.kubelet, releaseFor("v1.35.0")),
+    );
+    // kubeadm marshals the whole struct: the field without omitempty is there, empty.
+    expect(text).toContain('\ncontainerRuntimeEndpoint: ""\n');
     const digest = await opensslSha256(Buffer.from(text));
     expect(cm.metadata.annotations).toEqual({ [HASH]: `sha256:${digest}` });
     await expectValidObject(cm);
   });
 
   it("has no hash annotation when the user supplied the KubeletConfiguration", async () => {
-    const cm = kubeletConfigConfigMap(baseInitConfig().kubelet, true);
+    const cm = kubeletConfigConfigMap(baseInitConfig().kubelet, true, releaseFor("v1.35.0"));
     expect(cm.metadata.annotations).toBeUndefined();
     await expectValidObject(cm);
   });
