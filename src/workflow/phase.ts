@@ -24,8 +24,18 @@ export interface Phase<D> {
   run?: (data: D, ctx: PhaseContext) => Promise<void>;
   /** When false the phase (and its children) is skipped, as kubeadm's RunIf. */
   runIf?: (data: D) => boolean;
-  /** Slash paths of phases that must have run (or be skipped by the user) before this one. */
+  /**
+   * Slash paths of phases whose results this one reads: they run earlier, and skipping one
+   * of them with --skip-phases while this one runs is an error naming both.
+   */
   dependencies?: string[];
+  /**
+   * The log group the phase runs in, when no phase around it opened one. A top-level phase
+   * opens a group named after itself unless this says otherwise: a function names it from the
+   * data ("init cp-1"), false opens none (its lines go to the log around it). Consecutive
+   * phases naming the same group share it.
+   */
+  group?: false | ((data: D) => string);
   /** Not listed in help (kubeadm's hidden phases, e.g. join's check-etcd). */
   hidden?: boolean;
   /**
