@@ -4,16 +4,18 @@ import { ConfigError, decodeConfigDocuments } from "../config/load.js";
 import type { ResolvedVersion } from "../config/release.js";
 import type { ConfigDocuments } from "../config/types.js";
 import { validateInitConfig } from "../config/validate.js";
-import { DEFAULT_KUBERNETES_VERSION, resolveKubernetesVersion } from "../config/versions.js";
+import { DEFAULT_KUBERNETES_VERSION } from "../config/versions.js";
 import { syncSkippedAddons } from "../manifests/addons/skip.js";
 import { proxyEnvVars } from "../manifests/static-pod.js";
 import { detectAdvertiseAddress } from "../node/address.js";
+import { resolveKubernetesVersion } from "../node/release-version.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import type { InitData } from "../phases/init/data.js";
 import { initPhases } from "../phases/init/index.js";
 import { generateCertificateKey } from "../pki/certificate-key.js";
 import { KeyPool } from "../pki/keys.js";
 import { generateBootstrapToken } from "../pki/token.js";
+import { LocalHost } from "../remote/local.js";
 import { Runner } from "../workflow/runner.js";
 import { runMode, type WorkflowRequest } from "./run-mode.js";
 
@@ -62,7 +64,7 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
 
   const resolved = await resolveKubernetesVersion(
     docs.cluster?.kubernetesVersion ?? DEFAULT_KUBERNETES_VERSION,
-    { warn, env: request.env },
+    { warn, env: request.env, fetch: request.fetch ?? globalThis.fetch },
   );
   const givenAddress = docs.init?.localAPIEndpoint?.advertiseAddress;
   // Detection reads the host's routes: only when the configuration leaves the address open.
@@ -89,7 +91,7 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
   );
 
   const dryRun = request.dryRun || cfg.init.dryRun === true;
-  const { host: nodeHost, cluster, output, dryRunDir } = await runMode({ ...request, dryRun });
+  const { host: nodeHost, api, output, dryRunDir } = await runMode({ ...request, dryRun });
 
   const uploadCerts = request.flags.uploadCerts === true;
   const certificateKey =
@@ -101,10 +103,11 @@ export async function prepareInit(request: InitRequest): Promise<PreparedInit> {
     cfg,
     release: resolved.release,
     host: nodeHost,
-    cluster,
+    api,
     output,
     dryRun,
     patchesDir: cfg.init.patches?.directory,
+    runnerFiles: new LocalHost(),
     ignorePreflightErrors,
     uploadCerts,
     certificateKey,

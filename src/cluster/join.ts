@@ -24,6 +24,7 @@ import type { JoinData } from "../phases/join/data.js";
 import { joinPhases } from "../phases/join/index.js";
 import { KeyPool } from "../pki/keys.js";
 import { routeThrough } from "../remote/route.js";
+import { LocalHost } from "../remote/local.js";
 import { Runner } from "../workflow/runner.js";
 import { runMode, type WorkflowRequest } from "./run-mode.js";
 
@@ -126,7 +127,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   if (cfg.join.controlPlane?.certificateKey) reporter.mask(cfg.join.controlPlane.certificateKey);
 
   const dryRun = request.dryRun || cfg.join.dryRun;
-  const { host: nodeHost, cluster, output, dryRunDir } = await runMode({ ...request, dryRun });
+  const { host: nodeHost, api, output, dryRunDir } = await runMode({ ...request, dryRun });
 
   // Connections the node would open (discovery, the TLS bootstrap client, etcd) leave this
   // process along the node's route: through its SSH connection when this process cannot
@@ -211,10 +212,11 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   const data: JoinData = {
     cfg,
     host: nodeHost,
-    cluster,
+    api,
     etcd: dryRun ? dryRunStackedEtcd(info) : stackedEtcdThrough(route),
     dryRun,
     patchesDir: cfg.join.patches?.directory,
+    runnerFiles: new LocalHost(),
     ignorePreflightErrors,
     certificateKey: cfg.join.controlPlane?.certificateKey,
     proxyEnv: Object.fromEntries(proxyEnvVars(request.env).map((v) => [v.name, v.value ?? ""])),

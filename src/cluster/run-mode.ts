@@ -25,22 +25,24 @@ export interface WorkflowRequest {
   reporter: Reporter;
   /** The environment kubeforge runs in: proxy variables, KUBEFORGE_RELEASE_BASE_URL. */
   env: NodeJS.ProcessEnv;
+  /** How release labels are fetched (default: the global fetch). */
+  fetch?: typeof fetch;
   /** The command's standard output: dry-run API objects, or the closing message. */
   stdout: (text: string) => void;
   /** How to reach the API; default: the node's own kubeconfig files, or the dry-run recorder. */
-  cluster?: ClusterAccess;
+  api?: ClusterAccess;
   now?: () => Date;
 }
 
 export type RunModeRequest = Pick<
   WorkflowRequest,
-  "host" | "dryRun" | "dryRunDir" | "reporter" | "stdout" | "cluster"
+  "host" | "dryRun" | "dryRunDir" | "reporter" | "stdout" | "api"
 >;
 
 export interface RunMode {
   /** The host phases write through: the machine, or its dry-run view. */
   host: Host;
-  cluster: ClusterAccess;
+  api: ClusterAccess;
   output: (text: string) => void;
   dryRunDir: string | undefined;
 }
@@ -51,7 +53,7 @@ export async function runMode(request: RunModeRequest): Promise<RunMode> {
   if (!request.dryRun) {
     return {
       host: request.host,
-      cluster: request.cluster ?? new NodeClusterAccess(request.host),
+      api: request.api ?? new NodeClusterAccess(request.host),
       output: request.stdout,
       dryRunDir: undefined,
     };
@@ -63,7 +65,7 @@ export async function runMode(request: RunModeRequest): Promise<RunMode> {
     host: new DryRunHost(request.host, dryRunDir, (name, argv) =>
       info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
     ),
-    cluster: request.cluster ?? new DryRunClusterAccess(request.stdout, info),
+    api: request.api ?? new DryRunClusterAccess(request.stdout, info),
     output: (text) => {
       for (const line of text.replace(/\n$/, "").split("\n")) info(line);
     },

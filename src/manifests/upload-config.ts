@@ -10,7 +10,7 @@ import type {
 } from "../config/types.js";
 import { KUBEADM_V1BETA4 } from "../config/types.js";
 import { toYAML } from "../config/yaml.js";
-import type { KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../types/kube-object.js";
 import { renderKubeletConfig } from "./kubelet.js";
 
 // upload-config (kubeadm: phases/uploadconfig/uploadconfig.go UploadConfiguration;

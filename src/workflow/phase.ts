@@ -1,12 +1,9 @@
 // The phase model (DESIGN.md "Phases are data"), after kubeadm's workflow package
 // (cmd/kubeadm/app/cmd/phases/workflow/phase.go).
 
-export interface Logger {
-  /** A progress line on stderr, prefixed with the phase ("[certs] ..."). */
-  info(message: string): void;
-  /** A warning kubeadm would print as "[WARNING ...]" or "W..." — the run goes on. */
-  warn(message: string): void;
-}
+import type { Logger } from "../types/logger.js";
+
+export type { Logger } from "../types/logger.js";
 
 export interface PhaseContext {
   /** Slash path of the running phase: "certs/apiserver". */

@@ -3,7 +3,8 @@ import { parseGoDuration } from "../../config/duration.js";
 import { joinHostPort } from "../../config/network.js";
 import { ConfigError } from "../../config/load.js";
 import { removedAPIVersionProblems } from "../../config/validate.js";
-import { releaseFor, resolveKubernetesVersion } from "../../config/versions.js";
+import { releaseFor } from "../../config/versions.js";
+import { resolveKubernetesVersion } from "../../node/release-version.js";
 import { NodeClusterAccess } from "../../kube/access.js";
 import { caPinsOf } from "../../kubeconfig/ca-pins.js";
 import type { KubeClient } from "../../kube/types.js";
@@ -189,6 +190,7 @@ export async function up(req: UpRequest): Promise<UpResult> {
     const resolved = await resolveKubernetesVersion(spec.kubernetesVersion, {
       warn: (m) => reporter.warn(m),
       env: req.env,
+      fetch: globalThis.fetch,
     });
     const kubernetesVersion = marker?.kubernetesVersion || resolved.version;
     // A label ("stable") names its minor only now: v1beta3 documents its kubeadm cannot read.
