@@ -26,7 +26,7 @@ import { KeyPool } from "../pki/keys.js";
 import { routeThrough } from "../remote/route.js";
 import { LocalHost } from "../remote/local.js";
 import { Runner } from "../workflow/runner.js";
-import { runMode, type WorkflowRequest } from "./run-mode.js";
+import { documentsOf, runMode, type WorkflowRequest } from "./run-mode.js";
 
 // Everything between an edge (CLI flags) and the join workflow, in kubeadm's order (newJoinData):
 // file → flags → the advertise address (control planes) → defaults → validation. Discovery and
@@ -72,6 +72,16 @@ This node has joined the cluster:
 Run 'kubectl get nodes' on the control-plane to see this node join the cluster.
 `;
 
+/**
+ * Pins token discovery to the cluster's CAs. `up` prepares a node's join before the cluster
+ * exists, when its CA is not known yet: the pins are set once init has run, before the join does.
+ */
+export function pinDiscovery(data: JoinData, caCertHashes: readonly string[]): void {
+  const token = data.cfg.join.discovery.bootstrapToken;
+  if (!token) throw new Error("the join uses no token discovery to pin to the cluster's CAs");
+  token.caCertHashes = [...caCertHashes];
+}
+
 function once<T>(compute: () => Promise<T>): () => Promise<T> {
   let value: Promise<T> | undefined;
   return () => {
@@ -92,9 +102,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   const warn = (m: string) => reporter.warn(m);
   const info = (m: string) => reporter.info(m);
 
-  const decoded: ConfigDocuments = request.config
-    ? decodeConfigDocuments(request.config.text, request.config.source)
-    : { ignoredKinds: [] };
+  const decoded: ConfigDocuments = documentsOf(request.config);
   for (const w of decoded.warnings ?? []) warn(w);
   const docs = applyJoinFlags(decoded, request.flags, {
     configFileGiven: request.config !== undefined,

@@ -1,6 +1,8 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { decodeConfigDocuments } from "../config/load.js";
+import type { ConfigDocuments } from "../config/types.js";
 import { NodeClusterAccess } from "../kube/access.js";
 import { DryRunClusterAccess } from "../kube/dry-run.js";
 import type { ClusterAccess } from "../kube/types.js";
@@ -14,8 +16,11 @@ import type { Reporter } from "../workflow/reporter.js";
 
 /** What an edge (CLI, action) hands to init or join besides the configuration and flags. */
 export interface WorkflowRequest {
-  /** Contents and name of the `--config` file, when one is given. */
-  config?: { text: string; source: string };
+  /**
+   * The configuration, when one is given: the `--config` file's contents and name, or documents
+   * decoded already (`up` decodes the Cluster file's once and builds each node's from them).
+   */
+  config?: { text: string; source: string } | { documents: ConfigDocuments; source: string };
   /** The machine to work on (its `rootfs`, if any, is already applied). */
   host: Host;
   /** Render into a folder instead of changing the machine. */
@@ -32,6 +37,14 @@ export interface WorkflowRequest {
   /** How to reach the API; default: the node's own kubeconfig files, or the dry-run recorder. */
   api?: ClusterAccess;
   now?: () => Date;
+}
+
+/** The request's documents, decoded (once: documents given decoded are taken as they are). */
+export function documentsOf(config: WorkflowRequest["config"]): ConfigDocuments {
+  if (!config) return { ignoredKinds: [] };
+  return "documents" in config
+    ? config.documents
+    : decodeConfigDocuments(config.text, config.source);
 }
 
 export type RunModeRequest = Pick<

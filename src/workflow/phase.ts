@@ -19,8 +19,11 @@ export interface Phase<D> {
   /** Child phases, run in order after this phase's own `run`. */
   phases?: Phase<D>[];
   run?: (data: D, ctx: PhaseContext) => Promise<void>;
-  /** When false the phase (and its children) is skipped, as kubeadm's RunIf. */
-  runIf?: (data: D) => boolean;
+  /**
+   * When false the phase (and its children) is skipped, as kubeadm's RunIf. May wait for data
+   * computed on first use (a cluster workflow's plan).
+   */
+  runIf?: (data: D) => boolean | Promise<boolean>;
   /**
    * Slash paths of phases whose results this one reads: they run earlier, and skipping one
    * of them with --skip-phases while this one runs is an error naming both.
@@ -32,7 +35,7 @@ export interface Phase<D> {
    * data ("init cp-1"), false opens none (its lines go to the log around it). Consecutive
    * phases naming the same group share it.
    */
-  group?: false | ((data: D) => string);
+  group?: false | ((data: D) => string | Promise<string>);
   /** Not listed in help (kubeadm's hidden phases, e.g. join's check-etcd). */
   hidden?: boolean;
   /**

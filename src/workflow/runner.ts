@@ -173,10 +173,15 @@ export class Runner<D> {
   }
 
   /** The group a phase opens when it runs outside any group; undefined: none. */
-  private groupOf(phase: Phase<D>, path: string, data: D, walk: Walk): string | undefined {
+  private async groupOf(
+    phase: Phase<D>,
+    path: string,
+    data: D,
+    walk: Walk,
+  ): Promise<string | undefined> {
     if (walk.inGroup || !this.reaches(path, walk.selected)) return undefined;
     // A phase its runIf leaves out shows no group of its own.
-    if (walk.selected.get(path) && phase.runIf && !phase.runIf(data)) return undefined;
+    if (walk.selected.get(path) && phase.runIf && !(await phase.runIf(data))) return undefined;
     if (phase.group === false) return undefined;
     if (phase.group) return phase.group(data);
     return path.includes("/") ? undefined : phase.name;
@@ -192,7 +197,7 @@ export class Runner<D> {
     let i = 0;
     while (i < list.length) {
       const phase = list[i]!;
-      const title = this.groupOf(phase, pathOf(phase), data, walk);
+      const title = await this.groupOf(phase, pathOf(phase), data, walk);
       if (title === undefined) {
         await this.runPhase(phase, pathOf(phase), data, walk);
         i++;
@@ -205,7 +210,10 @@ export class Runner<D> {
           const next = list[i]!;
           i++;
           await this.runPhase(next, pathOf(next), data, inside);
-        } while (i < list.length && this.groupOf(list[i]!, pathOf(list[i]!), data, walk) === title);
+        } while (
+          i < list.length &&
+          (await this.groupOf(list[i]!, pathOf(list[i]!), data, walk)) === title
+        );
       });
     }
   }
@@ -247,7 +255,7 @@ export class Runner<D> {
       warn: (m: string) => this.reporter.warn(tagged(m)),
     };
     try {
-      if (phase.runIf && !phase.runIf(data)) return "skipped";
+      if (phase.runIf && !(await phase.runIf(data))) return "skipped";
       if (phase.pending) {
         if (!opts.dryRun)
           throw new Error(`not implemented in this version of kubeforge: ${phase.pending}`);

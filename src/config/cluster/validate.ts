@@ -21,7 +21,7 @@ import {
   type CollectedKubeadm,
   type NetworkingField,
   type NetworkingOrigin,
-  kubeadmValidationProblems,
+  reportKubeadmValidation,
 } from "./kubeadm.js";
 import { isHttpsURL, isOtherURL, resolveRunnerPath, type PathContext } from "./paths.js";
 import {
@@ -692,22 +692,25 @@ export function buildClusterSpec(
       "the built-in bridge CNI needs a pod range; set one (default 10.244.0.0/16) or choose cni: none or a manifest",
     );
   }
-  r.problems.push(
-    ...kubeadmValidationProblems(
-      ctx.kubeadm,
-      {
-        ...(networking.podSubnet !== "" ? { podSubnet: networking.podSubnet } : {}),
-        serviceSubnet: networking.serviceSubnet,
-        dnsDomain: networking.dnsDomain,
-      },
-      origins,
-      (path) => r.where(path),
-    ),
+  reportKubeadmValidation(
+    ctx.kubeadm,
+    {
+      ...(networking.podSubnet !== "" ? { podSubnet: networking.podSubnet } : {}),
+      serviceSubnet: networking.serviceSubnet,
+      dnsDomain: networking.dnsDomain,
+    },
+    origins,
+    r,
   );
 
   // kubeadm
   const kubeadm: ClusterSpec["kubeadm"] = {};
-  if (ctx.kubeadm.documents !== undefined) kubeadm.documents = ctx.kubeadm.documents;
+  if (ctx.kubeadm.documents !== undefined) {
+    kubeadm.documents = ctx.kubeadm.documents;
+    // Warnings were given at load; the decoded documents are kept without them.
+    const { warnings: _given, ...config } = ctx.kubeadm.docs;
+    kubeadm.config = config;
+  }
   if (ctx.configFile !== undefined) kubeadm.configFile = ctx.configFile;
   const v1beta3 = ctx.kubeadm.docs.v1beta3Documents;
   if (v1beta3?.length) {

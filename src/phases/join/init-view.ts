@@ -47,7 +47,7 @@ export async function runInitPhase(
   ctx: PhaseContext,
   only?: readonly string[],
 ): Promise<void> {
-  if (phase.runIf && !phase.runIf(data)) return;
+  if (phase.runIf && !(await phase.runIf(data))) return;
   await phase.run?.(data, ctx);
   for (const child of phase.phases ?? []) {
     if (only && !only.includes(child.name)) continue;
