@@ -190,16 +190,23 @@ class RecordingWork implements UpWork {
   }
 }
 
-const ports: ClusterPorts = {
-  connect: () => Promise.resolve({ close: () => Promise.resolve() } as unknown as Host),
-  reset: () => Promise.resolve(),
-  runnerAddresses: () => [],
-  fetch: () => Promise.reject(new Error("must not fetch")),
-  env: {},
-};
+const fakeHost = () => Promise.resolve({ close: () => Promise.resolve() } as unknown as Host);
+
+/** Every host opened records how: connected, or its container created. */
+function portsRecording(opened: string[]): ClusterPorts {
+  return {
+    connect: (node) => (opened.push(`connect ${node.name}`), fakeHost()),
+    createContainer: (node) => (opened.push(`create ${node.name}`), fakeHost()),
+    reset: () => Promise.resolve(),
+    runnerAddresses: () => [],
+    fetch: () => Promise.reject(new Error("must not fetch")),
+    env: {},
+  };
+}
 
 interface Run {
   work: RecordingWork;
+  opened: string[];
   lines: string[];
   data: UpData;
 }
@@ -217,6 +224,8 @@ async function runUp(
 ): Promise<Run> {
   const lines: string[] = [];
   const reporter = new TerminalReporter({ write: (t) => void lines.push(t) });
+  const opened: string[] = [];
+  const ports = portsRecording(opened);
   const session = new FakeSession(spec, ports, reporter, conditions, opts.server, opts.networking);
   const view = {
     cfg: { cluster: { dns: { disabled: opts.dnsDisabled === true } } },
@@ -242,7 +251,7 @@ async function runUp(
     data,
     opts.dryRun ? { filterPhases: DRY_RUN_PHASES } : runnerOpts,
   );
-  return { work, lines, data };
+  return { work, opened, lines, data };
 }
 
 const NODES = [
@@ -277,6 +286,20 @@ describe("up's phases", () => {
     expect(s.plan.endpointSource).toBe("node-local-proxy");
     expect(s.plan.nodes.map((n) => n.action)).toEqual(["init", "join", "join", "join", "join"]);
     expect(work.dnsDisabled).toBe(false);
+  });
+
+  it("docker nodes' containers are created first; other hosts are connected", async () => {
+    const spec = clusterSpec([
+      "- {name: cp-1, role: control-plane, host: docker}",
+      "- {name: w-1, role: worker, host: docker}",
+      NODES[4]!,
+    ]);
+    const { opened } = await runUp(spec, {}, { skipPhases: ["prepare"] });
+    expect(opened.slice(0, 2).sort()).toEqual(["create cp-1", "create w-1"]);
+    expect(opened.slice(2)).toEqual(["connect w-2"]);
+    // A dry run (and `up phase`) uses the containers that run already, creating none.
+    const dry = await runUp(spec, {}, { dryRun: true });
+    expect(dry.opened.sort()).toEqual(["connect cp-1", "connect w-1", "connect w-2"]);
   });
 
   it("node preparation runs between the early preflight checks and the full ones", async () => {
@@ -450,7 +473,7 @@ describe("up's phases", () => {
       'phase "join/control-planes" depends on "init", which --skip-phases skips',
     );
     await expect(runUp(spec, {}, { skipPhases: ["cnii"] })).rejects.toThrow(
-      /invalid phase name "cnii" in --skip-phases: valid names are connect, facts, plan, reset-stale, .*, cni, wait, kubeconfig/,
+      /invalid phase name "cnii" in --skip-phases: valid names are containers, connect, facts, plan, reset-stale, .*, cni, wait, kubeconfig/,
     );
   });
 });
