@@ -11,7 +11,7 @@ import {
   type ClusterOverrides,
   type ClusterSpec,
 } from "./types.js";
-import { buildClusterSpec } from "./validate.js";
+import { buildClusterSpec } from "./build.js";
 
 // Reading a Cluster file: one kubeforge.dev/v1alpha1 Cluster document, optionally followed (or
 // preceded) by kubeadm documents in the same YAML stream. Pure: files the Cluster names are read

@@ -46,9 +46,9 @@ import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
 import { removedAPIVersionProblems } from "../validate.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "./version.js";
 
-// What the Cluster's values mean: formats, references between fields, conflicts with the
-// kubeadm documents it carries, and the defaults. Every problem is reported (to the reader)
-// as one sentence naming the field; secrets are never quoted.
+// The ClusterSpec built from the written Cluster: what its values mean (formats, references between
+// fields, conflicts with the kubeadm documents it carries), checked as it is built, and the defaults.
+// Every problem is reported (to the reader) as one sentence naming the field; secrets are never quoted.
 
 export interface BuildContext extends PathContext {
   /** Names the Cluster file in problems about kubeadm documents. */
