@@ -26,20 +26,57 @@ const IO_MODULES = [
   "worker_threads",
 ];
 
-/** A relative import that climbs out of its folder into one of `folders` under src/. */
-const into = (folders) => `^(\\.\\./)+(${folders.join("|")})(/|$)`;
+/** How deep below src/ a module may sit (src/a/b/c/d/x.ts is 4). */
+const MAX_DEPTH = 5;
 
-const edgeImports = {
-  regex: into(EDGES),
+/**
+ * A relative import, from a module `depth` folders below src/, that climbs to src/ and into one
+ * of `folders` ("../cluster" from src/config/docker/ is src/config/cluster, not src/cluster).
+ */
+const into = (folders, depth) => `^(\\.\\./){${depth}}(${folders.join("|")})(/|$)`;
+
+/** `files` globs of the modules `depth` folders below src/ in one of `tops`. */
+const atDepth = (tops, depth) => tops.map((t) => `src/${t}/${"*/".repeat(depth - 1)}*.ts`);
+
+const depths = Array.from({ length: MAX_DEPTH }, (_, i) => i + 1);
+
+const edgeImports = (depth) => ({
+  regex: into(EDGES, depth),
   message: "Only the edges (src/action, src/cli) import the edges.",
-};
+});
+
+const belowEdges = depths.map((depth) => ({
+  files: [`src/${"*/".repeat(depth)}*.ts`],
+  ignores: EDGES.map((e) => `src/${e}/**`),
+  rules: { "no-restricted-imports": ["error", { patterns: [edgeImports(depth)] }] },
+}));
+
+const pure = depths.map((depth) => ({
+  files: atDepth(PURE, depth),
+  rules: {
+    "no-restricted-imports": [
+      "error",
+      {
+        paths: IO_MODULES.flatMap((m) => [m, `node:${m}`]).map((name) => ({
+          name,
+          message: "Pure builders do no I/O: read and write through the effect side.",
+        })),
+        patterns: [
+          edgeImports(depth),
+          {
+            regex: into(EFFECTS, depth),
+            message:
+              "Pure builders (config, pki, kubeconfig, manifests, types) do not import the effect side; move the code that needs it there, or the shared type to src/types.",
+          },
+        ],
+      },
+    ],
+  },
+}));
 
 export const layering = [
-  {
-    files: ["src/**/*.ts"],
-    ignores: EDGES.map((e) => `src/${e}/**`),
-    rules: { "no-restricted-imports": ["error", { patterns: [edgeImports] }] },
-  },
+  ...belowEdges,
+  ...pure,
   {
     files: PURE.map((p) => `src/${p}/**/*.ts`),
     rules: {
@@ -52,23 +89,6 @@ export const layering = [
         {
           name: "process",
           message: "Pure builders read no environment: take what they need as a parameter.",
-        },
-      ],
-      "no-restricted-imports": [
-        "error",
-        {
-          paths: IO_MODULES.flatMap((m) => [m, `node:${m}`]).map((name) => ({
-            name,
-            message: "Pure builders do no I/O: read and write through the effect side.",
-          })),
-          patterns: [
-            edgeImports,
-            {
-              regex: into(EFFECTS),
-              message:
-                "Pure builders (config, pki, kubeconfig, manifests, types) do not import the effect side; move the code that needs it there, or the shared type to src/types.",
-            },
-          ],
         },
       ],
     },

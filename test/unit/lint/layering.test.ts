@@ -57,6 +57,11 @@ describe("the layering lint rule", () => {
       'import { registerUp } from "../cli/up.js";',
     ],
     [
+      "a pure builder two folders down importing the orchestration",
+      "src/config/cluster/paths.ts",
+      'import { down } from "../../cluster/down.js";',
+    ],
+    [
       "a phase importing the action",
       "src/phases/init/certs.ts",
       'import "../../action/inputs.js";',
@@ -82,6 +87,11 @@ describe("the layering lint rule", () => {
       "a pure builder importing another pure one and the shared types",
       "src/manifests/etcd.ts",
       'import type { KubeObject } from "../types/kube-object.js";',
+    ],
+    [
+      "a pure builder importing a sibling folder named like an effect one (config/cluster)",
+      "src/config/docker/container.ts",
+      'import type { ClusterSpec } from "../cluster/types.js";',
     ],
     [
       "the effect side importing a pure builder",
