@@ -3,6 +3,7 @@ import eslint from "@eslint/js";
 import prettier from "eslint-config-prettier";
 import globals from "globals";
 import tseslint from "typescript-eslint";
+import { layering } from "./scripts/layering.mjs";
 
 export default tseslint.config(
   { ignores: ["dist/", "node_modules/", "coverage/"] },
@@ -24,6 +25,7 @@ export default tseslint.config(
       "no-console": "error",
     },
   },
+  ...layering,
   {
     files: ["**/*.js", "**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,

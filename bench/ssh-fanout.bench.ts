@@ -8,14 +8,16 @@
 // (bench/vitest.config.ts) for the TypeScript test support; the figure is printed, not asserted.
 import { it } from "vitest";
 import { readFile } from "node:fs/promises";
-import { inspectHost } from "../src/cluster/up/inventory.js";
+import { inspectHost } from "../src/cluster/inventory.js";
+import { initDocuments, joinDocuments } from "../src/cluster/up/kubeadm-documents.js";
+import { writeMarker } from "../src/cluster/node-state.js";
 import {
-  initDocuments,
-  joinDocuments,
-  userDocuments,
-} from "../src/cluster/up/kubeadm-documents.js";
-import { writeMarker } from "../src/cluster/up/node-state.js";
-import { preflightJoin, prepareFirstControlPlane } from "../src/cluster/up/node-workflows.js";
+  preflightJoin,
+  prepareNodeInit,
+  prepareNodeJoin,
+  type ClusterView,
+} from "../src/cluster/up/node-workflows.js";
+import { decodeConfigDocuments } from "../src/config/load.js";
 import { defaultClusterSpec } from "../src/config/cluster/load.js";
 import type { ClusterNodeSpec } from "../src/config/cluster/types.js";
 import { fleet } from "../src/remote/fleet.js";
@@ -32,8 +34,9 @@ const HASH = `sha256:${"0".repeat(64)}`;
 
 const quiet = new TerminalReporter({ write: () => {} });
 const spec = defaultClusterSpec();
-const user = userDocuments(
+const user = decodeConfigDocuments(
   "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\nnodeRegistration: {ignorePreflightErrors: [all]}\n",
+  "bench",
 );
 
 async function connect(h: SshTestHost): Promise<Host> {
@@ -48,7 +51,7 @@ async function connect(h: SshTestHost): Promise<Host> {
 /** One worker join's host-side work on `h`, against the cluster configuration `view`. */
 async function joinHostWork(
   h: SshTestHost,
-  view: Awaited<ReturnType<typeof prepareFirstControlPlane>>,
+  view: ClusterView,
   files: Record<string, string>,
 ): Promise<void> {
   const host = await connect(h);
@@ -59,23 +62,16 @@ async function joinHostWork(
       host: `ssh://root@${h.ssh.host}`,
     };
     const inv = await inspectHost(host, node, "bench");
-    await preflightJoin(
-      {
-        host,
-        reporter: quiet,
-        env: {},
-        documents: joinDocuments(
-          user,
-          { ...node, address: inv.address },
-          {
-            token: TOKEN,
-            caCertHashes: [HASH],
-            apiServerEndpoint: "10.0.0.10:6443",
-          },
-        ),
-      },
-      { cfg: view.data.cfg, release: view.data.release, proxyEnv: {} },
+    const target = { host, reporter: quiet, env: {} };
+    const work = await prepareNodeJoin(
+      target,
+      joinDocuments(
+        user,
+        { ...node, address: inv.address },
+        { token: TOKEN, caCertHashes: [HASH], apiServerEndpoint: "10.0.0.10:6443" },
+      ),
     );
+    await preflightJoin(target, work, view);
     const marker = {
       cluster: "bench",
       node: h.name,
@@ -102,19 +98,23 @@ it("SSH fan-out: worker-join host work on 8 hosts vs 1", async () => {
   try {
     const first = bed.hosts[0]!;
     const firstHost = await connect(first);
-    const view = await prepareFirstControlPlane({
-      host: firstHost,
-      reporter: quiet,
-      env: {},
-      documents: initDocuments(
+    const { prepared } = await prepareNodeInit(
+      { host: firstHost, reporter: quiet, env: {} },
+      initDocuments(
         spec,
-        userDocuments(undefined),
+        undefined,
         { name: "bench-cp", role: "control-plane", host: "local", address: "10.0.0.10" },
         { kubernetesVersion: "v1.35.0", extraCertSANs: [] },
         { token: TOKEN },
       ),
-    });
-    view.data.keys.discard();
+      { uploadCerts: false },
+    );
+    prepared.data.keys.discard();
+    const view: ClusterView = {
+      cfg: prepared.data.cfg,
+      release: prepared.data.release,
+      proxyEnv: {},
+    };
     await closeHosts([firstHost]);
     // A worker join's files, with realistic sizes (kubeconfig with an embedded CA, kubelet config).
     const blob = (n: number) => "x".repeat(n);

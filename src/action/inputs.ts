@@ -2,14 +2,11 @@ import { readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
-import { ConfigError } from "../config/load.js";
+import { ConfigError, type LocatedProblem } from "../config/load.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterOverrides, ClusterSpec } from "../config/cluster/types.js";
-import { initPhases } from "../phases/init/index.js";
-import { joinPhases } from "../phases/join/index.js";
-import { TerminalReporter } from "../workflow/reporter.js";
-import { Runner } from "../workflow/runner.js";
+import { splitSkipPhases } from "../cluster/up/skip-phases.js";
 
 // The action's inputs (action.yml), read and checked, and the Cluster they describe. The post
 // step reads the same inputs (GitHub gives post steps the same INPUT_* variables), so nothing
@@ -88,15 +85,6 @@ const TRUE = ["true", "True", "TRUE"];
 const FALSE = ["false", "False", "FALSE"];
 const DNS1123_LABEL = /^[a-z0-9]([-a-z0-9]*[a-z0-9])?$/;
 
-/** Every init and join phase path (up checks them too, but its message cannot name the input). */
-function phasePaths(): Set<string> {
-  const quiet = new TerminalReporter({ write: () => {} });
-  return new Set([
-    ...new Runner(initPhases(), quiet).paths(),
-    ...new Runner(joinPhases(), quiet).paths(),
-  ]);
-}
-
 /** Items of a list input: separated by commas, spaces or new lines. */
 function list(value: string): string[] {
   return value
@@ -170,12 +158,12 @@ export function readInputs(
   const kubelet = get("kubelet-binary");
   if (kubelet !== "") text("kubeletBinary", "kubelet-binary", runnerPath(kubelet, env));
   const skip = list(get("skip-phases"));
-  const known = skip.length > 0 ? phasePaths() : new Set<string>();
-  const unknown = skip.filter((p) => !known.has(p));
-  if (unknown.length > 0) {
+  // up's phases and init's and join's (up checks them too, naming the Cluster's field instead).
+  splitSkipPhases(skip, "input skip-phases");
+  if (skip.includes("kubeconfig")) {
     fail(
       "skip-phases",
-      `${unknown.map((p) => JSON.stringify(p)).join(", ")} ${unknown.length === 1 ? "is" : "are"} neither an init nor a join phase (e.g. addon/kube-proxy, preflight)`,
+      "kubeconfig cannot be skipped here: the action hands the cluster to the next steps through the admin.conf that phase writes",
     );
   }
   if (skip.length > 0) {
@@ -263,10 +251,10 @@ async function pathOrText(
 /** The Cluster file every run without a `cluster` input builds: one node on the runner. */
 const DEFAULT_CLUSTER_TEXT = "apiVersion: kubeforge.dev/v1alpha1\nkind: Cluster\n";
 
-/** "<source>: <path> (from input <name>): <problem>" → "input <name>: <problem> (<path>)". */
-function nameTheInput(problem: string): string {
-  const m = /^.*?: ([^\s:]+) \(from (input [a-z-]+)\): ([\s\S]*)$/.exec(problem);
-  return m ? `${m[2]}: ${m[3]} (${m[1]})` : problem;
+/** A problem with a value an input gave, as the input's own: "input <name>: <problem> (<field>)". */
+function namedByInput(p: LocatedProblem): string {
+  const origin = p.place?.origin;
+  return origin?.startsWith("input ") ? `${origin}: ${p.message} (${p.place!.field})` : p.text;
 }
 
 /**
@@ -318,7 +306,7 @@ export async function clusterFromInputs(
     });
     return { spec: kubeletInputWins(spec, inputs, opts.warn), source: file.source };
   } catch (e) {
-    if (e instanceof ConfigError) throw new ConfigError(e.problems.map(nameTheInput));
+    if (e instanceof ConfigError) throw new ConfigError(e.located.map(namedByInput));
     throw e;
   }
 }

@@ -2,11 +2,8 @@ import * as core from "@actions/core";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
-import { publishedApiServerOf } from "../cluster/docker-nodes.js";
-import { up, type UpResult } from "../cluster/up/index.js";
-import { resetNode } from "../cluster/up/reset-node.js";
-import { startTunnelProcess } from "../cluster/tunnel.js";
+import { clusterPorts } from "../cluster/ports.js";
+import { up } from "../cluster/up/index.js";
 import { restoreArtifacts } from "./artifact-cache.js";
 import { restoreNodeImage } from "./node-image-cache.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
@@ -22,7 +19,7 @@ import {
 } from "./inputs.js";
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
-import { parsePlan } from "./plan.js";
+import { savePlan } from "./plan.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
 import { GitHubReporter } from "./reporter.js";
 import { claimStateFolder } from "./state-folder.js";
@@ -53,22 +50,6 @@ function siblingCli(): string {
 
 /** Dry run: each node's kubeadm documents as plan/<node>.yaml, the rendered init in plan/<node>/. */
 const planDirOf = (stateDir: string) => join(stateDir, "plan");
-
-async function savePlan(stateDir: string, plan: string, result: UpResult) {
-  const planFile = join(stateDir, "plan.yaml");
-  await writeFile(planFile, plan, { mode: 0o600 });
-  const planned = parsePlan(plan);
-  const nodeDir = planDirOf(stateDir);
-  await mkdir(nodeDir, { recursive: true, mode: 0o700 });
-  for (const n of planned) {
-    if (n.documents !== "") {
-      await writeFile(join(nodeDir, `${n.name}.yaml`), n.documents, { mode: 0o600 });
-    }
-  }
-  const byName = new Map(planned.map((n) => [n.name, n]));
-  const nodes = result.nodes.map((n) => ({ ...n, action: byName.get(n.name)?.action ?? n.action }));
-  return { planFile, nodeDir, nodes };
-}
 
 async function writeSummary(reporter: GitHubReporter, s: SummaryInput): Promise<void> {
   if (!process.env.GITHUB_STEP_SUMMARY) return; // outside GitHub: no summary file
@@ -101,36 +82,25 @@ async function run(
       await restoreNodeImage(spec, process.env, (l) => reporter.info(l)),
     );
   }
-  let plan = "";
   // The plan folder is this action's own: an earlier dry run's plan and rendering go.
   if (inputs.dryRun) await rm(planDirOf(stateDir), { recursive: true, force: true });
   // Which hosts this step reached: the post step tears down only what it may have changed.
   const hostRecord = new HostRecord((name, value) => core.saveState(name, value));
   const result = await up({
     spec,
-    connect: hostRecord.track((node) =>
-      connectNode(spec, node, {
-        readFile: (p) => readFile(p),
-        env: process.env,
-        log: (line) => reporter.info(line),
-        docker: inputs.dryRun ? "existing" : "create",
-      }),
-    ),
-    reset: (host, r) => resetNode(host, r),
-    reporter,
-    env: process.env,
-    dryRun: inputs.dryRun,
-    kubeconfigPath,
-    stdout: (text) => (plan += text),
-    runnerAddresses,
-    publishedApiServer: publishedApiServerOf(spec),
     // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
     // (the runner ends a job's leftover processes when the job ends).
-    tunnel: (targets) =>
-      startTunnelProcess(
-        { cluster: spec, targets },
-        { cliPath: siblingCli(), stateFile: tunnelStateFile(stateDir), env: process.env },
-      ),
+    ports: clusterPorts({
+      spec,
+      reporter,
+      env: process.env,
+      cliPath: siblingCli(),
+      tunnelStateFile: tunnelStateFile(stateDir),
+      trackConnect: (connect) => hostRecord.track(connect),
+    }),
+    reporter,
+    dryRun: inputs.dryRun,
+    kubeconfigPath,
     // A dry run renders the first control plane's init here, on the runner.
     renderInitDir: (node) => join(planDirOf(stateDir), node),
   });
@@ -149,11 +119,12 @@ async function run(
     steps: reporter.steps,
   };
   if (inputs.dryRun) {
-    const saved = await savePlan(stateDir, plan, result);
+    const saved = { planFile: join(stateDir, "plan.yaml"), nodeDir: planDirOf(stateDir) };
+    const nodes = await savePlan(result.plan, saved);
     const rendered = result.renderedInit;
     core.setOutput("kubernetes-version", result.kubernetesVersion);
     core.setOutput("api-server", result.apiServer);
-    core.setOutput("nodes", JSON.stringify(saved.nodes));
+    core.setOutput("nodes", JSON.stringify(nodes));
     core.setOutput("plan", saved.planFile);
     core.setOutput("plan-dir", saved.nodeDir);
     if (rendered) {
@@ -173,7 +144,7 @@ async function run(
     );
     await writeSummary(reporter, {
       ...common,
-      nodes: saved.nodes,
+      nodes,
       files: [
         { label: "Plan", path: saved.planFile },
         ...(rendered ? [{ label: "admin.conf (rendered)", path: rendered.adminConfPath }] : []),

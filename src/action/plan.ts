@@ -1,61 +1,35 @@
-import type { UpNode } from "../cluster/up/index.js";
+import { mkdir, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import type { UpNode, UpPlan } from "../cluster/up/index.js";
+import { renderPlan, renderPlannedNode } from "../cluster/up/plan.js";
 
-// What `up --dry-run` renders, read back for the action's outputs. up prints one plan: a header
-// line, then per node a comment "# <name> (<role>, <host>, <address>): <action>" followed by the
-// kubeadm documents that node would be given (secrets already replaced by placeholders), each
-// node's part ended by "---". The action saves the whole plan and each node's part on its own,
-// and reports the action each node would get, as a live run reports the action it took.
+// What `up --dry-run` planned, saved for the action's outputs: the whole plan as people read it
+// (plan.yaml), each node's part on its own (plan/<node>.yaml: its header line and the kubeadm
+// documents it would get, secrets replaced by placeholders), and the action each node would get,
+// as a live run reports the action it took.
 
-export interface PlannedNode {
-  name: string;
-  role: UpNode["role"];
-  address: string;
-  /** As up words it: init, join, reset+init, reset+join, or "finished earlier, nothing to do". */
-  plan: string;
-  action: UpNode["action"];
-  /** The kubeadm documents for this node (its header comment first); "" when nothing to do. */
-  documents: string;
+/** The action a node would get, in a live run's words (init, join or none). */
+export function plannedAction(action: UpPlan["nodes"][number]["action"]): UpNode["action"] {
+  return action === "none" ? "none" : action.endsWith("init") ? "init" : "join";
 }
 
-const NODE_HEADER = /^# (\S+) \((control-plane|worker), .*, ([^,]*)\): (.*)$/;
-
-function actionOf(plan: string): UpNode["action"] {
-  if (plan.endsWith("init")) return "init";
-  if (plan.endsWith("join")) return "join";
-  return "none";
-}
-
-/** The nodes of a plan, in its order. Lines before the first node header are left out. */
-export function parsePlan(text: string): PlannedNode[] {
-  const nodes: PlannedNode[] = [];
-  let current: { node: PlannedNode; lines: string[] } | undefined;
-  const finish = () => {
-    if (!current) return;
-    const lines = current.lines;
-    while (lines.length > 1 && (lines.at(-1) === "---" || lines.at(-1) === "")) lines.pop();
-    current.node.documents = current.node.action === "none" ? "" : `${lines.join("\n")}\n`;
-    nodes.push(current.node);
-  };
-  for (const line of text.split("\n")) {
-    const m = NODE_HEADER.exec(line);
-    if (m) {
-      finish();
-      const plan = m[4]!;
-      current = {
-        node: {
-          name: m[1]!,
-          role: m[2] as UpNode["role"],
-          address: m[3]!,
-          plan,
-          action: actionOf(plan),
-          documents: "",
-        },
-        lines: [line],
-      };
-    } else if (current) {
-      current.lines.push(line);
+export async function savePlan(
+  plan: UpPlan,
+  files: { planFile: string; nodeDir: string },
+): Promise<UpNode[]> {
+  await writeFile(files.planFile, renderPlan(plan), { mode: 0o600 });
+  await mkdir(files.nodeDir, { recursive: true, mode: 0o700 });
+  for (const n of plan.nodes) {
+    if (n.documents) {
+      await writeFile(join(files.nodeDir, `${n.name}.yaml`), renderPlannedNode(n), {
+        mode: 0o600,
+      });
     }
   }
-  finish();
-  return nodes;
+  return plan.nodes.map((n) => ({
+    name: n.name,
+    role: n.role,
+    address: n.address,
+    action: plannedAction(n.action),
+  }));
 }

@@ -4,24 +4,28 @@ import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
 import { down } from "../cluster/down.js";
+import { clusterPorts, type ClusterPorts } from "../cluster/ports.js";
 import { FleetError } from "../remote/fleet.js";
-import { up } from "../cluster/up/index.js";
-import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
-import { resetNode } from "../cluster/up/reset-node.js";
-import { publishedApiServerOf } from "../cluster/docker-nodes.js";
-import { startTunnelProcess, stopTunnelProcess, tunnelMain } from "../cluster/tunnel.js";
+import { up, upPhase, type UpRequest } from "../cluster/up/index.js";
+import { upPhases } from "../cluster/up/phases.js";
+import { renderPlan } from "../cluster/up/plan.js";
+import { splitSkipPhases } from "../cluster/up/skip-phases.js";
+import { stopTunnelProcess, tunnelMain } from "../cluster/tunnel.js";
 import { defaultClusterSpec, loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
+import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter, type Reporter } from "../workflow/reporter.js";
+import { list, phaseTreeHelp } from "./options.js";
 
-// `kubeforge up -f cluster.yaml` and `kubeforge down -f cluster.yaml`: the whole topology.
-// Without -f, one control plane on this machine.
+// `kubeforge up -f cluster.yaml`, `kubeforge up phase <phase> -f cluster.yaml` and `kubeforge
+// down -f cluster.yaml`: the whole topology. Without -f, one control plane on this machine.
 
 interface ClusterCommandOptions {
   file?: string;
   dryRun?: boolean;
   dryRunDir?: string;
   kubeconfig?: string;
+  skipPhases?: string[];
 }
 
 async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
@@ -51,22 +55,106 @@ export function defaultKubeconfigPath(name: string): string {
   return join(homedir(), ".kube", `kubeforge-${name}.conf`);
 }
 
-/** `docker: "create"` makes the docker nodes' containers (up); else they must exist. */
-function connector(spec: ClusterSpec, reporter: Reporter, docker: "create" | "existing") {
-  return (node: ClusterSpec["nodes"][number]) =>
-    connectNode(spec, node, {
-      readFile: (p) => readFile(p),
-      env: process.env,
-      log: (line) => reporter.info(line),
-      docker,
-    });
+function portsFor(spec: ClusterSpec, reporter: Reporter, kubeconfigPath: string): ClusterPorts {
+  return clusterPorts({
+    spec,
+    reporter,
+    env: process.env,
+    cliPath: process.argv[1]!,
+    tunnelStateFile: tunnelStateFile(kubeconfigPath),
+  });
+}
+
+/** The Cluster file with --skip-phases added to its skipPhases, and what up needs beside it. */
+async function upRequest(o: ClusterCommandOptions, reporter: TerminalReporter): Promise<UpRequest> {
+  // Unknown names are refused before the Cluster file is read, naming the flag.
+  if (o.skipPhases) splitSkipPhases(o.skipPhases, "--skip-phases");
+  const file = await readSpec(o.file, reporter);
+  const spec = o.skipPhases
+    ? { ...file, skipPhases: [...(file.skipPhases ?? []), ...o.skipPhases] }
+    : file;
+  const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
+  return {
+    spec,
+    ports: portsFor(spec, reporter, kubeconfigPath),
+    reporter,
+    dryRun: false,
+    kubeconfigPath,
+  };
+}
+
+async function runUp(o: ClusterCommandOptions): Promise<void> {
+  const reporter = new TerminalReporter();
+  if (o.dryRunDir !== undefined && !o.dryRun) {
+    throw new Error("--dry-run-dir is only meaningful with --dry-run");
+  }
+  const request = await upRequest(o, reporter);
+  const renderRoot = o.dryRun
+    ? resolve(o.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-up-dryrun-"))))
+    : undefined;
+  const result = await up({
+    ...request,
+    dryRun: o.dryRun === true,
+    ...(renderRoot !== undefined
+      ? { renderInitDir: (node: string) => join(renderRoot, node) }
+      : {}),
+  });
+  const { spec } = request;
+  if (o.dryRun) {
+    process.stdout.write(renderPlan(result.plan));
+    if (result.renderedInit) {
+      reporter.info(
+        `[up] dry run: the first control plane's init is rendered under ${renderRoot}; its admin.conf is ${result.renderedInit.adminConfPath}`,
+      );
+    }
+    return;
+  }
+  for (const n of result.nodes) {
+    reporter.info(
+      `[up] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,
+    );
+  }
+  reporter.info(
+    `[up] Cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}`,
+  );
+  if (result.kubeconfigPath) process.stdout.write(`${result.kubeconfigPath}\n`);
+}
+
+/** `up phase <phase> [<sub-phase>|all]`: the phase's path, as init's `phase` command takes it. */
+function phasePath(phases: Phase<unknown>[], phase: string, sub: string | undefined): string {
+  const top = phases.find((p) => p.name === phase);
+  if (top?.phases && sub === undefined) {
+    const names = ["all", ...top.phases.map((p) => p.name)].join(", ");
+    throw new Error(
+      `phase ${phase} has sub-phases: run "kubeforge up phase ${phase} <sub-phase>" with one of ${names}`,
+    );
+  }
+  return sub === undefined || sub === "all" ? phase : `${phase}/${sub}`;
+}
+
+function addUpOptions(cmd: Command): Command {
+  return cmd
+    .option("-f, --file <cluster.yaml>", "the kubeforge.dev/v1alpha1 Cluster file")
+    .option(
+      "--kubeconfig <path>",
+      "where admin.conf is written on this machine (default: ~/.kube/kubeforge-<name>.conf)",
+    )
+    .option(
+      "--skip-phases <phases>",
+      "comma-separated phases to skip: up's (below), or init's and join's on every node",
+      list,
+    );
 }
 
 export function registerUp(program: Command): void {
-  program
-    .command("up")
-    .description("Build the cluster a Cluster file describes (default: one node on this machine)")
-    .option("-f, --file <cluster.yaml>", "the kubeforge.dev/v1alpha1 Cluster file")
+  const phases = upPhases() as Phase<unknown>[];
+  const tree = `\nUp workflow phases, in order:\n${phaseTreeHelp(phases)}\n`;
+  const upCommand = addUpOptions(
+    program
+      .command("up")
+      .description("Build the cluster a Cluster file describes (default: one node on this machine)")
+      .addHelpText("after", tree),
+  )
     .option(
       "--dry-run",
       "connect and inspect every host, print the plan, render the first control plane's init, change nothing",
@@ -75,62 +163,26 @@ export function registerUp(program: Command): void {
       "--dry-run-dir <dir>",
       "with --dry-run: where the first control plane's init is rendered, in <dir>/<node> (default: a new temporary folder)",
     )
-    .option(
-      "--kubeconfig <path>",
-      "where admin.conf is written on this machine (default: ~/.kube/kubeforge-<name>.conf)",
-    )
-    .action(async (o: ClusterCommandOptions) => {
-      const reporter = new TerminalReporter();
-      const spec = await readSpec(o.file, reporter);
-      const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
-      if (o.dryRunDir !== undefined && !o.dryRun) {
-        throw new Error("--dry-run-dir is only meaningful with --dry-run");
-      }
-      const renderRoot = o.dryRun
-        ? resolve(o.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-up-dryrun-"))))
-        : undefined;
-      const result = await up({
-        spec,
-        connect: connector(spec, reporter, o.dryRun ? "existing" : "create"),
-        reset: (host, r) => resetNode(host, r),
-        reporter,
-        env: process.env,
-        dryRun: o.dryRun === true,
-        ...(renderRoot !== undefined
-          ? { renderInitDir: (node: string) => join(renderRoot, node) }
-          : {}),
-        kubeconfigPath,
-        stdout: (text) => process.stdout.write(text),
-        runnerAddresses,
-        publishedApiServer: publishedApiServerOf(spec),
-        tunnel: (targets) =>
-          startTunnelProcess(
-            { cluster: spec, targets },
-            {
-              cliPath: process.argv[1]!,
-              stateFile: tunnelStateFile(kubeconfigPath),
-              env: process.env,
-            },
-          ),
-      });
-      if (o.dryRun) {
-        if (result.renderedInit) {
-          reporter.info(
-            `[up] dry run: the first control plane's init is rendered under ${renderRoot}; its admin.conf is ${result.renderedInit.adminConfPath}`,
-          );
-        }
-        return;
-      }
-      for (const n of result.nodes) {
-        reporter.info(
-          `[up] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,
-        );
-      }
-      reporter.info(
-        `[up] Cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}`,
-      );
-      process.stdout.write(`${kubeconfigPath}\n`);
-    });
+    .action((o: ClusterCommandOptions) => runUp(o));
+
+  addUpOptions(
+    upCommand
+      .command("phase")
+      .description(
+        "Run one phase of up against the Cluster file's hosts: kubeforge up phase <phase> [<sub-phase>|all]",
+      )
+      .argument("<phase>", "top-level phase, e.g. wait")
+      .argument("[sub-phase]", "sub-phase, e.g. workers; 'all' runs every sub-phase")
+      .addHelpText("after", tree),
+  ).action(async (phase: string, sub: string | undefined, _o: unknown, cmd: Command) => {
+    // Flags written before "phase" belong to `up`; the phase honours them as well.
+    const o = cmd.optsWithGlobals<ClusterCommandOptions>();
+    if (o.dryRun) throw new Error("--dry-run plans the whole of up; it cannot run one phase");
+    const path = phasePath(phases, phase, sub);
+    const reporter = new TerminalReporter();
+    const { kubeconfigPath } = await upPhase(await upRequest(o, reporter), [path]);
+    if (kubeconfigPath) process.stdout.write(`${kubeconfigPath}\n`);
+  });
 
   program
     .command("down")
@@ -146,9 +198,10 @@ export function registerUp(program: Command): void {
       // Hosts that could not be reset are named at the end; the runner's side goes regardless.
       let notAllReset: FleetError | undefined;
       try {
+        const kubeconfigPath = resolve(o.kubeconfig ?? defaultKubeconfigPath(spec.name));
         await down({
           spec,
-          connect: connector(spec, reporter, "existing"),
+          connect: portsFor(spec, reporter, kubeconfigPath).connect,
           reporter,
           dryRun: o.dryRun === true,
         });

@@ -12,7 +12,7 @@ import { presentCRISockets } from "../node/preflight/cri.js";
 import { fleet } from "../remote/fleet.js";
 import type { ExecResult, Host } from "../remote/host.js";
 import { isKeyFileName, redactSecrets } from "./diagnostics/redact.js";
-import { MARKER_PATH } from "./up/node-state.js";
+import { MARKER_PATH } from "./node-state.js";
 import { kubeletCRISocket } from "./reset.js";
 
 // What a user needs to see when a cluster did not come up (issue 6 "Post step"): the kubelet's

@@ -2,8 +2,8 @@ import type { ClusterNodeSpec, ClusterSpec } from "../config/cluster/types.js";
 import { failuresOf, fleet, FleetError, hostReporter } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
-import { nodeCondition, type NodeCondition } from "./up/node-state.js";
-import { resetNode } from "./up/reset-node.js";
+import { nodeCondition, type NodeCondition } from "./node-state.js";
+import { resetNode } from "./reset-node.js";
 import { isDockerNode, removeDockerNodes } from "./docker-nodes.js";
 
 // `kubeforge down`: kubeadm's reset on every host of the Cluster file, all in parallel (bounded

@@ -24,8 +24,9 @@ import type { JoinData } from "../phases/join/data.js";
 import { joinPhases } from "../phases/join/index.js";
 import { KeyPool } from "../pki/keys.js";
 import { routeThrough } from "../remote/route.js";
+import { LocalHost } from "../remote/local.js";
 import { Runner } from "../workflow/runner.js";
-import { runMode, type WorkflowRequest } from "./run-mode.js";
+import { documentsOf, runMode, type WorkflowRequest } from "./run-mode.js";
 
 // Everything between an edge (CLI flags) and the join workflow, in kubeadm's order (newJoinData):
 // file → flags → the advertise address (control planes) → defaults → validation. Discovery and
@@ -71,6 +72,16 @@ This node has joined the cluster:
 Run 'kubectl get nodes' on the control-plane to see this node join the cluster.
 `;
 
+/**
+ * Pins token discovery to the cluster's CAs. `up` prepares a node's join before the cluster
+ * exists, when its CA is not known yet: the pins are set once init has run, before the join does.
+ */
+export function pinDiscovery(data: JoinData, caCertHashes: readonly string[]): void {
+  const token = data.cfg.join.discovery.bootstrapToken;
+  if (!token) throw new Error("the join uses no token discovery to pin to the cluster's CAs");
+  token.caCertHashes = [...caCertHashes];
+}
+
 function once<T>(compute: () => Promise<T>): () => Promise<T> {
   let value: Promise<T> | undefined;
   return () => {
@@ -91,9 +102,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   const warn = (m: string) => reporter.warn(m);
   const info = (m: string) => reporter.info(m);
 
-  const decoded: ConfigDocuments = request.config
-    ? decodeConfigDocuments(request.config.text, request.config.source)
-    : { ignoredKinds: [] };
+  const decoded: ConfigDocuments = documentsOf(request.config);
   for (const w of decoded.warnings ?? []) warn(w);
   const docs = applyJoinFlags(decoded, request.flags, {
     configFileGiven: request.config !== undefined,
@@ -126,7 +135,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   if (cfg.join.controlPlane?.certificateKey) reporter.mask(cfg.join.controlPlane.certificateKey);
 
   const dryRun = request.dryRun || cfg.join.dryRun;
-  const { host: nodeHost, cluster, output, dryRunDir } = await runMode({ ...request, dryRun });
+  const { host: nodeHost, api, output, dryRunDir } = await runMode({ ...request, dryRun });
 
   // Connections the node would open (discovery, the TLS bootstrap client, etcd) leave this
   // process along the node's route: through its SSH connection when this process cannot
@@ -211,10 +220,11 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   const data: JoinData = {
     cfg,
     host: nodeHost,
-    cluster,
+    api,
     etcd: dryRun ? dryRunStackedEtcd(info) : stackedEtcdThrough(route),
     dryRun,
     patchesDir: cfg.join.patches?.directory,
+    runnerFiles: new LocalHost(),
     ignorePreflightErrors,
     certificateKey: cfg.join.controlPlane?.certificateKey,
     proxyEnv: Object.fromEntries(proxyEnvVars(request.env).map((v) => [v.name, v.value ?? ""])),

@@ -71,7 +71,7 @@ export interface ResetRequest {
    */
   confirm?: (prompt: string) => Promise<boolean>;
   /** How to reach the API; default: the node's kubeconfig files, read through the host. */
-  cluster?: ClusterAccess;
+  api?: ClusterAccess;
   /** How the etcd member is removed; default: realResetEtcd(). */
   etcd?: ResetEtcdAccess;
   /** Bound on each API request reading the configuration. Default 10 s. */
@@ -195,7 +195,7 @@ async function readClusterView(request: ResetRequest, kubeconfig: string): Promi
     "[reset] FYI: You can look at this config file with 'kubectl -n kube-system get cm kubeadm-config -o yaml'",
   );
   const access =
-    request.cluster ??
+    request.api ??
     new NodeClusterAccess(host, {
       requestTimeoutMs: request.apiRequestTimeoutMs ?? DEFAULT_API_REQUEST_TIMEOUT_MS,
     });

@@ -1,6 +1,8 @@
 import { mkdtemp } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
+import { decodeConfigDocuments } from "../config/load.js";
+import type { ConfigDocuments } from "../config/types.js";
 import { NodeClusterAccess } from "../kube/access.js";
 import { DryRunClusterAccess } from "../kube/dry-run.js";
 import type { ClusterAccess } from "../kube/types.js";
@@ -14,8 +16,11 @@ import type { Reporter } from "../workflow/reporter.js";
 
 /** What an edge (CLI, action) hands to init or join besides the configuration and flags. */
 export interface WorkflowRequest {
-  /** Contents and name of the `--config` file, when one is given. */
-  config?: { text: string; source: string };
+  /**
+   * The configuration, when one is given: the `--config` file's contents and name, or documents
+   * decoded already (`up` decodes the Cluster file's once and builds each node's from them).
+   */
+  config?: { text: string; source: string } | { documents: ConfigDocuments; source: string };
   /** The machine to work on (its `rootfs`, if any, is already applied). */
   host: Host;
   /** Render into a folder instead of changing the machine. */
@@ -25,22 +30,32 @@ export interface WorkflowRequest {
   reporter: Reporter;
   /** The environment kubeforge runs in: proxy variables, KUBEFORGE_RELEASE_BASE_URL. */
   env: NodeJS.ProcessEnv;
+  /** How release labels are fetched (default: the global fetch). */
+  fetch?: typeof fetch;
   /** The command's standard output: dry-run API objects, or the closing message. */
   stdout: (text: string) => void;
   /** How to reach the API; default: the node's own kubeconfig files, or the dry-run recorder. */
-  cluster?: ClusterAccess;
+  api?: ClusterAccess;
   now?: () => Date;
+}
+
+/** The request's documents, decoded (once: documents given decoded are taken as they are). */
+export function documentsOf(config: WorkflowRequest["config"]): ConfigDocuments {
+  if (!config) return { ignoredKinds: [] };
+  return "documents" in config
+    ? config.documents
+    : decodeConfigDocuments(config.text, config.source);
 }
 
 export type RunModeRequest = Pick<
   WorkflowRequest,
-  "host" | "dryRun" | "dryRunDir" | "reporter" | "stdout" | "cluster"
+  "host" | "dryRun" | "dryRunDir" | "reporter" | "stdout" | "api"
 >;
 
 export interface RunMode {
   /** The host phases write through: the machine, or its dry-run view. */
   host: Host;
-  cluster: ClusterAccess;
+  api: ClusterAccess;
   output: (text: string) => void;
   dryRunDir: string | undefined;
 }
@@ -51,7 +66,7 @@ export async function runMode(request: RunModeRequest): Promise<RunMode> {
   if (!request.dryRun) {
     return {
       host: request.host,
-      cluster: request.cluster ?? new NodeClusterAccess(request.host),
+      api: request.api ?? new NodeClusterAccess(request.host),
       output: request.stdout,
       dryRunDir: undefined,
     };
@@ -63,7 +78,7 @@ export async function runMode(request: RunModeRequest): Promise<RunMode> {
     host: new DryRunHost(request.host, dryRunDir, (name, argv) =>
       info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
     ),
-    cluster: request.cluster ?? new DryRunClusterAccess(request.stdout, info),
+    api: request.api ?? new DryRunClusterAccess(request.stdout, info),
     output: (text) => {
       for (const line of text.replace(/\n$/, "").split("\n")) info(line);
     },

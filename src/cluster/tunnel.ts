@@ -5,7 +5,7 @@ import type { ClusterSpec } from "../config/cluster/types.js";
 import type { Host } from "../remote/host.js";
 import { SshHost } from "../remote/ssh/host.js";
 import { directTarget, startTunnelProxy, type ProxyTarget } from "../remote/tunnel/proxy.js";
-import { connectNode } from "./up/connect.js";
+import { connectNode } from "./connect.js";
 
 // The runner's way to the API servers after `up` has returned, when admin.conf cannot name an
 // API server directly: the runner reaches the hosts only over SSH, or the cluster has several

@@ -28,10 +28,38 @@ import { childPath, describeValue, isMapping } from "./values.js";
 // setting the user asked for. Type errors are errors in kubeadm too.
 
 /** A config file that cannot be used; `problems` holds one sentence per problem. */
+/** Where a problem is, as data: the file or input, the field, and where its value came from. */
+export interface ProblemPlace {
+  /** The file or input the field was read from ("cluster.yaml"). */
+  source: string;
+  /** The field's path ("networking.podSubnet"). */
+  field: string;
+  /** Where the value came from when not the file: an action input ("input pod-network-cidr"). */
+  origin?: string;
+}
+
+/** A problem with its place, when the place is known. */
+export interface LocatedProblem {
+  /** The whole sentence, as `problems` holds it. */
+  text: string;
+  /** The sentence after the place: what is wrong. */
+  message: string;
+  place?: ProblemPlace;
+}
+
 export class ConfigError extends Error {
-  constructor(readonly problems: string[]) {
+  /** The problems with their places: those it knows, in `problems`' order. */
+  readonly located: LocatedProblem[];
+
+  constructor(
+    readonly problems: string[],
+    located: readonly LocatedProblem[] = [],
+  ) {
     super(problems.join("\n"));
     this.name = "ConfigError";
+    this.located = problems.map(
+      (text) => located.find((l) => l.text === text) ?? { text, message: text },
+    );
   }
 }
 

@@ -260,20 +260,6 @@ export function kubeletClientUsesRBAC(version: string, release: Release): boolea
   return have !== null && semver.gte(have, release.behaviour.kubeletAPIAdminBindingSince);
 }
 
-export interface ResolveOptions {
-  /** The fetch to use (tests inject one; default: the global fetch). */
-  fetch?: typeof fetch;
-  /** Where label files live; default KUBEFORGE_RELEASE_BASE_URL, else https://dl.k8s.io/release. */
-  baseURL?: string;
-  /** Per request; kubeadm uses 10 s (util/version.go getReleaseVersionTimeout). */
-  timeoutMs?: number;
-  warn?: (msg: string) => void;
-  /** Environment to read KUBEFORGE_RELEASE_BASE_URL from; default process.env. */
-  env?: Record<string, string | undefined>;
-  /** Where the version was given, to start errors with (default: the kubeadm field and flag). */
-  field?: string;
-}
-
 /** kubeadm's field for the version and the `init` flag that sets it. */
 export const KUBERNETES_VERSION_FIELD =
   "ClusterConfiguration.kubernetesVersion (--kubernetes-version)";
@@ -282,19 +268,18 @@ function normalizeExact(text: string): string | undefined {
   return EXACT_VERSION.test(text) ? (text.startsWith("v") ? text : `v${text}`) : undefined;
 }
 
-async function fetchLabel(url: string, doFetch: typeof fetch, timeoutMs: number): Promise<string> {
-  const response = await doFetch(url, { signal: AbortSignal.timeout(timeoutMs) });
-  if (!response.ok) throw new Error(`HTTP status ${response.status}`);
-  const body = (await response.text()).trim();
-  const version = normalizeExact(body);
-  if (!version) throw new Error(`the answer "${body.slice(0, 60)}" is not a version`);
+/** A label file's body ("v1.35.2\n") as an exact version; throws naming what it holds. */
+export function labelFileVersion(body: string): string {
+  const text = body.trim();
+  const version = normalizeExact(text);
+  if (!version) throw new Error(`the answer "${text.slice(0, 60)}" is not a version`);
   return version;
 }
 
 /**
  * The problem with a kubernetesVersion value as written, or undefined: an exact version must
  * be in the table, a label must be one kubeadm knows (and a pinned minor in the table).
- * Labels themselves are resolved later (resolveKubernetesVersion).
+ * Labels themselves are resolved later (node/release-version.ts).
  */
 export function kubernetesVersionProblem(spec: string): string | undefined {
   const text = spec.trim();
@@ -338,41 +323,20 @@ function offlineAnswer(label: string): Release {
   return pinned ? releaseFor(`v1.${pinned[2]}`) : NEWEST;
 }
 
-function errorText(e: unknown): string {
-  if (e instanceof Error) {
-    const cause = e.cause instanceof Error ? `: ${e.cause.message}` : "";
-    return `${e.message}${cause}`;
-  }
-  return String(e);
-}
-
 /**
- * Resolves what a config or flag asks for ("v1.35.2", "1.35.2", "stable", "stable-1",
- * "stable-1.35", "latest", "latest-1.35") to an exact version and its table row, as kubeadm's
- * util/version.go KubernetesReleaseVersion: labels are read from <base>/<label>.txt. On any
- * fetch error the table answers (with a warning naming the URL); a label that resolves past
- * the newest minor in the table is re-resolved as stable-1.<newest> (kubeadm clamps to its own
- * minor the same way, validateStableVersion).
+ * What a config or flag asks for ("v1.35.2", "1.35.2", "stable", "stable-1", "stable-1.35",
+ * "latest", "latest-1.35"), before anything is fetched: an exact version, resolved; or a
+ * release label to read from <base>/<label>.txt (kubeadm's util/version.go
+ * KubernetesReleaseVersion). Throws for anything else, and for a label whose pinned minor is not
+ * in the table (stable-1.30 fails before going online).
  */
-export async function resolveKubernetesVersion(
-  spec: string,
-  opts: ResolveOptions = {},
-): Promise<ResolvedVersion> {
-  try {
-    return await resolveVersion(spec, opts);
-  } catch (e) {
-    // The problem is in what the user wrote: name where, as validation does.
-    throw new Error(`${opts.field ?? KUBERNETES_VERSION_FIELD}: ${(e as Error).message}`, {
-      cause: e,
-    });
-  }
-}
-
-async function resolveVersion(spec: string, opts: ResolveOptions): Promise<ResolvedVersion> {
+export function versionRequest(spec: string): { resolved: ResolvedVersion } | { label: string } {
   const text = spec.trim();
   const exact = normalizeExact(text);
-  if (exact) return { version: exact, release: releaseFor(exact), source: `${exact} as given` };
-
+  if (exact)
+    return {
+      resolved: { version: exact, release: releaseFor(exact), source: `${exact} as given` },
+    };
   const label = text.replace(/^release\//, "");
   if (text.startsWith("ci/")) {
     throw new Error(
@@ -384,52 +348,28 @@ async function resolveVersion(spec: string, opts: ResolveOptions): Promise<Resol
       `Kubernetes version "${spec}" is neither a version (v1.35.2) nor a release label (stable, stable-1, stable-1.35, latest, latest-1.35)`,
     );
   }
-
-  const env = opts.env ?? process.env;
-  const baseURL = (
-    opts.baseURL ??
-    env.KUBEFORGE_RELEASE_BASE_URL ??
-    DEFAULT_RELEASE_BASE_URL
-  ).replace(/\/+$/, "");
-  const doFetch = opts.fetch ?? globalThis.fetch;
-  const timeoutMs = opts.timeoutMs ?? 10_000;
-  const warn = opts.warn ?? (() => {});
-
-  const fallback = (url: string, e: unknown, lbl: string): ResolvedVersion => {
-    const release = offlineAnswer(lbl);
-    warn(
-      `could not fetch a Kubernetes version from ${url} (${errorText(e)}); falling back to ${release.knownPatch} from kubeforge's version table`,
-    );
-    return {
-      version: release.knownPatch,
-      release,
-      source: `${lbl}: offline fallback (kubeforge version table)`,
-    };
-  };
-
-  // The label is checked against the table before going online: stable-1.30 fails fast.
   offlineAnswer(label);
-  const url = `${baseURL}/${label}.txt`;
-  let version: string;
-  try {
-    version = await fetchLabel(url, doFetch, timeoutMs);
-  } catch (e) {
-    return fallback(url, e, label);
-  }
+  return { label };
+}
 
-  // Past the newest minor (its major.minor, whatever the patch or pre-release; v2 included).
-  if (semver.gte(semver.coerce(version)!, `1.${NEWEST.minor + 1}.0`)) {
-    const clamped = `stable-1.${NEWEST.minor}`;
-    warn(
-      `${label} resolved to ${version}, newer than the newest version kubeforge supports (v1.${NEWEST.minor}); using ${clamped} instead`,
-    );
-    const clampedURL = `${baseURL}/${clamped}.txt`;
-    try {
-      version = await fetchLabel(clampedURL, doFetch, timeoutMs);
-    } catch (e) {
-      return fallback(clampedURL, e, clamped);
-    }
-    return { version, release: releaseFor(version), source: `${clamped} via ${clampedURL}` };
-  }
-  return { version, release: releaseFor(version), source: `${label} via ${url}` };
+/** A label's answer when it cannot be fetched: the newest patch the table knows for it. */
+export function offlineResolution(label: string): ResolvedVersion {
+  const release = offlineAnswer(label);
+  return {
+    version: release.knownPatch,
+    release,
+    source: `${label}: offline fallback (kubeforge version table)`,
+  };
+}
+
+/**
+ * The label to resolve instead when `version` is newer than the newest minor the table knows
+ * (kubeadm clamps to its own minor the same way, validateStableVersion); undefined when it is
+ * supported.
+ */
+export function clampedLabel(version: string): string | undefined {
+  // Past the newest minor: its major.minor, whatever the patch or pre-release (v2 included).
+  const v = semver.coerce(version);
+  if (!v) return undefined;
+  return semver.gte(v, `1.${NEWEST.minor + 1}.0`) ? `stable-1.${NEWEST.minor}` : undefined;
 }

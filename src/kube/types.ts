@@ -1,46 +1,11 @@
+import type { KubeObject, ObjectRef } from "../types/kube-object.js";
 import type { ResourceInfo } from "./resources.js";
+
+export type { KubeObject, ObjectMeta, ObjectRef, OwnerReference } from "../types/kube-object.js";
 
 // The shapes the kube/ layer speaks: plain Kubernetes objects (as JSON), references to them and
 // the client port phases use. Phases never see @kubernetes/client-node directly, so a dry run can
 // swap in a recorder (DESIGN.md "Dry-run is a property of the data").
-
-export interface OwnerReference {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  uid: string;
-  controller?: boolean;
-  blockOwnerDeletion?: boolean;
-}
-
-export interface ObjectMeta {
-  name: string;
-  namespace?: string;
-  labels?: Record<string, string>;
-  annotations?: Record<string, string>;
-  ownerReferences?: OwnerReference[];
-  resourceVersion?: string;
-  uid?: string;
-  creationTimestamp?: string | null;
-  [field: string]: unknown;
-}
-
-/** Any Kubernetes object, as the API serves it in JSON. */
-export interface KubeObject {
-  apiVersion: string;
-  kind: string;
-  metadata: ObjectMeta;
-  [field: string]: unknown;
-}
-
-/** Names one object: enough to build its request path. */
-export interface ObjectRef {
-  apiVersion: string;
-  kind: string;
-  name: string;
-  /** Absent for cluster-scoped kinds (Node, ClusterRole...). */
-  namespace?: string;
-}
 
 /** Content types of PATCH: strategic merge (Nodes), JSON merge (RFC 7386), JSON patch (RFC 6902). */
 export type PatchType = "strategic" | "merge" | "json";

@@ -1,4 +1,9 @@
+import type { KeyObject } from "node:crypto";
 import { toYAML } from "../config/yaml.js";
+import { newSignedCert, type Certificate } from "../pki/certs.js";
+import type { KeyPair } from "../pki/key-source.js";
+import { privateKeyToPEM } from "../pki/keys.js";
+import type { KubeConfigFileSpec } from "./specs.js";
 import type { KubeConfig, KubeConfigUser } from "./types.js";
 
 // kubeadm's kubeconfig builders (kubeadm: util/kubeconfig/kubeconfig.go CreateBasic,
@@ -70,4 +75,43 @@ export function createWithToken(
 export function renderKubeConfig(config: KubeConfig, opts: { preferences: boolean }): string {
   const { preferences: _omitted, ...rest } = config;
   return toYAML(opts.preferences ? { ...rest, preferences: {} } : rest);
+}
+
+/**
+ * The text of a kubeconfig file for `spec` (kubeadm: phases/kubeconfig buildKubeConfigFromSpec):
+ * a client certificate for its user signed by the cluster CA with clientAuth, its NotBefore
+ * the CA's, as kubeadm leaves it.
+ */
+export async function newKubeConfigFile(
+  spec: KubeConfigFileSpec,
+  opts: {
+    server: string;
+    clusterName: string;
+    ca: { cert: Certificate; key: KeyObject };
+    keys: KeyPair;
+    /** NotAfter of the client certificate (now + certificateValidityPeriod). */
+    clientCertNotAfter: Date;
+    /** Whether the release's clientcmd writes `preferences: {}`. */
+    preferences: boolean;
+  },
+): Promise<string> {
+  const cert = await newSignedCert(
+    {
+      commonName: spec.clientName,
+      organization: spec.organizations,
+      extKeyUsages: ["clientAuth"],
+      notAfter: opts.clientCertNotAfter,
+    },
+    opts.keys.publicKey,
+    opts.ca,
+  );
+  const config = createWithCerts(
+    opts.server,
+    opts.clusterName,
+    spec.clientName,
+    opts.ca.cert.pem,
+    privateKeyToPEM(opts.keys.privateKey),
+    cert.pem,
+  );
+  return renderKubeConfig(config, opts);
 }

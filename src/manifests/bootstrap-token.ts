@@ -1,6 +1,6 @@
 import { parseGoDurationNanos } from "../config/duration.js";
 import type { BootstrapToken } from "../config/types.js";
-import type { KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../types/kube-object.js";
 import { parseBootstrapToken } from "../pki/token.js";
 
 // The bootstrap token Secret kubeadm writes (kubeadm: apis/bootstraptoken/v1/utils.go

@@ -1,5 +1,5 @@
 import { toYAML } from "../config/yaml.js";
-import type { KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../types/kube-object.js";
 import { currentEntries, decodeData, parseKubeConfig } from "../kubeconfig/parse.js";
 import type { KubeConfigCluster } from "../kubeconfig/types.js";
 import { caCertHash } from "../pki/pin.js";

@@ -1,5 +1,5 @@
 import type { Taint } from "../config/types.js";
-import type { KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../types/kube-object.js";
 import { taintToString } from "./kubelet.js";
 
 // mark-control-plane (kubeadm: phases/markcontrolplane/markcontrolplane.go): the Node is read,

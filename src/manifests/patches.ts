@@ -2,7 +2,6 @@ import fastJsonPatch from "fast-json-patch";
 import type { Operation } from "fast-json-patch";
 import { posix } from "node:path";
 import { parseYAMLDocuments } from "../config/yaml.js";
-import type { Host } from "../remote/host.js";
 import { compareBytes } from "./static-pod.js";
 import {
   DEPLOYMENT_SCHEMA,
@@ -107,8 +106,12 @@ export function createPatchFile(
   return { source, target, type, patches: documents as JSONValue[] };
 }
 
-/** What reading a patch directory needs from a Host. */
-export type PatchDirReader = Pick<Host, "readDir" | "stat" | "readFile">;
+/** What reading a patch directory needs from the machine it is on (a Host is one). */
+export interface PatchDirReader {
+  readDir(path: string): Promise<string[]>;
+  stat(path: string): Promise<{ isFile: boolean; isDirectory: boolean } | undefined>;
+  readFile(path: string): Promise<Buffer>;
+}
 
 const cache = new WeakMap<object, Map<string, Promise<PatchSet>>>();
 

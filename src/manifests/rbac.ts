@@ -1,4 +1,4 @@
-import type { KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../types/kube-object.js";
 
 // Every RBAC object kubeadm's init creates outside the addons, field for field as kubeadm sends
 // them, grouped by the phase that creates them. Subjects carry no apiGroup, as kubeadm's Go

@@ -1,7 +1,7 @@
 import { X509Certificate, createPrivateKey, createPublicKey } from "node:crypto";
 import { posix } from "node:path";
 import type { ClusterConfiguration } from "../config/types.js";
-import type { KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../types/kube-object.js";
 import { decodeCertificateKey, decryptBytes, encryptBytes } from "../pki/certificate-key.js";
 import { pemDecodeAll } from "../pki/pem.js";
 

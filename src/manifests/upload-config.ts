@@ -11,7 +11,7 @@ import type {
 import type { Release } from "../config/release.js";
 import { KUBEADM_V1BETA4 } from "../config/types.js";
 import { toYAML } from "../config/yaml.js";
-import type { KubeObject } from "../kube/types.js";
+import type { KubeObject } from "../types/kube-object.js";
 import { marshalKubeletConfiguration, renderKubeletConfig } from "./kubelet.js";
 
 // upload-config (kubeadm: phases/uploadconfig/uploadconfig.go UploadConfiguration;

@@ -1,12 +1,9 @@
 // The phase model (DESIGN.md "Phases are data"), after kubeadm's workflow package
 // (cmd/kubeadm/app/cmd/phases/workflow/phase.go).
 
-export interface Logger {
-  /** A progress line on stderr, prefixed with the phase ("[certs] ..."). */
-  info(message: string): void;
-  /** A warning kubeadm would print as "[WARNING ...]" or "W..." — the run goes on. */
-  warn(message: string): void;
-}
+import type { Logger } from "../types/logger.js";
+
+export type { Logger } from "../types/logger.js";
 
 export interface PhaseContext {
   /** Slash path of the running phase: "certs/apiserver". */
@@ -22,10 +19,23 @@ export interface Phase<D> {
   /** Child phases, run in order after this phase's own `run`. */
   phases?: Phase<D>[];
   run?: (data: D, ctx: PhaseContext) => Promise<void>;
-  /** When false the phase (and its children) is skipped, as kubeadm's RunIf. */
-  runIf?: (data: D) => boolean;
-  /** Slash paths of phases that must have run (or be skipped by the user) before this one. */
+  /**
+   * When false the phase (and its children) is skipped, as kubeadm's RunIf. May wait for data
+   * computed on first use (a cluster workflow's plan).
+   */
+  runIf?: (data: D) => boolean | Promise<boolean>;
+  /**
+   * Slash paths of phases whose results this one reads: they run earlier, and skipping one
+   * of them with --skip-phases while this one runs is an error naming both.
+   */
   dependencies?: string[];
+  /**
+   * The log group the phase runs in, when no phase around it opened one. A top-level phase
+   * opens a group named after itself unless this says otherwise: a function names it from the
+   * data ("init cp-1"), false opens none (its lines go to the log around it). Consecutive
+   * phases naming the same group share it.
+   */
+  group?: false | ((data: D) => string | Promise<string>);
   /** Not listed in help (kubeadm's hidden phases, e.g. join's check-etcd). */
   hidden?: boolean;
   /**

@@ -46,6 +46,14 @@ interface FlatPhase<D> {
   top: string;
 }
 
+/** Where a run is while it walks the tree. */
+interface Walk {
+  selected: Map<string, boolean>;
+  opts: RunnerOptions;
+  /** A phase around this one opened a log group (groups do not nest). */
+  inGroup: boolean;
+}
+
 export class PhaseError extends Error {
   constructor(
     readonly phasePath: string,
@@ -106,8 +114,6 @@ export class Runner<D> {
   /** Which phases run, as kubeadm's computePhaseRunFlags. */
   selected(opts: RunnerOptions): Map<string, boolean> {
     const flags = new Map(this.flat.map((f) => [f.path, true]));
-    const subtree = (path: string) =>
-      this.flat.filter((f) => f.path === path || f.path.startsWith(`${path}/`)).map((f) => f.path);
     const check = (name: string, option: string) => {
       if (!flags.has(name)) {
         throw new Error(
@@ -119,48 +125,119 @@ export class Runner<D> {
       for (const p of flags.keys()) flags.set(p, false);
       for (const name of opts.filterPhases) {
         check(name, "the phase to run");
-        for (const p of subtree(name)) flags.set(p, true);
+        for (const p of this.subtree(name)) flags.set(p, true);
       }
     }
+    const skipped = new Set<string>();
     for (const name of opts.skipPhases ?? []) {
       check(name, "--skip-phases");
-      for (const p of subtree(name)) flags.set(p, false);
+      for (const p of this.subtree(name)) {
+        flags.set(p, false);
+        skipped.add(p);
+      }
     }
+    this.checkSkippedDependencies(flags, skipped);
     return flags;
+  }
+
+  private subtree(path: string): string[] {
+    return this.flat
+      .filter((f) => f.path === path || f.path.startsWith(`${path}/`))
+      .map((f) => f.path);
+  }
+
+  /** A phase that runs may not lose, to --skip-phases, a phase whose results it reads. */
+  private checkSkippedDependencies(flags: Map<string, boolean>, skipped: Set<string>): void {
+    for (const f of this.flat) {
+      if (!flags.get(f.path)) continue;
+      const lost = (f.phase.dependencies ?? []).filter((d) => skipped.has(d));
+      if (lost.length > 0) {
+        const names = lost.map((d) => `"${d}"`).join(", ");
+        throw new Error(
+          `phase "${f.path}" depends on ${names}, which --skip-phases skips: skip "${f.path}" too, or run ${lost.length === 1 ? "it" : "them"}`,
+        );
+      }
+    }
   }
 
   async run(data: D, opts: RunnerOptions = {}): Promise<PhaseTiming[]> {
     const selected = this.selected(opts);
-    const timings = this.timings;
-    timings.length = 0;
-    const runList = async (list: Phase<D>[], prefix: string | undefined, top: string) => {
-      for (const phase of list) {
-        const path = prefix ? `${prefix}/${phase.name}` : phase.name;
-        if (!selected.get(path)) {
-          // Not selected itself (`init phase certs apiserver` does not run `certs`), but a
-          // selected descendant may be: as kubeadm, ancestors of a filtered phase do not run.
-          await runList(phase.phases ?? [], path, top);
-          continue;
-        }
-        const started = performance.now();
-        try {
-          const outcome = await this.runOne(phase, path, top, data, opts);
-          if (outcome === "done") await runList(phase.phases ?? [], path, top);
-          timings.push({ path, outcome, ms: performance.now() - started });
-        } catch (e) {
-          timings.push({ path, outcome: "failed", ms: performance.now() - started });
-          throw e;
-        }
+    this.timings.length = 0;
+    await this.runSiblings(this.phases, undefined, data, { selected, opts, inGroup: false });
+    return this.timings;
+  }
+
+  /** Whether the phase or anything under it is selected. */
+  private reaches(path: string, selected: Map<string, boolean>): boolean {
+    return this.subtree(path).some((p) => selected.get(p));
+  }
+
+  /** The group a phase opens when it runs outside any group; undefined: none. */
+  private async groupOf(
+    phase: Phase<D>,
+    path: string,
+    data: D,
+    walk: Walk,
+  ): Promise<string | undefined> {
+    if (walk.inGroup || !this.reaches(path, walk.selected)) return undefined;
+    // A phase its runIf leaves out shows no group of its own.
+    if (walk.selected.get(path) && phase.runIf && !(await phase.runIf(data))) return undefined;
+    if (phase.group === false) return undefined;
+    if (phase.group) return phase.group(data);
+    return path.includes("/") ? undefined : phase.name;
+  }
+
+  private async runSiblings(
+    list: Phase<D>[],
+    prefix: string | undefined,
+    data: D,
+    walk: Walk,
+  ): Promise<void> {
+    const pathOf = (phase: Phase<D>) => (prefix ? `${prefix}/${phase.name}` : phase.name);
+    let i = 0;
+    while (i < list.length) {
+      const phase = list[i]!;
+      const title = await this.groupOf(phase, pathOf(phase), data, walk);
+      if (title === undefined) {
+        await this.runPhase(phase, pathOf(phase), data, walk);
+        i++;
+        continue;
       }
-    };
-    for (const phase of this.phases) {
-      const anySelected = [...selected].some(
-        ([p, on]) => on && (p === phase.name || p.startsWith(`${phase.name}/`)),
-      );
-      if (!anySelected) continue;
-      await this.reporter.group(phase.name, () => runList([phase], undefined, phase.name));
+      // The phases after it that name the same group run in it too.
+      await this.reporter.group(title, async () => {
+        const inside = { ...walk, inGroup: true };
+        do {
+          const next = list[i]!;
+          i++;
+          await this.runPhase(next, pathOf(next), data, inside);
+        } while (
+          i < list.length &&
+          (await this.groupOf(list[i]!, pathOf(list[i]!), data, walk)) === title
+        );
+      });
     }
-    return timings;
+  }
+
+  private async runPhase(phase: Phase<D>, path: string, data: D, walk: Walk): Promise<void> {
+    if (!walk.selected.get(path)) {
+      // Not selected itself (`init phase certs apiserver` does not run `certs`), but a
+      // selected descendant may be: as kubeadm, ancestors of a filtered phase do not run.
+      await this.runSiblings(phase.phases ?? [], path, data, walk);
+      return;
+    }
+    const started = performance.now();
+    try {
+      const outcome = await this.runOne(phase, path, this.topOf(path), data, walk.opts);
+      if (outcome === "done") await this.runSiblings(phase.phases ?? [], path, data, walk);
+      this.timings.push({ path, outcome, ms: performance.now() - started });
+    } catch (e) {
+      this.timings.push({ path, outcome: "failed", ms: performance.now() - started });
+      throw e;
+    }
+  }
+
+  private topOf(path: string): string {
+    return this.flat.find((f) => f.path === path)!.top;
   }
 
   private async runOne(
@@ -178,7 +255,7 @@ export class Runner<D> {
       warn: (m: string) => this.reporter.warn(tagged(m)),
     };
     try {
-      if (phase.runIf && !phase.runIf(data)) return "skipped";
+      if (phase.runIf && !(await phase.runIf(data))) return "skipped";
       if (phase.pending) {
         if (!opts.dryRun)
           throw new Error(`not implemented in this version of kubeforge: ${phase.pending}`);

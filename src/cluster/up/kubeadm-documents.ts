@@ -1,16 +1,20 @@
 import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js";
-import { parseYAMLDocuments, toYAMLDocuments } from "../../config/yaml.js";
+import type {
+  APIEndpoint,
+  ConfigDocuments,
+  InitConfiguration,
+  JoinConfiguration,
+  NodeRegistrationOptions,
+  Patches,
+} from "../../config/types.js";
+import { KUBEADM_V1BETA4 } from "../../config/types.js";
+import { toYAMLDocuments } from "../../config/yaml.js";
 
-// The kubeadm configuration each node's init or join reads, generated from the Cluster file the
-// way k0sctl and kubespray template kubeadm's config: the user's own kubeadm documents are the
-// base, and the fields `up` decides (node name, addresses, token, certificate key, discovery,
-// version, networking, endpoint, SANs) are set on top. Fields that exist in both v1beta3 and
-// v1beta4 with the same shape are the only ones touched, so either version of a user's
-// documents stays valid.
-
-export const KUBEADM_API_VERSION = "kubeadm.k8s.io/v1beta4";
-
-type Doc = Record<string, unknown>;
+// The kubeadm configuration each node's init or join reads, built from the Cluster file the way
+// k0sctl and kubespray template kubeadm's config: the user's own kubeadm documents (decoded once,
+// when the Cluster file was loaded) are the base, and the fields `up` decides (node name,
+// addresses, token, certificate key, discovery, version, networking, endpoint, SANs) are set on
+// top. The result stays typed: init and join take it as it is, and only the plan prints it.
 
 /** What `up` settled before init: the same for every node of the run. */
 export interface ClusterSettings {
@@ -27,19 +31,6 @@ export interface ClusterSettings {
   patchesDir?: string;
 }
 
-function listOf(value: unknown): string[] {
-  return Array.isArray(value) ? value.map(String) : [];
-}
-
-/** skipPhases and patches for a workflow's document, on top of the user's own. */
-function workflowSettings(base: Doc, skip: string[] | undefined, patchesDir?: string): Doc {
-  const skipPhases = unique([...listOf(base.skipPhases), ...(skip ?? [])]);
-  return {
-    ...(skipPhases.length > 0 ? { skipPhases } : {}),
-    ...(patchesDir ? { patches: { ...record(base.patches), directory: patchesDir } } : {}),
-  };
-}
-
 /** Secrets shared by the nodes of one run. */
 export interface JoinSecrets {
   token: string;
@@ -51,121 +42,98 @@ export interface JoinSecrets {
   apiServerEndpoint: string;
 }
 
-export interface UserDocuments {
-  init?: Doc;
-  cluster?: Doc;
-  join?: Doc;
-  /** KubeletConfiguration, KubeProxyConfiguration: passed to init unchanged. */
-  components: Doc[];
+const unique = (values: readonly string[]) => [...new Set(values)];
+
+/** skipPhases and patches for a workflow's document, on top of the user's own. */
+function workflowSettings(
+  base: { skipPhases?: string[]; patches?: Patches },
+  skip: string[] | undefined,
+  patchesDir: string | undefined,
+): { skipPhases?: string[]; patches?: Patches } {
+  const skipPhases = unique([...(base.skipPhases ?? []), ...(skip ?? [])]);
+  return {
+    ...(skipPhases.length > 0 ? { skipPhases } : {}),
+    ...(patchesDir ? { patches: { ...base.patches, directory: patchesDir } } : {}),
+  };
 }
 
-/** The user's kubeadm documents (already validated by the Cluster loader), by kind. */
-export function userDocuments(text: string | undefined): UserDocuments {
-  const docs: UserDocuments = { components: [] };
-  if (!text?.trim()) return docs;
-  for (const raw of parseYAMLDocuments(text, "the Cluster's kubeadm documents")) {
-    const doc = raw as Doc;
-    switch (doc.kind) {
-      case "InitConfiguration":
-        docs.init = doc;
-        break;
-      case "ClusterConfiguration":
-        docs.cluster = doc;
-        break;
-      case "JoinConfiguration":
-        docs.join = doc;
-        break;
-      default:
-        docs.components.push(doc);
-    }
-  }
-  return docs;
-}
-
-const record = (value: unknown): Doc =>
-  value && typeof value === "object" && !Array.isArray(value) ? { ...(value as Doc) } : {};
-
-const unique = (values: string[]) => [...new Set(values)];
-
-function nodeRegistration(base: unknown, node: ClusterNodeSpec): Doc {
+function nodeRegistration(
+  base: NodeRegistrationOptions | undefined,
+  node: ClusterNodeSpec,
+): NodeRegistrationOptions {
   // A node's taints replace kubeadm's defaults when given (kubeadm: an explicit list, even an
   // empty one, replaces the control-plane taint).
   return {
-    ...record(base),
+    ...base,
     name: node.name,
     ...(node.taints !== undefined ? { taints: node.taints } : {}),
   };
 }
 
-function withAddress(base: unknown, address: string | undefined): Doc {
-  const endpoint = record(base);
-  return address ? { ...endpoint, advertiseAddress: address } : endpoint;
+function withAddress(base: APIEndpoint | undefined, address: string | undefined): APIEndpoint {
+  return address ? { ...base, advertiseAddress: address } : { ...base };
 }
 
-/** Init's documents for the first control plane, as one multi-document YAML text. */
+/** Init's documents for the first control plane. */
 export function initDocuments(
-  spec: ClusterSpec,
-  user: UserDocuments,
+  spec: Pick<ClusterSpec, "networking">,
+  user: ConfigDocuments | undefined,
   node: ClusterNodeSpec,
   settings: ClusterSettings,
   secrets: { token: string; certificateKey?: string },
-): string {
-  const init = record(user.init);
-  const tokens = Array.isArray(init.bootstrapTokens) ? (init.bootstrapTokens as unknown[]) : [];
-  const initDoc: Doc = {
-    ...init,
-    apiVersion: init.apiVersion ?? KUBEADM_API_VERSION,
-    kind: "InitConfiguration",
-    bootstrapTokens: [{ ...record(tokens[0]), token: secrets.token }, ...tokens.slice(1)],
-    nodeRegistration: nodeRegistration(init.nodeRegistration, node),
-    localAPIEndpoint: withAddress(init.localAPIEndpoint, node.address),
-    ...(secrets.certificateKey ? { certificateKey: secrets.certificateKey } : {}),
-    ...workflowSettings(init, settings.initSkipPhases, settings.patchesDir),
-  };
-  const cluster = record(user.cluster);
-  const apiServer = record(cluster.apiServer);
-  const sans = Array.isArray(apiServer.certSANs) ? (apiServer.certSANs as string[]) : [];
-  const clusterDoc: Doc = {
-    ...cluster,
-    apiVersion: cluster.apiVersion ?? KUBEADM_API_VERSION,
-    kind: "ClusterConfiguration",
-    kubernetesVersion: settings.kubernetesVersion,
-    networking: {
-      ...record(cluster.networking),
-      // "" is "no pod range" (a CNI that brings its own): kubeadm's unset.
-      ...(spec.networking.podSubnet ? { podSubnet: spec.networking.podSubnet } : {}),
-      serviceSubnet: spec.networking.serviceSubnet,
-      dnsDomain: spec.networking.dnsDomain,
+): ConfigDocuments {
+  const init: InitConfiguration = structuredClone(user?.init ?? {});
+  const tokens = init.bootstrapTokens ?? [];
+  const cluster = structuredClone(user?.cluster ?? {});
+  const sans = cluster.apiServer?.certSANs ?? [];
+  return {
+    init: {
+      ...init,
+      bootstrapTokens: [{ ...tokens[0], token: secrets.token }, ...tokens.slice(1)],
+      nodeRegistration: nodeRegistration(init.nodeRegistration, node),
+      localAPIEndpoint: withAddress(init.localAPIEndpoint, node.address),
+      ...(secrets.certificateKey ? { certificateKey: secrets.certificateKey } : {}),
+      ...workflowSettings(init, settings.initSkipPhases, settings.patchesDir),
     },
-    apiServer: { ...apiServer, certSANs: unique([...sans, ...settings.extraCertSANs]) },
-    ...(settings.controlPlaneEndpoint
-      ? { controlPlaneEndpoint: settings.controlPlaneEndpoint }
-      : {}),
+    cluster: {
+      ...cluster,
+      kubernetesVersion: settings.kubernetesVersion,
+      networking: {
+        ...cluster.networking,
+        // "" is "no pod range" (a CNI that brings its own): kubeadm's unset.
+        ...(spec.networking.podSubnet ? { podSubnet: spec.networking.podSubnet } : {}),
+        serviceSubnet: spec.networking.serviceSubnet,
+        dnsDomain: spec.networking.dnsDomain,
+      },
+      apiServer: { ...cluster.apiServer, certSANs: unique([...sans, ...settings.extraCertSANs]) },
+      ...(settings.controlPlaneEndpoint
+        ? { controlPlaneEndpoint: settings.controlPlaneEndpoint }
+        : {}),
+    },
+    ...(user?.kubelet ? { kubelet: structuredClone(user.kubelet) } : {}),
+    ...(user?.kubeProxy ? { kubeProxy: structuredClone(user.kubeProxy) } : {}),
+    ignoredKinds: [],
+    ...(user?.v1beta3Documents ? { v1beta3Documents: [...user.v1beta3Documents] } : {}),
   };
-  return toYAMLDocuments([initDoc, clusterDoc, ...user.components], { sortKeys: false });
 }
 
 /** Join's document for any other node (a control plane when `node.role` says so). */
 export function joinDocuments(
-  user: UserDocuments,
+  user: ConfigDocuments | undefined,
   node: ClusterNodeSpec,
   secrets: JoinSecrets,
   settings: Pick<ClusterSettings, "joinSkipPhases" | "patchesDir"> = {},
-): string {
-  const join = record(user.join);
-  const discovery = record(join.discovery);
+): ConfigDocuments {
+  const { controlPlane, discovery, ...join }: JoinConfiguration = structuredClone(user?.join ?? {});
   // Discovery is `up`'s business: token discovery with the CA pin, nothing else.
-  delete discovery.file;
-  delete discovery.tlsBootstrapToken;
-  const joinDoc: Doc = {
+  const { file: _file, tlsBootstrapToken: _tls, ...kept } = discovery ?? {};
+  const out: JoinConfiguration = {
     ...join,
-    apiVersion: join.apiVersion ?? KUBEADM_API_VERSION,
-    kind: "JoinConfiguration",
     nodeRegistration: nodeRegistration(join.nodeRegistration, node),
     discovery: {
-      ...discovery,
+      ...kept,
       bootstrapToken: {
-        ...record(discovery.bootstrapToken),
+        ...kept.bootstrapToken,
         apiServerEndpoint: secrets.apiServerEndpoint,
         token: secrets.token,
         caCertHashes: [...secrets.caCertHashes],
@@ -174,14 +142,31 @@ export function joinDocuments(
     ...workflowSettings(join, settings.joinSkipPhases, settings.patchesDir),
   };
   if (node.role === "control-plane") {
-    const controlPlane = record(join.controlPlane);
-    joinDoc.controlPlane = {
+    out.controlPlane = {
       ...controlPlane,
-      localAPIEndpoint: withAddress(controlPlane.localAPIEndpoint, node.address),
+      localAPIEndpoint: withAddress(controlPlane?.localAPIEndpoint, node.address),
       ...(secrets.certificateKey ? { certificateKey: secrets.certificateKey } : {}),
     };
-  } else {
-    delete joinDoc.controlPlane;
   }
-  return toYAMLDocuments([joinDoc], { sortKeys: false });
+  return {
+    join: out,
+    ignoredKinds: [],
+    ...(user?.v1beta3Documents ? { v1beta3Documents: [...user.v1beta3Documents] } : {}),
+  };
+}
+
+/** The documents as a kubeadm configuration file (v1beta4), for people and the plan files. */
+export function documentsYAML(docs: ConfigDocuments): string {
+  const kubeadm = (kind: string, body: object | undefined) =>
+    body ? [{ apiVersion: KUBEADM_V1BETA4, kind, ...body }] : [];
+  return toYAMLDocuments(
+    [
+      ...kubeadm("InitConfiguration", docs.init),
+      ...kubeadm("ClusterConfiguration", docs.cluster),
+      ...kubeadm("JoinConfiguration", docs.join),
+      ...(docs.kubelet ? [docs.kubelet] : []),
+      ...(docs.kubeProxy ? [docs.kubeProxy] : []),
+    ],
+    { sortKeys: false },
+  );
 }

@@ -1,4 +1,4 @@
-import type { InitConfig } from "../../config/types.js";
+import type { ConfigDocuments, InitConfig } from "../../config/types.js";
 import type { Release } from "../../config/release.js";
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
@@ -8,17 +8,16 @@ import type { Host } from "../../remote/host.js";
 import type { Reporter } from "../../workflow/reporter.js";
 import { PhaseError, type PhaseTiming } from "../../workflow/runner.js";
 import { prepareInit, type PreparedInit } from "../init.js";
-import { prepareJoin } from "../join.js";
+import { pinDiscovery, prepareJoin, type PreparedJoin } from "../join.js";
 
 // One node's kubeadm workflow run in-process against its Host: the same prepareInit/prepareJoin
-// the `init` and `join` commands use, fed with the documents `up` generated for the node.
+// the `init` and `join` commands use, fed with the documents `up` built for the node. A node's
+// workflow is prepared once and serves both preflight passes and the run.
 
-export interface NodeRun {
+export interface NodeTarget {
   host: Host;
   reporter: Reporter;
   env: NodeJS.ProcessEnv;
-  /** The kubeadm documents for this node (kubeadm-documents.ts). */
-  documents: string;
   now?: () => Date;
 }
 
@@ -28,53 +27,96 @@ export interface NodeRunResult {
   output: string;
 }
 
-function request(run: NodeRun, collect: (text: string) => void) {
+/** A workflow's output, kept for the result instead of printed (it holds the token). */
+class Output {
+  text = "";
+  readonly write = (t: string) => void (this.text += t);
+}
+
+function request(target: NodeTarget, documents: ConfigDocuments, stdout: (t: string) => void) {
   return {
-    config: { text: run.documents, source: `the kubeadm configuration of ${run.host.name}` },
-    host: run.host,
+    config: { documents, source: `the kubeadm configuration of ${target.host.name}` },
+    host: target.host,
     dryRun: false,
-    reporter: run.reporter,
-    env: run.env,
-    stdout: collect,
-    ...(run.now ? { now: run.now } : {}),
+    reporter: target.reporter,
+    env: target.env,
+    stdout,
+    ...(target.now ? { now: target.now } : {}),
   };
 }
 
-/** init, or only the named phases of it (`filterPhases`). */
-export async function runInit(
-  run: NodeRun,
-  opts: { uploadCerts: boolean; filterPhases?: string[] },
-): Promise<NodeRunResult> {
-  let output = "";
+/** The first control plane's init, prepared from its documents; run later, or only checked. */
+export interface InitWork {
+  prepared: PreparedInit;
+  output: Output;
+}
+
+/**
+ * Prepares init (nothing runs, nothing is written). With `renderInto`, a dry run: the node's
+ * files are rendered into that folder on the runner (render-init.ts).
+ */
+export async function prepareNodeInit(
+  target: NodeTarget,
+  documents: ConfigDocuments,
+  opts: { uploadCerts: boolean; renderInto?: string },
+): Promise<InitWork> {
+  const output = new Output();
   const prepared = await prepareInit({
-    ...request(run, (t) => (output += t)),
+    ...request(target, documents, output.write),
+    ...(opts.renderInto !== undefined
+      ? { dryRun: true, dryRunDir: opts.renderInto, stdout: () => {} }
+      : {}),
     flags: { uploadCerts: opts.uploadCerts },
   });
+  return { prepared, output };
+}
+
+/** Runs the prepared init, or only the named phases of it (`filterPhases`). */
+export async function runInit(
+  work: InitWork,
+  opts: { filterPhases?: string[]; skipPhases?: string[] } = {},
+): Promise<NodeRunResult> {
+  const { prepared } = work;
   try {
     await prepared.runner.run(prepared.data, {
-      skipPhases: prepared.skipPhases,
+      skipPhases: [...new Set([...prepared.skipPhases, ...(opts.skipPhases ?? [])])],
       ...(opts.filterPhases ? { filterPhases: opts.filterPhases } : {}),
+      dryRun: prepared.data.dryRun,
     });
   } finally {
     prepared.data.keys.discard();
   }
-  return { timings: prepared.runner.timings, output };
+  return { timings: [...prepared.runner.timings], output: work.output.text };
 }
 
-export async function runJoin(run: NodeRun): Promise<NodeRunResult> {
-  let output = "";
-  const prepared = await prepareJoin({ ...request(run, (t) => (output += t)), flags: {} });
+/** A node's join, prepared from its documents before the cluster exists (its CA pin comes later). */
+export interface JoinWork {
+  prepared: PreparedJoin;
+  output: Output;
+}
+
+export async function prepareNodeJoin(
+  target: NodeTarget,
+  documents: ConfigDocuments,
+): Promise<JoinWork> {
+  const output = new Output();
+  const prepared = await prepareJoin({ ...request(target, documents, output.write), flags: {} });
+  return { prepared, output };
+}
+
+/** Runs the prepared join, its discovery pinned to the cluster's CAs. */
+export async function runJoin(
+  work: JoinWork,
+  caCertHashes: readonly string[],
+): Promise<NodeRunResult> {
+  const { prepared } = work;
+  pinDiscovery(prepared.data, caCertHashes);
   try {
     await prepared.runner.run(prepared.data, { skipPhases: prepared.skipPhases });
   } finally {
     prepared.data.keys.discard();
   }
-  return { timings: prepared.runner.timings, output };
-}
-
-/** The first control plane's configuration as init would use it, without running anything. */
-export async function prepareFirstControlPlane(run: NodeRun): Promise<PreparedInit> {
-  return prepareInit({ ...request(run, () => {}), flags: {} });
+  return { timings: [...prepared.runner.timings], output: work.output.text };
 }
 
 /**
@@ -108,24 +150,6 @@ function selectedFor(pass: PreflightPass) {
   return { out, keep };
 }
 
-/**
- * Init's checks on the first control plane before `up` changes any host. Not its image pull:
- * node preparation's pulls may still run; init's own preflight, once up has waited for them,
- * finds the images there.
- */
-export async function preflightInit(run: NodeRun, pass: PreflightPass = {}): Promise<void> {
-  const prepared = await prepareInit({ ...request(run, () => {}), flags: {} });
-  prepared.data.keys.discard();
-  const { out: outFor, keep } = selectedFor(pass);
-  const out = outFor(run.reporter);
-  const ignore = prepared.data.ignorePreflightErrors;
-  await asPreflightPhase(async () => {
-    // kubeadm: the root check alone first (RunRootCheckOnly), then the node checks.
-    await runChecks(keep([isPrivilegedUserCheck(run.host)]), ignore, out);
-    await runChecks(keep(await initNodeChecks(prepared.data, { warn: out.warn })), ignore, out);
-  });
-}
-
 /** A failure reads as the workflow's own would: "error execution phase preflight: ...". */
 async function asPreflightPhase(checks: () => Promise<void>): Promise<void> {
   try {
@@ -136,30 +160,60 @@ async function asPreflightPhase(checks: () => Promise<void>): Promise<void> {
 }
 
 /**
+ * Init's checks on the first control plane before `up` changes any host. Not its image pull:
+ * node preparation's pulls may still run; init's own preflight, once up has waited for them,
+ * finds the images there.
+ */
+export async function preflightInit(
+  target: NodeTarget,
+  work: InitWork,
+  pass: PreflightPass = {},
+): Promise<void> {
+  const { data } = work.prepared;
+  const { out: outFor, keep } = selectedFor(pass);
+  const out = outFor(target.reporter);
+  await asPreflightPhase(async () => {
+    // kubeadm: the root check alone first (RunRootCheckOnly), then the node checks.
+    await runChecks(keep([isPrivilegedUserCheck(target.host)]), data.ignorePreflightErrors, out);
+    await runChecks(
+      keep(await initNodeChecks(data, { warn: out.warn })),
+      data.ignorePreflightErrors,
+      out,
+    );
+  });
+}
+
+/** The cluster init is about to create, as join's checks need it (no API to ask yet). */
+export interface ClusterView {
+  cfg: InitConfig;
+  release: Release;
+  proxyEnv: Readonly<Record<string, string>>;
+}
+
+/**
  * Join's node checks before the cluster exists (`up` checks every host before it changes any):
  * the cluster's configuration is the one init is about to create, so the checks need no API.
  */
 export async function preflightJoin(
-  run: NodeRun,
-  cluster: { cfg: InitConfig; release: Release; proxyEnv: Readonly<Record<string, string>> },
+  target: NodeTarget,
+  work: JoinWork,
+  cluster: ClusterView,
   pass: PreflightPass = {},
 ): Promise<void> {
-  const prepared = await prepareJoin({ ...request(run, () => {}), flags: {} });
-  prepared.data.keys.discard();
-  const { host } = run;
+  const { data } = work.prepared;
+  const { host } = target;
   const { out: outFor, keep } = selectedFor(pass);
-  const out = outFor(run.reporter);
-  const ignore = prepared.data.ignorePreflightErrors;
+  const out = outFor(target.reporter);
   const input = { cfg: cluster.cfg, release: cluster.release, host, proxyEnv: cluster.proxyEnv };
   const checks = [
     isPrivilegedUserCheck(host),
     ...(await joinNodeChecks(
-      { join: prepared.data.cfg, host, proxyEnv: prepared.data.proxyEnv },
+      { join: data.cfg, host, proxyEnv: data.proxyEnv },
       { warn: out.warn, kubeadmMinor: cluster.release.minor },
     )),
   ];
-  if (prepared.data.cfg.join.controlPlane) {
-    const downloadCerts = prepared.data.certificateKey !== undefined;
+  if (data.cfg.join.controlPlane) {
+    const downloadCerts = data.certificateKey !== undefined;
     checks.push(
       ...(await initNodeChecks(input, {
         secondaryControlPlane: true,
@@ -168,5 +222,5 @@ export async function preflightJoin(
       })),
     );
   }
-  await asPreflightPhase(() => runChecks(keep(checks), ignore, out));
+  await asPreflightPhase(() => runChecks(keep(checks), data.ignorePreflightErrors, out));
 }

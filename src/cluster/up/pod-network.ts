@@ -7,7 +7,7 @@ import type { PodNetworkNode } from "../../node/cni/bridge.js";
 import { fleet } from "../../remote/fleet.js";
 import type { Host } from "../../remote/host.js";
 import { loadManifest } from "./cni-manifest.js";
-import type { HostInventory } from "./inventory.js";
+import type { HostInventory } from "../inventory.js";
 
 // The pod network `up` installs after the nodes joined: the built-in bridge (node files only),
 // a manifest the user names (applied through the API), or none (the user brings their own).

@@ -1,10 +1,9 @@
 import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js";
-import { DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
 import type { Release } from "../../config/release.js";
-import { coreDNSImage } from "../../manifests/addons/coredns.js";
+import type { InitConfig } from "../../config/types.js";
 import { kubeProxyImage } from "../../manifests/addons/kube-proxy.js";
-import { syncSkippedAddons } from "../../manifests/addons/skip.js";
-import { controlPlaneImages, type ImageCluster } from "../../manifests/images.js";
+import { coreDNSImage } from "../../manifests/addons/coredns.js";
+import { controlPlaneImages } from "../../manifests/images.js";
 import { pauseImage } from "../../manifests/kubelet.js";
 import { goArch, releaseArtifacts } from "../../node/artifacts/catalog.js";
 import {
@@ -22,13 +21,14 @@ import { prepareContainerd } from "../../node/runtime/containerd.js";
 import { fleet } from "../../remote/fleet.js";
 import type { Host } from "../../remote/host.js";
 import type { Reporter } from "../../workflow/reporter.js";
-import { userDocuments } from "./kubeadm-documents.js";
 
-// Node preparation, the step of `kubeforge up` before init/join (issue 6): the node binaries are
+// Node preparation, the step of `kubeforge up` before init/join: the node binaries are
 // downloaded and verified once per architecture on the runner, then every host in parallel gets
 // its host settings, containerd, the binaries, the kubelet service and its images. Every
 // download happens before any host is touched, so a bad download or a custom kubelet of the
-// wrong architecture changes nothing anywhere.
+// wrong architecture changes nothing anywhere. What kubeadm decides (image names, the kubelet's
+// cgroup driver and swap setting) is read from the cluster's defaulted configuration, the one
+// init will run with.
 
 /** Where the kubelet is installed (node/artifacts INSTALL_DIRS); the unit's ExecStart. */
 export const KUBELET_PATH = "/usr/local/bin/kubelet";
@@ -37,12 +37,10 @@ export interface PrepareNodesInput {
   spec: ClusterSpec;
   /** The hosts to prepare; `arch` in Node's names (HostFacts.arch: x64, arm64). */
   nodes: { node: ClusterNodeSpec; host: Host; arch: string }[];
-  /** Exact: "v1.35.2". */
-  kubernetesVersion: string;
+  /** The cluster's configuration as init runs with it (the first control plane's, defaulted). */
+  cluster: InitConfig;
   /** The version table's row (pause, etcd and CoreDNS tags). */
   release: Release;
-  /** The kubelet's cgroup driver; containerd's runc must use the same. */
-  cgroupDriver: "systemd" | "cgroupfs";
   reporter: (node: string) => Reporter;
   env: NodeJS.ProcessEnv;
   /** Runner-side cache root (default artifactCacheDir(env)). */
@@ -53,89 +51,26 @@ export interface PrepareNodesInput {
   runtimeTimeoutMs?: number;
 }
 
-type Doc = Record<string, unknown>;
-const record = (v: unknown): Doc =>
-  v !== null && typeof v === "object" && !Array.isArray(v) ? (v as Doc) : {};
-const text = (v: unknown): string => (typeof v === "string" ? v : "");
-
 /**
- * The kubelet's cgroup driver as kubeadm would configure it: the user's KubeletConfiguration
- * `cgroupDriver`, else systemd (kubeadm's default since v1.22, componentconfigs/kubelet.go).
+ * The kubelet's cgroup driver as kubeadm configures it (the KubeletConfiguration's, defaulted
+ * to systemd: componentconfigs/kubelet.go); containerd's runc must use the same.
  */
-export function kubeletCgroupDriver(spec: ClusterSpec): "systemd" | "cgroupfs" {
-  const kubelet = userDocuments(spec.kubeadm.documents).components.find(
-    (d) => d.kind === "KubeletConfiguration",
-  );
-  return text(kubelet?.cgroupDriver) === "cgroupfs" ? "cgroupfs" : "systemd";
+export function kubeletCgroupDriver(cfg: Pick<InitConfig, "kubelet">): "systemd" | "cgroupfs" {
+  return cfg.kubelet.cgroupDriver === "cgroupfs" ? "cgroupfs" : "systemd";
 }
 
 /**
- * Whether the kubelet is to run with swap: the user's KubeletConfiguration sets failSwapOn to
- * false (its default is true: the kubelet refuses to start with swap on).
+ * Whether the kubelet is to run with swap: the KubeletConfiguration sets failSwapOn to false
+ * (its default is true: the kubelet refuses to start with swap on). Only the cluster-wide
+ * document counts, not a per-node patch.
  */
-export function kubeletAllowsSwap(spec: ClusterSpec): boolean {
-  const kubelet = userDocuments(spec.kubeadm.documents).components.find(
-    (d) => d.kind === "KubeletConfiguration",
-  );
-  return kubelet?.failSwapOn === false;
-}
-
-/**
- * The user's ClusterConfiguration settings that change image names, with kubeadm's defaults
- * (the node is not initialised yet: its defaulted configuration does not exist).
- */
-function imageCluster(spec: ClusterSpec, kubernetesVersion: string): ImageCluster {
-  const docs = userDocuments(spec.kubeadm.documents);
-  const cc = record(docs.cluster);
-  const dns = record(cc.dns);
-  const etcd = record(cc.etcd);
-  const local = record(etcd.local);
-  const skipped = new Set([
-    ...(spec.skipPhases ?? []),
-    ...(Array.isArray(docs.init?.skipPhases) ? (docs.init.skipPhases as string[]) : []),
-  ]);
-  // kubeadm init turns the addons off when their phases are skipped (cmd/init.go).
-  const synced = syncSkippedAddons(
-    {
-      dns: { disabled: dns.disabled === true },
-      proxy: { disabled: record(cc.proxy).disabled === true },
-    },
-    [...skipped],
-  );
-  return {
-    imageRepository: imageRepository(cc),
-    kubernetesVersion,
-    dns: {
-      disabled: synced.dnsDisabled,
-      ...(text(dns.imageRepository) ? { imageRepository: text(dns.imageRepository) } : {}),
-      ...(text(dns.imageTag) ? { imageTag: text(dns.imageTag) } : {}),
-    },
-    proxy: { disabled: synced.proxyDisabled },
-    etcd:
-      etcd.external !== undefined && etcd.external !== null
-        ? { external: { endpoints: [] } }
-        : {
-            local: {
-              ...(text(local.imageRepository)
-                ? { imageRepository: text(local.imageRepository) }
-                : {}),
-              ...(text(local.imageTag) ? { imageTag: text(local.imageTag) } : {}),
-            },
-          },
-  };
-}
-
-/** The user's ClusterConfiguration imageRepository, or kubeadm's default. */
-function imageRepository(cc: Record<string, unknown>): string {
-  return text(cc.imageRepository) || DEFAULT_IMAGE_REPOSITORY;
+export function kubeletAllowsSwap(cfg: Pick<InitConfig, "kubelet">): boolean {
+  return cfg.kubelet.failSwapOn === false;
 }
 
 /** `<repository>/pause:<tag>` (kubeadm images.GetPauseImage): containerd's sandbox image. */
-export function sandboxImage(spec: ClusterSpec, release: Release): string {
-  return pauseImage(
-    imageRepository(record(userDocuments(spec.kubeadm.documents).cluster)),
-    release,
-  );
+export function sandboxImage(cfg: Pick<InitConfig, "cluster">, release: Release): string {
+  return pauseImage(cfg.cluster.imageRepository, release);
 }
 
 /**
@@ -146,17 +81,16 @@ export function sandboxImage(spec: ClusterSpec, release: Release): string {
  * the control planes keep their taint).
  */
 export function nodeImages(
-  spec: ClusterSpec,
+  cfg: Pick<InitConfig, "cluster">,
   role: ClusterNodeSpec["role"],
-  kubernetesVersion: string,
   release: Release,
 ): string[] {
-  const cluster = imageCluster(spec, kubernetesVersion);
+  const cluster = cfg.cluster;
   if (role === "control-plane") return controlPlaneImages(cluster, release);
   return [
     pauseImage(cluster.imageRepository, release),
-    ...(cluster.proxy.disabled ? [] : [kubeProxyImage(cluster)]),
-    ...(cluster.dns.disabled ? [] : [coreDNSImage(cluster, release)]),
+    ...(cluster.proxy.disabled === true ? [] : [kubeProxyImage(cluster)]),
+    ...(cluster.dns.disabled === true ? [] : [coreDNSImage(cluster, release)]),
   ];
 }
 
@@ -223,7 +157,11 @@ async function download(input: PrepareNodesInput, opts: FetchOptions): Promise<D
   const custom = new Map<string, FetchedArtifact>();
   const jobs: Promise<void>[] = [];
   for (const [arch, { nodeArch, needsKubelet }] of arches) {
-    const artifacts = releaseArtifacts(input.kubernetesVersion, nodeArch, spec.prepare.downloads)
+    const artifacts = releaseArtifacts(
+      input.cluster.cluster.kubernetesVersion,
+      nodeArch,
+      spec.prepare.downloads,
+    )
       // A kubelet nobody installs is not downloaded.
       .filter((a) => needsKubelet || a.name !== "kubelet");
     jobs.push(
@@ -316,7 +254,7 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
     log: runnerLog,
   };
   const downloads = await download(input, fetchOpts);
-  const sandbox = sandboxImage(spec, input.release);
+  const sandbox = sandboxImage(input.cluster, input.release);
 
   await fleet(
     input.nodes,
@@ -333,7 +271,7 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
           prepareHostSettings(host, {
             allowInstall: prepare.installPackages,
             log,
-            keepSwap: kubeletAllowsSwap(spec),
+            keepSwap: kubeletAllowsSwap(input.cluster),
           }),
         );
         return inStep("container runtime", host, () =>
@@ -341,7 +279,7 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
             host,
             {
               sandboxImage: sandbox,
-              systemdCgroup: input.cgroupDriver === "systemd",
+              systemdCgroup: kubeletCgroupDriver(input.cluster) === "systemd",
               registryMirrors: prepare.registryMirrors,
             },
             {
@@ -362,11 +300,11 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
         imagePulls.add(
           node.name,
           inStep("image pre-pull", host, () =>
-            prePullImages(
-              host,
-              nodeImages(spec, node.role, input.kubernetesVersion, input.release),
-              { criSocket: rt.criSocket, log, signal: imagePulls.signal },
-            ),
+            prePullImages(host, nodeImages(input.cluster, node.role, input.release), {
+              criSocket: rt.criSocket,
+              log,
+              signal: imagePulls.signal,
+            }),
           ),
         );
       }

@@ -2,9 +2,7 @@ import { mkdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { caPinsOf } from "../../kubeconfig/ca-pins.js";
 import { parseKubeConfig } from "../../kubeconfig/parse.js";
-import { prepareInit } from "../init.js";
 import { requireEmptyRenderFolder } from "../render-folder.js";
-import type { NodeRun } from "./node-workflows.js";
 
 // `up --dry-run` renders the first control plane's init the way `kubeforge init --dry-run` does
 // (the same prepareInit and phases, in dry-run mode): certificates and keys, kubeconfigs
@@ -15,10 +13,11 @@ import type { NodeRun } from "./node-workflows.js";
 //
 // Two phases are left out: preflight, because a dry run comes before node preparation (a fresh
 // VM has no kubelet or container runtime yet, and `up` checks every host once it prepares them);
-// and show-join-command, whose message would print the join command again.
+// and show-join-command, whose message would print the join command again. The recorded API
+// writes are dropped: they hold the bootstrap token's Secret.
 
-/** Phases the rendering skips (see above), with the user's own skipPhases. */
-const NOT_RENDERED = ["preflight", "show-join-command"];
+/** Init phases the rendering skips (see above), beside the user's own skipPhases. */
+export const NOT_RENDERED = ["preflight", "show-join-command"];
 
 export interface RenderedInit {
   /** The rendered admin.conf, on the runner. */
@@ -28,36 +27,17 @@ export interface RenderedInit {
 }
 
 /**
- * Renders the first control plane's init into `dir` (a root folder: `dir`/etc/kubernetes/...),
- * which must be absent or empty: nothing of anyone else's is overwritten, and no file of an
- * earlier rendering is mistaken for this one's. The recorded API writes are dropped: they hold
- * the bootstrap token's Secret.
+ * Makes `dir` (a root folder: `dir`/etc/kubernetes/...) ready for a rendering. It must be absent
+ * or empty: nothing of anyone else's is overwritten, and no file of an earlier rendering is
+ * mistaken for this one's.
  */
-export async function renderInitDryRun(
-  run: NodeRun,
-  dir: string,
-  opts: { uploadCerts: boolean },
-): Promise<RenderedInit> {
+export async function claimRenderFolder(dir: string): Promise<void> {
   await requireEmptyRenderFolder(dir, "the init");
   await mkdir(dir, { recursive: true, mode: 0o700 });
-  const prepared = await prepareInit({
-    config: { text: run.documents, source: `the kubeadm configuration of ${run.host.name}` },
-    host: run.host,
-    dryRun: true,
-    dryRunDir: dir,
-    reporter: run.reporter,
-    env: run.env,
-    stdout: () => {},
-    flags: { uploadCerts: opts.uploadCerts },
-    ...(run.now ? { now: run.now } : {}),
-  });
-  try {
-    await prepared.runner.run(prepared.data, {
-      skipPhases: [...new Set([...prepared.skipPhases, ...NOT_RENDERED])],
-    });
-  } finally {
-    prepared.data.keys.discard();
-  }
+}
+
+/** What a finished rendering in `dir` hands out: its admin.conf and the CA pins in it. */
+export async function renderedInit(dir: string): Promise<RenderedInit> {
   const adminConfPath = join(dir, "etc/kubernetes/admin.conf");
   const adminConf = parseKubeConfig(await readFile(adminConfPath), adminConfPath);
   return { adminConfPath, caCertHashes: caPinsOf(adminConf, adminConfPath) };

@@ -1,6 +1,6 @@
 import { DEFAULT_DNS_DOMAIN, DEFAULT_SERVICE_SUBNET } from "../defaults.js";
 import { DEFAULT_KUBERNETES_VERSION } from "../versions.js";
-import { OFFICIAL_SOURCES } from "../../node/artifacts/catalog.js";
+import { OFFICIAL_SOURCES } from "../release-sources.js";
 import { DEFAULT_SSH_PORT } from "./ssh.js";
 import {
   CLUSTER_API_VERSION,

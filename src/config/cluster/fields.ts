@@ -3,6 +3,7 @@
 // ("nodes[1].rol: unknown field; did you mean \"role\"?"). Values of secret fields are never
 // described in a problem.
 
+import type { LocatedProblem } from "../load.js";
 import { childPath, describeValue, isMapping } from "../values.js";
 
 export { childPath, describeValue, isMapping };
@@ -39,20 +40,41 @@ export interface ReadOptions {
   secret?: boolean;
 }
 
-/** Collects problems as "<path>: <sentence>", `label` decorating the path (override origins). */
+/**
+ * Collects problems as "<source>: <path>: <sentence>", naming where a value came from when it
+ * was not the file ("cluster.yaml: networking.podSubnet (from input pod-network-cidr): ..."), and
+ * keeps each one's place as data too (`located`).
+ */
 export class FieldReader {
+  readonly located: LocatedProblem[] = [];
+
   constructor(
     readonly problems: string[],
-    private readonly label: (path: string) => string = (p) => p,
+    private readonly source?: string,
+    private readonly originOf: (path: string) => string | undefined = () => undefined,
   ) {}
 
   /** How a field is named in problems ("cluster.yaml: nodes[1].role"). */
   where(path: string): string {
-    return this.label(path);
+    const origin = this.originOf(path);
+    const named = this.source !== undefined ? `${this.source}: ${path}` : path;
+    return origin !== undefined ? `${named} (from ${origin})` : named;
   }
 
-  report(path: string, message: string): void {
-    this.problems.push(`${this.label(path)}: ${message}`);
+  /** A problem with the field at `path`; `note` follows its name ("(the default)"). */
+  report(path: string, message: string, note?: string): void {
+    const text = `${this.where(path)}${note ? ` ${note}` : ""}: ${message}`;
+    this.problems.push(text);
+    const origin = this.originOf(path);
+    this.located.push({
+      text,
+      message,
+      place: {
+        source: this.source ?? "",
+        field: path,
+        ...(origin !== undefined ? { origin } : {}),
+      },
+    });
   }
 
   private typeError(path: string, value: unknown, expected: string, opts: ReadOptions): undefined {

@@ -2,6 +2,7 @@ import { ConfigError, decodeConfigDocuments } from "../load.js";
 import type { ConfigDocuments } from "../types.js";
 import { validateConfigDocuments } from "../validate.js";
 import { parseYAMLDocuments } from "../yaml.js";
+import type { FieldReader } from "./fields.js";
 
 // The kubeadm documents a Cluster carries (after the Cluster document in the same file, inline
 // in kubeadm.documents, in kubeadm.configFile, or from an override): decoded here with kubeadm's
@@ -92,6 +93,7 @@ export function collectKubeadmDocuments(
 }
 
 export type NetworkingField = "podSubnet" | "serviceSubnet" | "dnsDomain";
+const NETWORKING_FIELDS: readonly NetworkingField[] = ["podSubnet", "serviceSubnet", "dnsDomain"];
 
 /** Where the cluster's networking value came from. */
 export type NetworkingOrigin = "cluster" | "default" | "kubeadm";
@@ -109,16 +111,17 @@ const PLACEHOLDER_DISCOVERY = {
 /**
  * kubeadm's validation of the documents, with the networking the cluster will really use
  * (the Cluster's fields, else the ClusterConfiguration's, else the defaults) in place of the
- * ClusterConfiguration's own. Each problem names where it was written: a networking field the
- * Cluster set (or defaulted) is named by `clusterLabel("networking.<field>")`; the rest name
- * their document.
+ * ClusterConfiguration's own. A problem with a networking field the Cluster set (or defaulted)
+ * is reported at that Cluster field; the rest name the document they were written in.
+ * Validation's problems each start with their field's path (config/validate.ts), which is
+ * how a problem is placed.
  */
-export function kubeadmValidationProblems(
+export function reportKubeadmValidation(
   collected: CollectedKubeadm,
   networking: { podSubnet?: string; serviceSubnet: string; dnsDomain: string },
   origins: Readonly<Record<NetworkingField, NetworkingOrigin>>,
-  clusterLabel: (path: string) => string,
-): string[] {
+  reader: FieldReader,
+): void {
   const { docs, whereOf } = collected;
   const merged: ConfigDocuments = {
     ...docs,
@@ -127,18 +130,22 @@ export function kubeadmValidationProblems(
       ? { join: { ...docs.join, discovery: docs.join.discovery ?? PLACEHOLDER_DISCOVERY } }
       : {}),
   };
-  return validateConfigDocuments(merged).map((problem) => {
-    const m = /^ClusterConfiguration\.networking\.(podSubnet|serviceSubnet|dnsDomain): /.exec(
-      problem,
+  for (const problem of validateConfigDocuments(merged)) {
+    const at = problem.indexOf(": ");
+    const field = problem.slice(0, at);
+    const networkingField = NETWORKING_FIELDS.find(
+      (f) => field === `ClusterConfiguration.networking.${f}` && origins[f] !== "kubeadm",
     );
-    const field = m?.[1] as NetworkingField | undefined;
-    if (field !== undefined && origins[field] !== "kubeadm") {
-      const path = `networking.${field}`;
-      const label = clusterLabel(path) + (origins[field] === "default" ? " (the default)" : "");
-      return `${label}: ${problem.slice(m![0].length)}`;
+    if (networkingField !== undefined) {
+      reader.report(
+        `networking.${networkingField}`,
+        problem.slice(at + 2),
+        origins[networkingField] === "default" ? "(the default)" : undefined,
+      );
+      continue;
     }
-    const key = DOC_KEYS.find((k) => problem.startsWith(`${KIND_OF[k]}.`));
+    const key = DOC_KEYS.find((k) => field.startsWith(`${KIND_OF[k]}.`));
     const where = key !== undefined ? whereOf[key] : undefined;
-    return `${where ?? "the kubeadm documents"}: ${problem}`;
-  });
+    reader.problems.push(`${where ?? "the kubeadm documents"}: ${problem}`);
+  }
 }

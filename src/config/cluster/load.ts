@@ -11,7 +11,7 @@ import {
   type ClusterOverrides,
   type ClusterSpec,
 } from "./types.js";
-import { buildClusterSpec } from "./validate.js";
+import { buildClusterSpec } from "./build.js";
 
 // Reading a Cluster file: one kubeforge.dev/v1alpha1 Cluster document, optionally followed (or
 // preceded) by kubeadm documents in the same YAML stream. Pure: files the Cluster names are read
@@ -170,15 +170,15 @@ export function loadClusterSpec(
 
   const raw = structuredClone(clusters[0]!.doc);
   const origins = applyOverrides(raw, opts.overrides ?? {});
-  const label = (path: string): string => {
+  const originOf = (path: string): string | undefined => {
     for (const [prefix, origin] of origins) {
       if (path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`)) {
-        return `${source}: ${path} (from ${origin})`;
+        return origin;
       }
     }
-    return `${source}: ${path}`;
+    return undefined;
   };
-  const reader = new FieldReader(problems, label);
+  const reader = new FieldReader(problems, source, originOf);
   const input = decodeClusterDocument(raw, reader);
 
   const sources: KubeadmSource[] = [];
@@ -223,7 +223,7 @@ export function loadClusterSpec(
     ...(opts.home !== undefined ? { home: opts.home } : {}),
     warn,
   });
-  if (problems.length > 0) throw new ConfigError([...new Set(problems)]);
+  if (problems.length > 0) throw new ConfigError([...new Set(problems)], reader.located);
   return spec;
 }
 

@@ -10,7 +10,7 @@ import {
   MAX_CONCURRENCY,
   defaultNodeName,
 } from "./defaults.js";
-import { OFFICIAL_SOURCES } from "../../node/artifacts/catalog.js";
+import { OFFICIAL_SOURCES } from "../release-sources.js";
 import { DEFAULT_SSH_PORT } from "./ssh.js";
 import { CLUSTER_API_VERSION, CLUSTER_KIND } from "./types.js";
 

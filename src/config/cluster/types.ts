@@ -1,4 +1,4 @@
-import type { Taint } from "../types.js";
+import type { ConfigDocuments, Taint } from "../types.js";
 
 // The kubeforge Cluster document (kubeforge.dev/v1alpha1, kind Cluster): the topology `kubeforge
 // up` builds. These are the defaulted, validated shapes `loadClusterSpec` returns; the written
@@ -82,6 +82,11 @@ export interface ClusterSpec {
   kubeadm: {
     /** Every extra kubeadm document (the file's own, inline, configFile's), joined by `---`. */
     documents?: string;
+    /**
+     * The same documents decoded once, at load, by kubeadm's strict loader (v1beta3 converted):
+     * what `up` builds each node's configuration from. Absent: no kubeadm documents.
+     */
+    config?: ConfigDocuments;
     /** kubeadm patches folder on the runner (resolved). */
     patchesDir?: string;
     /** Added: the file `documents` was read from, resolved (its content is in `documents`). */

@@ -2,7 +2,7 @@ import { DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
 import { indexedIP, parseCIDR, splitCIDRs } from "../../config/network.js";
 import type { Release } from "../../config/release.js";
 import type { DNS, InitConfig } from "../../config/types.js";
-import type { KubeObject } from "../../kube/types.js";
+import type { KubeObject } from "../../types/kube-object.js";
 import { applyPatches, type PatchSet } from "../patches.js";
 import { corefile, isDefaultCorefile } from "./corefile.js";
 

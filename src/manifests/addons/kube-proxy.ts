@@ -1,6 +1,6 @@
 import type { Release } from "../../config/release.js";
 import type { InitConfig } from "../../config/types.js";
-import type { KubeObject } from "../../kube/types.js";
+import type { KubeObject } from "../../types/kube-object.js";
 import { controlPlaneEndpointURL } from "../../kubeconfig/endpoints.js";
 import { imageName, mergeEnvVars, proxyEnvVars } from "../static-pod.js";
 import { signConfigMap } from "../upload-config.js";

@@ -1,24 +1,11 @@
+import { OFFICIAL_SOURCES } from "../../config/release-sources.js";
 import { releaseFor } from "../../config/versions.js";
 import type { Artifact, ArtifactName, ArtifactSources } from "./types.js";
 
-// Where the node binaries come from: the locations of kubeadm's "Installing kubeadm" page,
-// tab "Without a package manager" (kubernetes/website content/en/docs/setup/
-// production-environment/tools/kubeadm/install-kubeadm.md):
-//   kubelet, kubectl  https://dl.k8s.io/release/<v>/bin/linux/<arch>/<bin>, <url>.sha256 holds the
-//                     bare hex digest (the kubectl install page checks it with
-//                     `echo "$(cat kubectl.sha256)  kubectl" | sha256sum --check`);
-//   crictl            https://github.com/kubernetes-sigs/cri-tools/releases/download/<v>/
-//                     crictl-<v>-linux-<arch>.tar.gz, .sha256 = bare hex (cri-tools
-//                     hack/release.sh: `sha256sum -b | awk '{print $1}' | tee $file.sha256`);
-//   CNI plugins       https://github.com/containernetworking/plugins/releases/download/<v>/
-//                     cni-plugins-linux-<arch>-<v>.tgz, .sha256 = "hex  name" (plugins
-//                     scripts/release.sh: `sha256sum $f > $f.sha256`).
+// Where the node binaries come from: config/release-sources.ts (the Cluster's defaults name
+// the same locations).
 
-export const OFFICIAL_SOURCES: ArtifactSources = {
-  kubernetes: "https://dl.k8s.io/release",
-  crictl: "https://github.com/kubernetes-sigs/cri-tools/releases/download",
-  cniPlugins: "https://github.com/containernetworking/plugins/releases/download",
-};
+export { OFFICIAL_SOURCES };
 
 /** Node folders the artifacts install into (install-kubeadm.md: DOWNLOAD_DIR, CNI DEST). */
 export const INSTALL_DIRS: Record<ArtifactName, string> = {

@@ -15,7 +15,7 @@ import {
   isExternalCA,
   plannedCertificateKeys,
   type PkiWriter,
-} from "../../pki/store.js";
+} from "../../node/pki-store.js";
 import { CA_BASE_NAME } from "../../pki/paths.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";

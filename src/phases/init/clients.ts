@@ -30,7 +30,7 @@ export function apiCallOptions(data: InitData): ApiCallOptions {
  * super-admin.conf (system:masters) creates it. Then admin.conf is the client.
  */
 async function ensureAdminClusterRoleBinding(data: InitData): Promise<KubeClient> {
-  const admin = await data.cluster.clientFor(ADMIN_KUBECONFIG_PATH);
+  const admin = await data.api.clientFor(ADMIN_KUBECONFIG_PATH);
   const binding = clusterAdminsBinding();
   const opts = apiCallOptions(data);
   const viaAdmin = await poll(
@@ -56,7 +56,7 @@ async function ensureAdminClusterRoleBinding(data: InitData): Promise<KubeClient
       `the ClusterRoleBinding for the ${binding.metadata.name} Group is missing but there is no ${SUPER_ADMIN_KUBECONFIG} to create it`,
     );
   }
-  const superAdmin = await data.cluster.clientFor(SUPER_ADMIN_KUBECONFIG_PATH);
+  const superAdmin = await data.api.clientFor(SUPER_ADMIN_KUBECONFIG_PATH);
   await poll(
     async () => {
       try {
@@ -82,7 +82,7 @@ export function adminClient(data: InitData): Promise<KubeClient> {
   if (!client) {
     const asIs = data.ensureAdminBinding === false;
     const make = asIs
-      ? data.cluster.clientFor(ADMIN_KUBECONFIG_PATH)
+      ? data.api.clientFor(ADMIN_KUBECONFIG_PATH)
       : ensureAdminClusterRoleBinding(data);
     client = make.catch((e: unknown) => {
       adminClients.delete(data);
@@ -101,7 +101,7 @@ export function adminClient(data: InitData): Promise<KubeClient> {
  * control-plane endpoint, so the wait checks the component this node runs.
  */
 export function waitControlPlaneClient(data: InitData): Promise<KubeClient> {
-  return data.cluster.clientFor(ADMIN_KUBECONFIG_PATH, {
+  return data.api.clientFor(ADMIN_KUBECONFIG_PATH, {
     server: localAPIEndpointURL(data.cfg.init.localAPIEndpoint),
   });
 }

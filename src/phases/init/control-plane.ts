@@ -8,9 +8,8 @@ import {
 import { applyPatches, readPatchDirectory, type PatchSet } from "../../manifests/patches.js";
 import { renderStaticPod, type Pod } from "../../manifests/static-pod.js";
 import { CA_BASE_NAME } from "../../pki/paths.js";
-import { isExternalCA } from "../../pki/store.js";
+import { isExternalCA } from "../../node/pki-store.js";
 import type { Host } from "../../remote/host.js";
-import { LocalHost } from "../../remote/local.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";
 
@@ -23,24 +22,21 @@ export const MANIFESTS_DIR_MODE = 0o700;
 export const MANIFEST_MODE = 0o600;
 
 /**
- * Patch files are input, like the --config file: kubeforge reads them on the machine it runs
- * on, outside any dry-run or --rootfs folder, whichever node the phases target. (kubeadm runs
- * on the node, so for kubeadm the two are the same machine.)
+ * The patch set of `data.patchesDir`, read once per run (kubeadm reads it once per process) on
+ * the machine kubeforge runs on. (kubeadm runs on the node, so for kubeadm the two are the same
+ * machine.)
  */
-const localFiles = new LocalHost();
-
-/** The patch set of `data.patchesDir`, read once per run (kubeadm reads it once per process). */
 export async function loadPatches(
-  data: Pick<InitData, "patchesDir">,
+  data: Pick<InitData, "patchesDir" | "runnerFiles">,
   ctx: PhaseContext,
 ): Promise<PatchSet | undefined> {
   if (!data.patchesDir) return undefined;
-  return readPatchDirectory(localFiles, data.patchesDir, (l) => ctx.log.info(l), data);
+  return readPatchDirectory(data.runnerFiles, data.patchesDir, (l) => ctx.log.info(l), data);
 }
 
 /** Writes one static Pod, patched from `data.patchesDir`, to /etc/kubernetes/manifests. */
 export async function writeStaticPod(
-  data: Pick<InitData, "host" | "patchesDir">,
+  data: Pick<InitData, "host" | "patchesDir" | "runnerFiles">,
   target: "etcd" | ControlPlaneComponent,
   pod: Pod,
   ctx: PhaseContext,

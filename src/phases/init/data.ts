@@ -2,6 +2,7 @@ import type { InitConfig } from "../../config/types.js";
 import type { Release } from "../../config/release.js";
 import type { KeySource } from "../../pki/key-source.js";
 import type { ClusterAccess } from "../../kube/types.js";
+import type { PatchDirReader } from "../../manifests/patches.js";
 import type { Host } from "../../remote/host.js";
 
 /**
@@ -15,7 +16,7 @@ export interface InitData {
   readonly release: Release;
   readonly host: Host;
   /** The cluster's API as this run reaches it; in a dry run, a recorder printing every write. */
-  readonly cluster: ClusterAccess;
+  readonly api: ClusterAccess;
   /**
    * Where results for the user go (the join commands): stdout, or the log in a dry run, whose
    * stdout carries only the API objects.
@@ -24,6 +25,11 @@ export interface InitData {
   readonly dryRun: boolean;
   /** Folder with kubeadm-style patch files (`--patches`, `InitConfiguration.patches.directory`). */
   readonly patchesDir: string | undefined;
+  /**
+   * Files of the machine kubeforge runs on, where patch files are read: input like the
+   * --config file, outside any dry-run or --rootfs folder, whichever node the phases target.
+   */
+  readonly runnerFiles: PatchDirReader;
   /** Lower-cased check names from --ignore-preflight-errors and nodeRegistration; may hold "all". */
   readonly ignorePreflightErrors: ReadonlySet<string>;
   readonly uploadCerts: boolean;

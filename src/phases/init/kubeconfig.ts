@@ -2,7 +2,7 @@ import { featureEnabled } from "../../config/feature-gates.js";
 import { certificateValidity, certDefinition } from "../../pki/certlist.js";
 import { KUBERNETES_DIR } from "../../config/paths.js";
 import { CA_BASE_NAME, keyFile } from "../../pki/paths.js";
-import { loadCA, type LoadedCA } from "../../pki/store.js";
+import { loadCA, type LoadedCA } from "../../node/pki-store.js";
 import {
   kubeConfigFileSpec,
   kubeConfigFileSpecs,
@@ -14,7 +14,7 @@ import {
   checkUserProvidedKubeConfig,
   ensureKubeConfigFile,
   plannedKubeConfigKeys,
-} from "../../kubeconfig/store.js";
+} from "../../node/kubeconfig-store.js";
 import type { Logger, Phase } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";
 

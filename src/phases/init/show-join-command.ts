@@ -12,7 +12,9 @@ import type { InitData } from "./data.js";
 export const showJoinCommandPhase: Phase<InitData> = {
   name: "show-join-command",
   short: "Show the join command for control-plane and worker node",
-  dependencies: ["bootstrap-token", "upload-certs"],
+  // kubeadm lists bootstrap-token and upload-certs as its Dependencies without enforcing them:
+  // `kubeadm init --skip-phases bootstrap-token` still prints the join command. Declaring them
+  // here would refuse that run (workflow/phase.ts), so they are left out.
   run: async (data) => {
     const text = await data.host.readFile(ADMIN_KUBECONFIG_PATH);
     const config = parseKubeConfig(text, ADMIN_KUBECONFIG_PATH);

@@ -56,7 +56,7 @@ export async function waitForStaticPodComponents(
   const pods = await Promise.all(COMPONENTS.map((c) => readStaticPod(data, c)));
   const checks = controlPlaneComponentChecks(pods);
   const client = await waitControlPlaneClient(data);
-  await waitForControlPlaneComponents(data.cluster, client, checks, {
+  await waitForControlPlaneComponents(data.api, client, checks, {
     timeoutMs: parseGoDuration(cfg.init.timeouts.controlPlaneComponentHealthCheck),
     log,
     criSocket: cfg.init.nodeRegistration.criSocket,
@@ -74,7 +74,7 @@ export const waitControlPlanePhase: Phase<InitData> = {
     );
     const kubeletURL = kubeletHealthzURL(cfg.kubelet);
     if (kubeletURL) {
-      await waitForKubelet(data.cluster, {
+      await waitForKubelet(data.api, {
         url: kubeletURL,
         timeoutMs: parseGoDuration(cfg.init.timeouts.kubeletHealthCheck),
         log,

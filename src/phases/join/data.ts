@@ -4,6 +4,7 @@ import type { TLSBootstrapDiscovery } from "../../kube/discovery/index.js";
 import type { ClusterAccess, KubeClient } from "../../kube/types.js";
 import type { StackedEtcdAccess } from "../../etcd/access.js";
 import type { KeySource } from "../../pki/key-source.js";
+import type { PatchDirReader } from "../../manifests/patches.js";
 import type { Host } from "../../remote/host.js";
 
 /**
@@ -15,11 +16,13 @@ export interface JoinData {
   readonly cfg: JoinConfig;
   readonly host: Host;
   /** API writes; in a dry run, the recorder printing them. Reads during discovery are real. */
-  readonly cluster: ClusterAccess;
+  readonly api: ClusterAccess;
   /** The stacked etcd cluster a control plane joins; in a dry run, a reporter. */
   readonly etcd: StackedEtcdAccess;
   readonly dryRun: boolean;
   readonly patchesDir: string | undefined;
+  /** Files of the machine kubeforge runs on, where patch files are read (InitData.runnerFiles). */
+  readonly runnerFiles: PatchDirReader;
   /** Lower-cased check names from --ignore-preflight-errors and nodeRegistration; may hold "all". */
   readonly ignorePreflightErrors: ReadonlySet<string>;
   /** Hex AES-256 key for download-certs (control-plane joins). */

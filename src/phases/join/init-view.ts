@@ -17,10 +17,11 @@ export function initView(data: JoinData): Promise<InitData> {
       cfg,
       release,
       host: data.host,
-      cluster: data.cluster,
+      api: data.api,
       output: data.output,
       dryRun: data.dryRun,
       patchesDir: data.patchesDir,
+      runnerFiles: data.runnerFiles,
       ignorePreflightErrors: data.ignorePreflightErrors,
       uploadCerts: false,
       certificateKey: data.certificateKey,
@@ -46,7 +47,7 @@ export async function runInitPhase(
   ctx: PhaseContext,
   only?: readonly string[],
 ): Promise<void> {
-  if (phase.runIf && !phase.runIf(data)) return;
+  if (phase.runIf && !(await phase.runIf(data))) return;
   await phase.run?.(data, ctx);
   for (const child of phase.phases ?? []) {
     if (only && !only.includes(child.name)) continue;

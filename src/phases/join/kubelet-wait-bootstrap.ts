@@ -62,14 +62,14 @@ async function waitForBootstrappedKubelet(data: JoinData, ctx: PhaseContext): Pr
   )[0] as Record<string, unknown>;
   const url = kubeletHealthzURL(written);
   if (url) {
-    await waitForKubelet(data.cluster, {
+    await waitForKubelet(data.api, {
       url,
       timeoutMs: parseGoDuration(join.timeouts.kubeletHealthCheck),
       log,
     });
   }
   log("[kubelet-start] Waiting for the kubelet to perform the TLS Bootstrap");
-  const client = await poll(() => data.cluster.clientFor(KUBELET_CONFIG_PATH), {
+  const client = await poll(() => data.api.clientFor(KUBELET_CONFIG_PATH), {
     timeoutMs: parseGoDuration(join.timeouts.tlsBootstrap),
     intervalMs: TLS_BOOTSTRAP_RETRY_INTERVAL_MS,
     what: `the kubelet to write a usable ${KUBELET_CONFIG_PATH} (TLS bootstrap); check 'systemctl status kubelet' and 'journalctl -xeu kubelet'`,

@@ -1,10 +1,10 @@
 import { generateKeyPairSync } from "node:crypto";
-import { readFile, writeFile } from "node:fs/promises";
+import { readdir, readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { clusterFromInputs, readInputs, stateDirOf } from "../../../src/action/inputs.js";
 import { maskKubeconfig, maskSecret } from "../../../src/action/mask.js";
-import { parsePlan } from "../../../src/action/plan.js";
+import { savePlan } from "../../../src/action/plan.js";
 import { GitHubReporter } from "../../../src/action/reporter.js";
 import { customKubeletOf } from "../../../src/cluster/up/prepare.js";
 import { defaultClusterSpec } from "../../../src/config/cluster/load.js";
@@ -279,47 +279,55 @@ describe("masking", () => {
   });
 });
 
-describe("parsePlan", () => {
-  it("splits up's dry-run plan per node, with the action each would get", () => {
-    const plan = [
-      '# kubeforge up --dry-run: cluster "c"; nothing was changed',
-      "# cp (control-plane, ssh://root@[fd00::1]:22, fd00::1): reset+init",
-      "kind: InitConfiguration",
-      "---",
-      "kind: ClusterConfiguration",
-      "---",
-      "# w (worker, local, 10.0.0.2): finished earlier, nothing to do",
-      "# v (worker, ssh://v, 10.0.0.3): join",
-      "kind: JoinConfiguration",
-      "---",
-      "",
-    ].join("\n");
-    expect(parsePlan(plan)).toEqual([
+describe("savePlan", () => {
+  it("saves up's dry-run plan whole and per node, with the action each would get", async () => {
+    const dir = await testDir("kubeforge-plan-");
+    const files = { planFile: join(dir, "plan.yaml"), nodeDir: join(dir, "plan") };
+    const nodes = await savePlan(
       {
-        name: "cp",
-        role: "control-plane",
-        address: "fd00::1",
-        plan: "reset+init",
-        action: "init",
-        documents:
-          "# cp (control-plane, ssh://root@[fd00::1]:22, fd00::1): reset+init\nkind: InitConfiguration\n---\nkind: ClusterConfiguration\n",
+        cluster: "c",
+        kubernetesVersion: "v1.35.0",
+        apiServerEndpoint: "[fd00::1]:6443",
+        endpointSource: "first-control-plane",
+        prepare: false,
+        nodes: [
+          {
+            name: "cp",
+            role: "control-plane",
+            host: "ssh://root@[fd00::1]:22",
+            address: "fd00::1",
+            action: "reset+init",
+            documents: { init: {}, cluster: { clusterName: "c" }, ignoredKinds: [] },
+          },
+          { name: "w", role: "worker", host: "local", address: "10.0.0.2", action: "none" },
+          {
+            name: "v",
+            role: "worker",
+            host: "ssh://v",
+            address: "10.0.0.3",
+            action: "join",
+            documents: { join: { caCertPath: "/ca.crt" }, ignoredKinds: [] },
+          },
+        ],
       },
-      {
-        name: "w",
-        role: "worker",
-        address: "10.0.0.2",
-        plan: "finished earlier, nothing to do",
-        action: "none",
-        documents: "",
-      },
-      {
-        name: "v",
-        role: "worker",
-        address: "10.0.0.3",
-        plan: "join",
-        action: "join",
-        documents: "# v (worker, ssh://v, 10.0.0.3): join\nkind: JoinConfiguration\n",
-      },
+      files,
+    );
+    expect(nodes).toEqual([
+      { name: "cp", role: "control-plane", address: "fd00::1", action: "init" },
+      { name: "w", role: "worker", address: "10.0.0.2", action: "none" },
+      { name: "v", role: "worker", address: "10.0.0.3", action: "join" },
     ]);
+    expect((await readdir(files.nodeDir)).sort()).toEqual(["cp.yaml", "v.yaml"]);
+    expect(await readFile(join(files.nodeDir, "cp.yaml"), "utf8")).toBe(
+      "# cp (control-plane, ssh://root@[fd00::1]:22, fd00::1): reset+init\napiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\nclusterName: c\n",
+    );
+    expect(await readFile(join(files.nodeDir, "v.yaml"), "utf8")).toBe(
+      "# v (worker, ssh://v, 10.0.0.3): join\napiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ncaCertPath: /ca.crt\n",
+    );
+    const plan = await readFile(files.planFile, "utf8");
+    expect(plan).toContain("# w (worker, local, 10.0.0.2): finished earlier, nothing to do\n");
+    expect(plan.startsWith('# kubeforge up --dry-run: cluster "c"; nothing was changed\n')).toBe(
+      true,
+    );
   });
 });

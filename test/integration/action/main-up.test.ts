@@ -1,9 +1,9 @@
 import { execFile } from "node:child_process";
-import { mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { opensslCAPin } from "../../support/ca-pin.js";
+import { testDir } from "../../support/temp-dir.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
 import { bundledMain, runStep, stepReport, type StepResult, unmaskedLines } from "./support.js";
@@ -157,7 +157,7 @@ describe("action main step over SSH", () => {
 
   it("builds the cluster: outputs, KUBECONFIG, state", async () => {
     const cluster = clusterWithoutCredentials("ci", [bed.host("cp-1")], [bed.host("w-1")]);
-    const dir = await mkdtemp(join(tmpdir(), "kubeforge-action-cluster-"));
+    const dir = await testDir("kubeforge-action-cluster-");
     await writeFile(join(dir, "cluster.yaml"), cluster);
     step = await runStep(mainJs, {
       inputs: {

@@ -85,7 +85,7 @@ async function e2eTarget(kubeconfig: string): Promise<Target> {
   const data = testInitData(host, cfg, testRelease(), {
     uploadCerts: true,
     certificateKey: CERTIFICATE_KEY,
-    cluster: {
+    api: {
       clientFor: (path) => access.clientFor(path, { server: reachable }),
       probe: (url, opts) => access.probe(url, opts),
     },

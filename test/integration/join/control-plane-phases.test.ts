@@ -76,10 +76,11 @@ function joinData(cfg: JoinConfig, kcmPort: number, schedulerPort: number): Join
   return {
     cfg,
     host: cp.data.host,
-    cluster: cp.data.cluster,
+    api: cp.data.api,
     etcd: recordingEtcd,
     dryRun: false,
     patchesDir: undefined,
+    runnerFiles: cp.data.runnerFiles,
     ignorePreflightErrors: new Set(),
     certificateKey: undefined,
     proxyEnv: {},

@@ -1,7 +1,7 @@
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { waitForCluster } from "../../../src/cluster/up/readiness.js";
+import { waitForCluster } from "../../../src/cluster/readiness.js";
 import { poll } from "../../../src/kube/poll.js";
 import type { KubeClient } from "../../../src/kube/types.js";
 import { interrupt } from "../../../src/remote/interruption.js";

@@ -15,6 +15,7 @@ import { releaseFor } from "../../../src/config/versions.js";
 import type { SshHost } from "../../../src/remote/ssh/host.js";
 import type { Reporter } from "../../../src/workflow/reporter.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { firstControlPlaneConfig } from "../../support/up-config.js";
 import { imageRepositoryDocument, startStallingRegistry } from "../../support/stalling-registry.js";
 import { skipNodePreparation } from "../../support/machine-safety.js";
 import { connectTestHost } from "../../support/testbed-connect.js";
@@ -74,19 +75,23 @@ function spec(): ClusterSpec {
   };
 }
 
-function input(over: Partial<PrepareNodesInput> = {}): PrepareNodesInput {
+/** The input up gives prepareNodes: the cluster's configuration as its first control plane builds it. */
+function input(
+  over: Partial<PrepareNodesInput> & { kubernetesVersion?: string } = {},
+): PrepareNodesInput {
+  const { kubernetesVersion = VERSION, ...rest } = over;
+  const s = rest.spec ?? spec();
   return {
-    spec: spec(),
+    spec: s,
     nodes: targets,
-    kubernetesVersion: VERSION,
+    cluster: firstControlPlaneConfig(s, kubernetesVersion),
     release: RELEASE,
-    cgroupDriver: "systemd",
     reporter,
     env: {},
     cacheDir,
     ca: server.ca,
     runtimeTimeoutMs: 20_000,
-    ...over,
+    ...rest,
   };
 }
 
@@ -173,7 +178,7 @@ describe.skipIf(skip)("prepareNodes over SSH", () => {
       ).toContain("ExecStart=/usr/local/bin/kubelet $KUBELET_KUBECONFIG_ARGS");
       // Every image of the node's role is in the (simulated) runtime; control-plane images only
       // on the control plane.
-      const images = nodeImages(spec(), node.role, VERSION, RELEASE);
+      const images = nodeImages(firstControlPlaneConfig(spec(), VERSION), node.role, RELEASE);
       for (const image of images) {
         const out = await onHost(h, `crictl --runtime-endpoint ${ENDPOINT} inspecti -q '${image}'`);
         expect((JSON.parse(out) as { status: { repoTags: string[] } }).status.repoTags).toEqual([

@@ -131,6 +131,69 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
     expect((await bootstrapTokens()).length).toBe(tokens.length);
   }, 300_000);
 
+  it("--skip-phases wait skips the readiness wait; up phase kubeconfig writes admin.conf again", async () => {
+    const before = await hostDigests();
+    const skipped = await r.kubeforge([
+      "up",
+      "-f",
+      clusterPath,
+      "--kubeconfig",
+      kubeconfig,
+      "--skip-phases",
+      "wait",
+    ]);
+    if (skipped.code !== 0) throw new Error(await diagnostics(bed, skipped));
+    expect(skipped.stderr).not.toContain("[wait]");
+    expect(skipped.stdout.trim()).toBe(kubeconfig);
+    // Only admin.conf again, to another place: no host changes, a config real kubectl uses.
+    const again = join(r.dir, "again.conf");
+    const phase = await r.kubeforge([
+      "up",
+      "phase",
+      "kubeconfig",
+      "-f",
+      clusterPath,
+      "--kubeconfig",
+      again,
+    ]);
+    if (phase.code !== 0) throw new Error(await diagnostics(bed, phase));
+    expect(phase.stdout.trim()).toBe(again);
+    expect(phase.stderr).toContain(`admin.conf written to ${again}`);
+    expect(phase.stderr).not.toContain("[wait]");
+    expect(phase.stderr).not.toContain("cni: ");
+    expect((await stat(again)).mode & 0o777).toBe(0o600);
+    expect(await nodeReadiness(r, again)).toEqual({ "cp-1": "True", "w-1": "True", "w-2": "True" });
+    expect(await hostDigests()).toEqual(before);
+  }, 300_000);
+
+  it("an unknown phase name is refused, listing the valid ones, before any host is contacted", async () => {
+    const valid =
+      /containers, connect, facts, plan, reset-stale, early-preflight, prepare, preflight, api-proxy, init, join, join\/control-planes, join\/workers, nodes, cni, wait, kubeconfig/;
+    const phase = await r.kubeforge(["up", "phase", "waitt", "-f", clusterPath]);
+    expect(phase.code).not.toBe(0);
+    expect(phase.stderr).toMatch(/invalid phase name "waitt"/);
+    expect(phase.stderr).toMatch(valid);
+    expect(phase.stderr).not.toContain("[connect]");
+    const skip = await r.kubeforge(["up", "-f", clusterPath, "--skip-phases", "cni,waitt"]);
+    expect(skip.code).not.toBe(0);
+    expect(skip.stderr).toMatch(
+      /--skip-phases: "waitt" is neither an init nor a join phase, nor one of up's/,
+    );
+    expect(skip.stderr).toMatch(valid);
+    expect(skip.stderr).not.toContain("[connect]");
+    const help = await r.kubeforge(["up", "--help"]);
+    expect(help.stdout).toMatch(/Up workflow phases, in order:/);
+    for (const name of [
+      "reset-stale",
+      "early-preflight",
+      "control-planes",
+      "workers",
+      "kubeconfig",
+    ]) {
+      expect(help.stdout).toContain(name);
+    }
+  }, 120_000);
+
   it("refuses another version, API endpoint or networking for the finished cluster, changing nothing", async () => {
     const before = await hostDigests();
     const text = await readFile(clusterPath, "utf8");

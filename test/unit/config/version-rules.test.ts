@@ -4,7 +4,8 @@ import { applyInitFlags } from "../../../src/config/flags.js";
 import { ConfigError, decodeConfigDocuments } from "../../../src/config/load.js";
 import type { ConfigDocuments } from "../../../src/config/types.js";
 import { validateConfigDocuments, validateInitConfig } from "../../../src/config/validate.js";
-import { releaseFor, resolveKubernetesVersion } from "../../../src/config/versions.js";
+import { releaseFor } from "../../../src/config/versions.js";
+import { resolveKubernetesVersion } from "../../../src/node/release-version.js";
 
 // Inputs whose validity depends on the Kubernetes version, checked after the version is known.
 
@@ -72,7 +73,9 @@ describe("encryptionAlgorithm ECDSA-P384 (kubeadm 1.34+, kubernetes/kubernetes#1
 
 describe("messages that name where the version or gate came from", () => {
   it("an unsupported version names the field and the flag", async () => {
-    await expect(resolveKubernetesVersion("v1.30.2")).rejects.toThrow(
+    await expect(
+      resolveKubernetesVersion("v1.30.2", { fetch: globalThis.fetch, env: {} }),
+    ).rejects.toThrow(
       "ClusterConfiguration.kubernetesVersion (--kubernetes-version): Kubernetes version v1.30.2 is not supported: kubeforge supports v1.33 to v1.37",
     );
   });

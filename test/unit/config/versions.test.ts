@@ -7,8 +7,8 @@ import {
   SUPPORTED_RANGE,
   kubernetesVersionProblem,
   releaseFor,
-  resolveKubernetesVersion,
 } from "../../../src/config/versions.js";
+import { resolveKubernetesVersion } from "../../../src/node/release-version.js";
 
 const NEWEST = RELEASES[RELEASES.length - 1]!;
 
@@ -90,7 +90,12 @@ describe("the version table", () => {
 
 describe("resolveKubernetesVersion", () => {
   const warnings: string[] = [];
-  const opts = () => ({ baseURL, warn: (m: string) => warnings.push(m) });
+  const opts = () => ({
+    baseURL,
+    warn: (m: string) => warnings.push(m),
+    fetch: globalThis.fetch,
+    env: {},
+  });
 
   it("returns exact versions without going online", async () => {
     requests.length = 0;
@@ -184,6 +189,8 @@ describe("resolveKubernetesVersion", () => {
       baseURL: "http://127.0.0.1:9/release",
       warn: (m) => warnings.push(m),
       timeoutMs: 2000,
+      fetch: globalThis.fetch,
+      env: {},
     });
     expect(resolved.version).toBe(releaseFor("v1.34").knownPatch);
     expect(resolved.source).toContain("offline fallback");
@@ -194,6 +201,7 @@ describe("resolveKubernetesVersion", () => {
     labels = { "stable-1.35": "v1.35.11" };
     const resolved = await resolveKubernetesVersion("stable-1.35", {
       env: { KUBEFORGE_RELEASE_BASE_URL: `${baseURL}/` },
+      fetch: globalThis.fetch,
     });
     expect(resolved.version).toBe("v1.35.11");
   });

@@ -193,3 +193,74 @@ describe("Runner", () => {
     ).toThrow("phase a depends on b, which runs after it");
   });
 });
+
+describe("Runner log groups", () => {
+  const named = (name: string, extra: Partial<Phase<Data>> = {}) => leaf(name, extra);
+
+  it("opens no group for a phase its runIf leaves out", async () => {
+    const rep = new RecordingReporter();
+    await new Runner(tree(), rep).run({ ran: [], skipTwo: true }, { dryRun: true });
+    expect(rep.groups).toEqual(["preflight", "certs", "later"]);
+  });
+
+  it("names a group from the data, shares it with the next phases naming it, or opens none", async () => {
+    const rep = new RecordingReporter();
+    const data: Data = { ran: [] };
+    await new Runner(
+      [
+        named("connect"),
+        named("plan", { group: false }),
+        named("init", { group: (d) => `init cp-${d.ran.length}` }),
+        named("nodes"),
+        named("cni", { group: () => "nodes" }),
+        named("wait"),
+      ],
+      rep,
+    ).run(data);
+    expect(rep.groups).toEqual(["connect", "init cp-2", "nodes", "wait"]);
+    expect(data.ran).toEqual(["connect", "plan", "init", "nodes", "cni", "wait"]);
+  });
+
+  it("lets a sub-phase open a group when its parent opened none", async () => {
+    const rep = new RecordingReporter();
+    await new Runner(
+      [
+        {
+          ...named("join", { group: false }),
+          phases: [named("control-planes"), named("workers", { group: () => "join workers" })],
+        },
+      ],
+      rep,
+    ).run({ ran: [] });
+    expect(rep.groups).toEqual(["join workers"]);
+  });
+});
+
+describe("Runner dependencies", () => {
+  const phases = (): Phase<Data>[] => [
+    leaf("connect"),
+    leaf("facts", { dependencies: ["connect"] }),
+    { ...leaf("join"), phases: [leaf("workers", { dependencies: ["facts"] })] },
+    leaf("wait"),
+  ];
+
+  it("refuses to skip a phase another one that runs depends on, naming both", async () => {
+    const data: Data = { ran: [] };
+    await expect(
+      new Runner(phases(), new RecordingReporter()).run(data, { skipPhases: ["connect"] }),
+    ).rejects.toThrow(
+      'phase "facts" depends on "connect", which --skip-phases skips: skip "facts" too, or run it',
+    );
+    expect(data.ran).toEqual([]);
+  });
+
+  it("allows skipping the dependent phase with it, or running a phase alone", async () => {
+    const data: Data = { ran: [] };
+    const r = new Runner(phases(), new RecordingReporter());
+    await r.run(data, { skipPhases: ["connect", "facts", "join"] });
+    expect(data.ran).toEqual(["wait"]);
+    data.ran = [];
+    await r.run(data, { filterPhases: ["join/workers"] });
+    expect(data.ran).toEqual(["join/workers"]);
+  });
+});

@@ -4,10 +4,14 @@ import type { ClusterNodeSpec, ClusterSpec } from "../../../../src/config/cluste
 import { decodeConfigDocuments } from "../../../../src/config/load.js";
 import { parseYAMLDocuments } from "../../../../src/config/yaml.js";
 import {
+  documentsYAML,
   initDocuments,
   joinDocuments,
-  userDocuments,
 } from "../../../../src/cluster/up/kubeadm-documents.js";
+
+/** The Cluster's kubeadm documents, decoded as the Cluster loader decodes them. */
+const userDocuments = (text: string | undefined) =>
+  text === undefined ? undefined : decodeConfigDocuments(text, "the Cluster's kubeadm documents");
 
 const TOKEN = "abcdef.0123456789abcdef";
 const KEY = "a".repeat(64);
@@ -65,16 +69,18 @@ describe("initDocuments", () => {
         "maxPods: 50",
       ].join("\n"),
     );
-    const text = initDocuments(
-      spec(),
-      user,
-      cp,
-      {
-        kubernetesVersion: "v1.35.2",
-        controlPlaneEndpoint: "lb.example.com:6443",
-        extraCertSANs: ["203.0.113.10", "api.example.com"],
-      },
-      { token: TOKEN, certificateKey: KEY },
+    const text = documentsYAML(
+      initDocuments(
+        spec(),
+        user,
+        cp,
+        {
+          kubernetesVersion: "v1.35.2",
+          controlPlaneEndpoint: "lb.example.com:6443",
+          extraCertSANs: ["203.0.113.10", "api.example.com"],
+        },
+        { token: TOKEN, certificateKey: KEY },
+      ),
     );
     const docs = decodeConfigDocuments(text, "generated");
     expect(docs.init?.nodeRegistration?.name).toBe("cp-1");
@@ -90,15 +96,17 @@ describe("initDocuments", () => {
   });
 
   it("leaves the address to detection and the endpoint unset when the Cluster file has none", () => {
-    const text = initDocuments(
-      spec(),
-      userDocuments(undefined),
-      { ...cp, address: undefined },
-      {
-        kubernetesVersion: "v1.35.0",
-        extraCertSANs: [],
-      },
-      { token: TOKEN },
+    const text = documentsYAML(
+      initDocuments(
+        spec(),
+        userDocuments(undefined),
+        { ...cp, address: undefined },
+        {
+          kubernetesVersion: "v1.35.0",
+          extraCertSANs: [],
+        },
+        { token: TOKEN },
+      ),
     );
     const [init, cluster] = parseYAMLDocuments(text, "t") as Record<string, unknown>[];
     expect(init!.localAPIEndpoint).toEqual({});
@@ -112,12 +120,14 @@ describe("joinDocuments", () => {
     const user = userDocuments(
       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: JoinConfiguration\ndiscovery: {tlsBootstrapToken: zzzzzz.zzzzzzzzzzzzzzzz}\ntimeouts: {discovery: 2m0s}\ncontrolPlane: {}\n",
     );
-    const text = joinDocuments(user, worker, {
-      token: TOKEN,
-      caCertHashes: [HASH],
-      apiServerEndpoint: "10.0.0.10:6443",
-      certificateKey: KEY,
-    });
+    const text = documentsYAML(
+      joinDocuments(user, worker, {
+        token: TOKEN,
+        caCertHashes: [HASH],
+        apiServerEndpoint: "10.0.0.10:6443",
+        certificateKey: KEY,
+      }),
+    );
     const join = decodeConfigDocuments(text, "generated").join!;
     expect(join.discovery?.bootstrapToken).toEqual({
       apiServerEndpoint: "10.0.0.10:6443",
@@ -132,15 +142,17 @@ describe("joinDocuments", () => {
   });
 
   it("gives a control plane its address and the certificate key", () => {
-    const text = joinDocuments(
-      userDocuments(undefined),
-      { ...cp, name: "cp-2", address: "10.0.0.12" },
-      {
-        token: TOKEN,
-        caCertHashes: [HASH],
-        apiServerEndpoint: "lb:6443",
-        certificateKey: KEY,
-      },
+    const text = documentsYAML(
+      joinDocuments(
+        userDocuments(undefined),
+        { ...cp, name: "cp-2", address: "10.0.0.12" },
+        {
+          token: TOKEN,
+          caCertHashes: [HASH],
+          apiServerEndpoint: "lb:6443",
+          certificateKey: KEY,
+        },
+      ),
     );
     const join = decodeConfigDocuments(text, "generated").join!;
     expect(join.controlPlane?.localAPIEndpoint?.advertiseAddress).toBe("10.0.0.12");
@@ -155,28 +167,32 @@ describe("skipPhases and patches", () => {
       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nskipPhases: [show-join-command]\n",
     );
     const init = decodeConfigDocuments(
-      initDocuments(
-        spec(),
-        user,
-        cp,
-        {
-          kubernetesVersion: "v1.35.0",
-          extraCertSANs: [],
-          initSkipPhases: ["addon/kube-proxy"],
-          patchesDir: "/runner/patches",
-        },
-        { token: TOKEN },
+      documentsYAML(
+        initDocuments(
+          spec(),
+          user,
+          cp,
+          {
+            kubernetesVersion: "v1.35.0",
+            extraCertSANs: [],
+            initSkipPhases: ["addon/kube-proxy"],
+            patchesDir: "/runner/patches",
+          },
+          { token: TOKEN },
+        ),
       ),
       "generated",
     ).init!;
     expect(init.skipPhases).toEqual(["show-join-command", "addon/kube-proxy"]);
     expect(init.patches?.directory).toBe("/runner/patches");
     const join = decodeConfigDocuments(
-      joinDocuments(
-        userDocuments(undefined),
-        worker,
-        { token: TOKEN, caCertHashes: [HASH], apiServerEndpoint: "10.0.0.10:6443" },
-        { joinSkipPhases: [], patchesDir: "/runner/patches" },
+      documentsYAML(
+        joinDocuments(
+          userDocuments(undefined),
+          worker,
+          { token: TOKEN, caCertHashes: [HASH], apiServerEndpoint: "10.0.0.10:6443" },
+          { joinSkipPhases: [], patchesDir: "/runner/patches" },
+        ),
       ),
       "generated",
     ).join!;

@@ -13,9 +13,13 @@ import { defaultClusterSpec } from "../../../../src/config/cluster/defaults.js";
 import type { ClusterNodeSpec, ClusterSpec } from "../../../../src/config/cluster/types.js";
 import type { FetchedArtifact } from "../../../../src/node/artifacts/fetch.js";
 import { releaseFor } from "../../../../src/config/versions.js";
+import { firstControlPlaneConfig } from "../../../support/up-config.js";
 
 const V = "v1.35.2";
 const R = releaseFor(V);
+
+/** The cluster's configuration as up's first control plane builds it from this Cluster. */
+const cfg = (s: ClusterSpec, version = V) => firstControlPlaneConfig(s, version);
 
 function spec(documents?: string, skipPhases?: string[]): ClusterSpec {
   const s = defaultClusterSpec();
@@ -29,7 +33,7 @@ function spec(documents?: string, skipPhases?: string[]): ClusterSpec {
 describe("nodeImages", () => {
   it("a control plane gets kubeadm's `config images list`, in its order", () => {
     // kubeadm images.GetControlPlaneImages with the default ClusterConfiguration.
-    expect(nodeImages(spec(), "control-plane", V, R)).toEqual([
+    expect(nodeImages(cfg(spec()), "control-plane", R)).toEqual([
       `registry.k8s.io/kube-apiserver:${V}`,
       `registry.k8s.io/kube-controller-manager:${V}`,
       `registry.k8s.io/kube-scheduler:${V}`,
@@ -41,7 +45,7 @@ describe("nodeImages", () => {
   });
 
   it("a worker gets pause, kube-proxy and CoreDNS", () => {
-    expect(nodeImages(spec(), "worker", V, R)).toEqual([
+    expect(nodeImages(cfg(spec()), "worker", R)).toEqual([
       `registry.k8s.io/pause:${R.pauseVersion}`,
       `registry.k8s.io/kube-proxy:${V}`,
       `registry.k8s.io/coredns/coredns:${R.coreDNSVersion}`,
@@ -56,7 +60,7 @@ dns: {imageTag: v9.9.9}
 proxy: {disabled: true}
 etcd: {external: {endpoints: ["https://10.0.0.1:2379"], caFile: /ca, certFile: /c, keyFile: /k}}
 `;
-    expect(nodeImages(spec(docs), "control-plane", "v1.35.2+build.1", R)).toEqual([
+    expect(nodeImages(cfg(spec(docs), "v1.35.2+build.1"), "control-plane", R)).toEqual([
       "mirror.example.com/k8s/kube-apiserver:v1.35.2_build.1",
       "mirror.example.com/k8s/kube-controller-manager:v1.35.2_build.1",
       "mirror.example.com/k8s/kube-scheduler:v1.35.2_build.1",
@@ -64,7 +68,7 @@ etcd: {external: {endpoints: ["https://10.0.0.1:2379"], caFile: /ca, certFile: /
       "mirror.example.com/k8s/coredns:v9.9.9",
       `mirror.example.com/k8s/pause:${R.pauseVersion}`,
     ]);
-    expect(sandboxImage(spec(docs), R)).toBe(`mirror.example.com/k8s/pause:${R.pauseVersion}`);
+    expect(sandboxImage(cfg(spec(docs)), R)).toBe(`mirror.example.com/k8s/pause:${R.pauseVersion}`);
   });
 
   it.each([
@@ -74,7 +78,7 @@ etcd: {external: {endpoints: ["https://10.0.0.1:2379"], caFile: /ca, certFile: /
   ])(
     "skipping %j leaves out %j (kubeadm init disables the addon: manageSkippedAddons)",
     (skip, gone) => {
-      const images = nodeImages(spec(undefined, skip), "worker", V, R);
+      const images = nodeImages(cfg(spec(undefined, skip)), "worker", R);
       for (const name of gone) expect(images.join(" ")).not.toContain(`/${name}:`);
       expect(images).toContain(`registry.k8s.io/pause:${R.pauseVersion}`);
     },
@@ -83,17 +87,19 @@ etcd: {external: {endpoints: ["https://10.0.0.1:2379"], caFile: /ca, certFile: /
   it("reads InitConfiguration.skipPhases too", () => {
     const docs =
       "apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nskipPhases: [addon/coredns]\n";
-    expect(nodeImages(spec(docs), "control-plane", V, R).join(" ")).not.toContain("coredns");
+    expect(nodeImages(cfg(spec(docs)), "control-plane", R).join(" ")).not.toContain("coredns");
   });
 });
 
 describe("kubeletCgroupDriver", () => {
   it("is systemd by default (kubeadm's default) and the KubeletConfiguration's when set", () => {
-    expect(kubeletCgroupDriver(spec())).toBe("systemd");
+    expect(kubeletCgroupDriver(cfg(spec()))).toBe("systemd");
     expect(
       kubeletCgroupDriver(
-        spec(
-          "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: cgroupfs\n",
+        cfg(
+          spec(
+            "apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\ncgroupDriver: cgroupfs\n",
+          ),
         ),
       ),
     ).toBe("cgroupfs");
@@ -105,12 +111,12 @@ describe("kubeletAllowsSwap", () => {
     `apiVersion: kubelet.config.k8s.io/v1beta1\nkind: KubeletConfiguration\n${body}`;
 
   it("only a KubeletConfiguration with failSwapOn: false keeps swap on", () => {
-    expect(kubeletAllowsSwap(spec())).toBe(false);
-    expect(kubeletAllowsSwap(spec(kubelet("cgroupDriver: systemd\n")))).toBe(false);
-    expect(kubeletAllowsSwap(spec(kubelet("failSwapOn: true\n")))).toBe(false);
+    expect(kubeletAllowsSwap(cfg(spec()))).toBe(false);
+    expect(kubeletAllowsSwap(cfg(spec(kubelet("cgroupDriver: systemd\n"))))).toBe(false);
+    expect(kubeletAllowsSwap(cfg(spec(kubelet("failSwapOn: true\n"))))).toBe(false);
     expect(
       kubeletAllowsSwap(
-        spec(kubelet("failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n")),
+        cfg(spec(kubelet("failSwapOn: false\nmemorySwap: {swapBehavior: LimitedSwap}\n"))),
       ),
     ).toBe(true);
   });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { notReady } from "../../../../src/cluster/up/readiness.js";
+import { notReady } from "../../../../src/cluster/readiness.js";
 import type { KubeObject } from "../../../../src/kube/types.js";
 
 const node = (

@@ -24,17 +24,19 @@ async function refusal(text: string): Promise<{ error: string; connects: number 
   const spec = loadClusterSpec(text, "cluster.yaml");
   const error = await up({
     spec,
-    connect: () => {
-      connects++;
-      return Promise.reject(new Error("must not connect"));
+    ports: {
+      connect: () => {
+        connects++;
+        return Promise.reject(new Error("must not connect"));
+      },
+      reset: () => Promise.resolve(),
+      runnerAddresses: () => [],
+      fetch: () => Promise.reject(new Error("must not fetch")),
+      env: {},
     },
-    reset: () => Promise.resolve(),
     reporter: new TerminalReporter({ write: () => {} }),
-    env: {},
     dryRun: false,
     kubeconfigPath: "/nonexistent/admin.conf",
-    stdout: () => {},
-    runnerAddresses: () => [],
   }).then(
     () => "no error",
     (e: unknown) => (e as Error).message,

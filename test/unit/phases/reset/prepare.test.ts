@@ -159,7 +159,7 @@ describe("prepareReset: the cluster's configuration and the certificates directo
   beforeEach(() => writeNodeFiles(root, { "/etc/kubernetes/admin.conf": "kubeconfig" }));
 
   it("reads kubeadm-config when the API answers: certificatesDir and etcd come from it", async () => {
-    const r = request({ cluster: api({ clusterConfiguration: CLUSTER }) });
+    const r = request({ api: api({ clusterConfiguration: CLUSTER }) });
     const { data } = await prepareReset(r);
     expect(data.certificatesDir).toBe("/srv/kubernetes/pki");
     expect(data.clusterConfiguration?.etcd?.local?.dataDir).toBe("/srv/etcd");
@@ -172,14 +172,14 @@ describe("prepareReset: the cluster's configuration and the certificates directo
 
   it("--cert-dir wins over the cluster's", async () => {
     const r = request({
-      cluster: api({ clusterConfiguration: CLUSTER }),
+      api: api({ clusterConfiguration: CLUSTER }),
       flags: { certificatesDir: "/opt/pki/" },
     });
     expect((await prepareReset(r)).data.certificatesDir).toBe("/opt/pki");
   });
 
   it("goes on with the defaults, warning, when the API server is gone", async () => {
-    const r = request({ cluster: api(new Error("connect ECONNREFUSED 10.0.0.4:6443")) });
+    const r = request({ api: api(new Error("connect ECONNREFUSED 10.0.0.4:6443")) });
     const { data } = await prepareReset(r);
     expect([data.certificatesDir, data.clusterConfiguration, data.client]).toEqual([
       "/etc/kubernetes/pki",
@@ -194,11 +194,11 @@ describe("prepareReset: the cluster's configuration and the certificates directo
   it("does not ask the API at all without a kubeconfig (a worker)", async () => {
     await host.remove("/etc/kubernetes/admin.conf");
     let asked = false;
-    const cluster: ClusterAccess = {
+    const api: ClusterAccess = {
       clientFor: () => ((asked = true), Promise.reject(new Error("no"))),
       probe: () => Promise.reject(new Error("no")),
     };
-    const r = request({ cluster });
+    const r = request({ api });
     await prepareReset(r);
     expect([asked, r.log.output]).toEqual([false, []]);
   });

@@ -1,7 +1,7 @@
-import type { ClusterNodeSpec } from "../../config/cluster/types.js";
-import { detectAdvertiseAddress } from "../../node/address.js";
-import { presentCRISockets } from "../../node/preflight/cri.js";
-import type { Host, HostFacts } from "../../remote/host.js";
+import type { ClusterNodeSpec } from "../config/cluster/types.js";
+import { detectAdvertiseAddress } from "../node/address.js";
+import { presentCRISockets } from "../node/preflight/cri.js";
+import type { Host, HostFacts } from "../remote/host.js";
 import { nodeCondition, type NodeCondition } from "./node-state.js";
 
 // What `up` learns about every host before it changes any: the machine, its address, its

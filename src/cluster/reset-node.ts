@@ -1,6 +1,6 @@
-import type { Host } from "../../remote/host.js";
-import type { Reporter } from "../../workflow/reporter.js";
-import { prepareReset } from "../reset.js";
+import type { Host } from "../remote/host.js";
+import type { Reporter } from "../workflow/reporter.js";
+import { prepareReset } from "./reset.js";
 
 // kubeforge reset --force on one host, in-process: what `up` does to a half-done host before it
 // tries again, and what `down` does to every host.

@@ -1,17 +1,23 @@
 import type { KeyObject } from "node:crypto";
 import type { EncryptionAlgorithm } from "../config/types.js";
-import { readFileIfExists, type Host } from "../remote/host.js";
-import type { Logger } from "../workflow/phase.js";
-import type { CertDefinition, CertSpec, Validity } from "./certlist.js";
-import { certDefinition } from "./certlist.js";
 import {
-  newSelfSignedCACert,
-  newSignedCert,
-  parseCertificatesPEM,
-  type Certificate,
-} from "./certs.js";
-import type { KeySource } from "./key-source.js";
-import { keysMatch, parsePrivateKeyPEM, privateKeyToPEM, publicKeyToPEM } from "./keys.js";
+  certDefinition,
+  type CertDefinition,
+  type CertSpec,
+  type Validity,
+} from "../pki/certlist.js";
+import { parseCertificatesPEM, type Certificate } from "../pki/certs.js";
+import {
+  checkCA,
+  checkSignedCertificate,
+  issueCA,
+  issueSignedCertificate,
+  serviceAccountKeyPEMs,
+  type IssuedCertificate,
+  type LoadedCA,
+} from "../pki/issue.js";
+import type { KeySource } from "../pki/key-source.js";
+import { keysMatch, parsePrivateKeyPEM, publicKeyToPEM } from "../pki/keys.js";
 import {
   CERT_FILE_MODE,
   KEY_FILE_MODE,
@@ -19,11 +25,16 @@ import {
   certFile,
   keyFile,
   publicKeyFile,
-} from "./paths.js";
+} from "../pki/paths.js";
+import { readFileIfExists, type Host } from "../remote/host.js";
+import type { Logger } from "../types/logger.js";
 
 // Certificates and keys on a host: create what is missing, reuse what is valid, refuse what
-// does not match (kubeadm: phases/certs/certs.go, cmd/phases/init/certs.go). Every file
-// operation goes through the Host, so --rootfs and dry-run need nothing here.
+// does not match (kubeadm: phases/certs/certs.go, cmd/phases/init/certs.go). The certificates
+// themselves are built and checked in pki/issue.ts; every file operation goes through the
+// Host, so --rootfs and dry-run need nothing here.
+
+export type { LoadedCA } from "../pki/issue.js";
 
 export interface PkiTarget {
   host: Host;
@@ -36,14 +47,6 @@ export interface PkiWriter extends PkiTarget {
   keys: KeySource;
   algorithm: EncryptionAlgorithm;
   now: Date;
-}
-
-/** A CA read from disk; `key` is undefined for a user-provided ("external", keyless) CA. */
-export interface LoadedCA {
-  cert: Certificate;
-  key: KeyObject | undefined;
-  certPath: string;
-  keyPath: string;
 }
 
 /** The first certificate of a PEM file on the host, or undefined when the file is absent. */
@@ -60,16 +63,6 @@ export async function readPrivateKey(host: Host, path: string): Promise<KeyObjec
 
 function goList(items: readonly string[]): string {
   return `[${items.join(" ")}]`;
-}
-
-function checkNotExpired(cert: Certificate, path: string, now: Date, log: Logger): void {
-  if (now.getTime() > cert.notAfter.getTime()) {
-    throw new Error(`${path} has expired: it was valid until ${cert.notAfter.toISOString()}`);
-  }
-  if (now.getTime() < cert.notBefore.getTime()) {
-    // kubeadm (CheckCertificatePeriodValidity) only warns: the clock may be what is wrong.
-    log.warn(`${path} is not valid yet: it is valid from ${cert.notBefore.toISOString()}`);
-  }
 }
 
 /**
@@ -92,12 +85,9 @@ export async function loadCA(
     if (key) throw new Error(`${keyPath} exists but the CA certificate ${certPath} does not`);
     return undefined;
   }
-  if (!cert.isCA) throw new Error(`${certPath} is not a CA certificate`);
-  checkNotExpired(cert, certPath, now, target.log);
-  if (key && !keysMatch(key, cert.rawSubjectPublicKeyInfo)) {
-    throw new Error(`${keyPath} is not the private key of ${certPath}`);
-  }
-  return { cert, key, certPath, keyPath };
+  const ca = { cert, key, certPath, keyPath };
+  checkCA(ca, now, target.log);
+  return ca;
 }
 
 /** True when `<ca>.crt` exists without `<ca>.key`: kubeadm's external CA mode for that CA. */
@@ -117,12 +107,11 @@ async function writeKeyAndCert(
   host: Host,
   keyPath: string,
   certPath: string,
-  key: KeyObject,
-  cert: Certificate,
+  issued: IssuedCertificate,
 ): Promise<void> {
   // Key first, as kubeadm's WriteCertAndKey: a certificate on disk always has its key.
-  await host.writeFile(keyPath, privateKeyToPEM(key), KEY_FILE_MODE);
-  await host.writeFile(certPath, cert.pem, CERT_FILE_MODE);
+  await host.writeFile(keyPath, issued.keyPEM, KEY_FILE_MODE);
+  await host.writeFile(certPath, issued.cert.pem, CERT_FILE_MODE);
 }
 
 /** certs/<ca>: reuses an existing CA (with or without key), else creates and writes one. */
@@ -140,53 +129,14 @@ export async function ensureCA(
     );
     return;
   }
-  const keys = await writer.keys.take(writer.algorithm);
-  const cert = await newSelfSignedCACert(
-    {
-      commonName: spec.commonName,
-      organization: spec.organization,
-      notBefore: validity.notBefore,
-      notAfter: validity.notAfter,
-    },
-    keys,
-  );
+  const issued = await issueCA(spec, validity, await writer.keys.take(writer.algorithm));
   writer.log.info(`Generating "${spec.baseName}" certificate and key`);
   await writeKeyAndCert(
     writer.host,
     keyFile(writer.certDir, spec.baseName),
     certFile(writer.certDir, spec.baseName),
-    keys.privateKey,
-    cert,
+    issued,
   );
-}
-
-/**
- * The problems that keep an existing certificate from being reused for `spec`: not signed by
- * the CA, expired, missing a SAN or a usage. kubeadm checks the signature and the SANs
- * (validateCertificateWithConfig); usages and expiry are checked here too, because a
- * certificate without them cannot do its job.
- */
-export function checkSignedCertificate(
-  cert: Certificate,
-  certPath: string,
-  spec: Pick<CertSpec, "usages" | "altNames">,
-  ca: LoadedCA,
-  now: Date,
-  log: Logger,
-): void {
-  if (!cert.isSignedBy(ca.cert)) throw new Error(`${certPath} is not signed by ${ca.certPath}`);
-  checkNotExpired(cert, certPath, now, log);
-  for (const name of spec.altNames.dnsNames) {
-    if (!cert.coversDNSName(name)) throw new Error(`${certPath} does not cover SAN ${name}`);
-  }
-  for (const ip of spec.altNames.ips) {
-    if (!cert.coversIP(ip)) throw new Error(`${certPath} does not cover SAN ${ip}`);
-  }
-  for (const usage of spec.usages) {
-    if (!cert.allowsExtKeyUsage(usage)) {
-      throw new Error(`${certPath} does not allow the extended key usage ${usage}`);
-    }
-  }
 }
 
 /**
@@ -236,21 +186,15 @@ export async function ensureSignedCertificate(
       `cannot create ${certPath}: ${ca.keyPath} is absent (external CA mode), so the certificate must be provided`,
     );
   }
-  const keys = await writer.keys.take(writer.algorithm);
-  const cert = await newSignedCert(
-    {
-      commonName: spec.commonName,
-      organization: spec.organization,
-      altNames: spec.altNames,
-      extKeyUsages: spec.usages,
-      notBefore: validity.notBefore,
-      notAfter: validity.notAfter,
-    },
-    keys.publicKey,
+  const issued = await issueSignedCertificate(
+    spec,
+    validity,
+    await writer.keys.take(writer.algorithm),
     { cert: ca.cert, key: ca.key },
   );
+  const cert = issued.cert;
   writer.log.info(`Generating "${spec.baseName}" certificate and key`);
-  await writeKeyAndCert(writer.host, keyPath, certPath, keys.privateKey, cert);
+  await writeKeyAndCert(writer.host, keyPath, certPath, issued);
   if (spec.usages.includes("serverAuth")) {
     writer.log.info(
       `${spec.baseName} serving cert is signed for DNS names ${goList(cert.dnsNames)} and IPs ${goList(cert.ipAddresses)}`,
@@ -290,10 +234,10 @@ export async function ensureServiceAccountKey(
     );
     return;
   }
-  const keys = await writer.keys.take(writer.algorithm);
+  const pems = serviceAccountKeyPEMs(await writer.keys.take(writer.algorithm));
   writer.log.info(`Generating "${SERVICE_ACCOUNT_KEY_BASE_NAME}" key and public key`);
-  await writer.host.writeFile(keyPath, privateKeyToPEM(keys.privateKey), KEY_FILE_MODE);
-  await writer.host.writeFile(pubPath, publicKeyToPEM(keys.publicKey), KEY_FILE_MODE);
+  await writer.host.writeFile(keyPath, pems.keyPEM, KEY_FILE_MODE);
+  await writer.host.writeFile(pubPath, pems.publicKeyPEM, KEY_FILE_MODE);
 }
 
 /**

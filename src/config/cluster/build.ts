@@ -21,7 +21,7 @@ import {
   type CollectedKubeadm,
   type NetworkingField,
   type NetworkingOrigin,
-  kubeadmValidationProblems,
+  reportKubeadmValidation,
 } from "./kubeadm.js";
 import { isHttpsURL, isOtherURL, resolveRunnerPath, type PathContext } from "./paths.js";
 import {
@@ -46,9 +46,9 @@ import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
 import { removedAPIVersionProblems } from "../validate.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "./version.js";
 
-// What the Cluster's values mean: formats, references between fields, conflicts with the
-// kubeadm documents it carries, and the defaults. Every problem is reported (to the reader)
-// as one sentence naming the field; secrets are never quoted.
+// The ClusterSpec built from the written Cluster: what its values mean (formats, references between
+// fields, conflicts with the kubeadm documents it carries), checked as it is built, and the defaults.
+// Every problem is reported (to the reader) as one sentence naming the field; secrets are never quoted.
 
 export interface BuildContext extends PathContext {
   /** Names the Cluster file in problems about kubeadm documents. */
@@ -587,6 +587,93 @@ function buildPrepare(input: ClusterInput, r: FieldReader): ClusterPrepareSpec {
 
 // ---- the whole spec -------------------------------------------------------------------------
 
+/** The cluster's networking, reconciled with the ClusterConfiguration's, and kubeadm's checks of it. */
+function buildNetworking(
+  input: ClusterInput,
+  cni: ClusterSpec["cni"],
+  r: FieldReader,
+  ctx: BuildContext,
+): ClusterSpec["networking"] {
+  const cc = ctx.kubeadm.docs.cluster;
+  const ccWhere = ctx.kubeadm.whereOf.cluster ?? ctx.source;
+  const origins: Record<NetworkingField, NetworkingOrigin> = {
+    podSubnet: "default",
+    serviceSubnet: "default",
+    dnsDomain: "default",
+  };
+  const net = (field: NetworkingField, fallback: string): string => {
+    const own = input.networking?.[field];
+    const theirs = cc?.networking?.[field] || undefined;
+    if (own !== undefined && own !== "") origins[field] = "cluster";
+    else if (theirs !== undefined) origins[field] = "kubeadm";
+    const chosen = reconcile(
+      own === "" ? undefined : own,
+      `networking.${field}`,
+      { value: theirs, field: `ClusterConfiguration.networking.${field}`, where: ccWhere },
+      field === "dnsDomain" ? (a, b) => a === b : sameCIDRs,
+      r,
+    );
+    return chosen ?? fallback;
+  };
+  const networking = {
+    podSubnet:
+      input.networking?.podSubnet === "" && !cc?.networking?.podSubnet
+        ? ""
+        : net("podSubnet", DEFAULT_POD_SUBNET),
+    serviceSubnet: net("serviceSubnet", DEFAULT_SERVICE_SUBNET),
+    dnsDomain: net("dnsDomain", DEFAULT_DNS_DOMAIN),
+  };
+  if (networking.podSubnet === "" && cni.type === "bridge") {
+    r.report(
+      "networking.podSubnet",
+      "the built-in bridge CNI needs a pod range; set one (default 10.244.0.0/16) or choose cni: none or a manifest",
+    );
+  }
+  reportKubeadmValidation(
+    ctx.kubeadm,
+    {
+      ...(networking.podSubnet !== "" ? { podSubnet: networking.podSubnet } : {}),
+      serviceSubnet: networking.serviceSubnet,
+      dnsDomain: networking.dnsDomain,
+    },
+    origins,
+    r,
+  );
+  return networking;
+}
+
+/** The kubeadm documents, decoded once, and where they came from. */
+function buildKubeadm(
+  input: ClusterInput,
+  version: string,
+  r: FieldReader,
+  ctx: BuildContext,
+): ClusterSpec["kubeadm"] {
+  const kubeadm: ClusterSpec["kubeadm"] = {};
+  if (ctx.kubeadm.documents !== undefined) {
+    kubeadm.documents = ctx.kubeadm.documents;
+    // Warnings were given at load; the decoded documents are kept without them.
+    const { warnings: _given, ...config } = ctx.kubeadm.docs;
+    kubeadm.config = config;
+  }
+  if (ctx.configFile !== undefined) kubeadm.configFile = ctx.configFile;
+  const v1beta3 = ctx.kubeadm.docs.v1beta3Documents;
+  if (v1beta3?.length) {
+    kubeadm.v1beta3Documents = [...v1beta3];
+    // Known now when the version names its minor; a bare label waits for up to resolve it.
+    const minor = /^(?:v|stable-)1\.(\d+)/.exec(version)?.[1];
+    const release =
+      minor !== undefined ? RELEASES.find((x) => x.minor === Number(minor)) : undefined;
+    r.problems.push(...removedAPIVersionProblems(v1beta3, release));
+  }
+  if (input.kubeadm?.patchesDir !== undefined) {
+    const resolved = resolveRunnerPath(input.kubeadm.patchesDir, ctx);
+    if (typeof resolved === "string") kubeadm.patchesDir = resolved;
+    else r.report("kubeadm.patchesDir", `${q(input.kubeadm.patchesDir)}: ${resolved.problem}`);
+  }
+  return kubeadm;
+}
+
 /**
  * The defaulted ClusterSpec for a decoded Cluster document. Problems go to the reader; the
  * spec returned is only meaningful when there were none.
@@ -659,70 +746,8 @@ export function buildClusterSpec(
 
   // networking: the Cluster's, else the ClusterConfiguration's, else the defaults.
   const cni = buildCni(input, r, ctx);
-  const origins: Record<NetworkingField, NetworkingOrigin> = {
-    podSubnet: "default",
-    serviceSubnet: "default",
-    dnsDomain: "default",
-  };
-  const net = (field: NetworkingField, fallback: string): string => {
-    const own = input.networking?.[field];
-    const theirs = cc?.networking?.[field] || undefined;
-    if (own !== undefined && own !== "") origins[field] = "cluster";
-    else if (theirs !== undefined) origins[field] = "kubeadm";
-    const chosen = reconcile(
-      own === "" ? undefined : own,
-      `networking.${field}`,
-      { value: theirs, field: `ClusterConfiguration.networking.${field}`, where: ccWhere },
-      field === "dnsDomain" ? (a, b) => a === b : sameCIDRs,
-      r,
-    );
-    return chosen ?? fallback;
-  };
-  const networking = {
-    podSubnet:
-      input.networking?.podSubnet === "" && !cc?.networking?.podSubnet
-        ? ""
-        : net("podSubnet", DEFAULT_POD_SUBNET),
-    serviceSubnet: net("serviceSubnet", DEFAULT_SERVICE_SUBNET),
-    dnsDomain: net("dnsDomain", DEFAULT_DNS_DOMAIN),
-  };
-  if (networking.podSubnet === "" && cni.type === "bridge") {
-    r.report(
-      "networking.podSubnet",
-      "the built-in bridge CNI needs a pod range; set one (default 10.244.0.0/16) or choose cni: none or a manifest",
-    );
-  }
-  r.problems.push(
-    ...kubeadmValidationProblems(
-      ctx.kubeadm,
-      {
-        ...(networking.podSubnet !== "" ? { podSubnet: networking.podSubnet } : {}),
-        serviceSubnet: networking.serviceSubnet,
-        dnsDomain: networking.dnsDomain,
-      },
-      origins,
-      (path) => r.where(path),
-    ),
-  );
-
-  // kubeadm
-  const kubeadm: ClusterSpec["kubeadm"] = {};
-  if (ctx.kubeadm.documents !== undefined) kubeadm.documents = ctx.kubeadm.documents;
-  if (ctx.configFile !== undefined) kubeadm.configFile = ctx.configFile;
-  const v1beta3 = ctx.kubeadm.docs.v1beta3Documents;
-  if (v1beta3?.length) {
-    kubeadm.v1beta3Documents = [...v1beta3];
-    // Known now when the version names its minor; a bare label waits for up to resolve it.
-    const minor = /^(?:v|stable-)1\.(\d+)/.exec(version)?.[1];
-    const release =
-      minor !== undefined ? RELEASES.find((x) => x.minor === Number(minor)) : undefined;
-    r.problems.push(...removedAPIVersionProblems(v1beta3, release));
-  }
-  if (input.kubeadm?.patchesDir !== undefined) {
-    const resolved = resolveRunnerPath(input.kubeadm.patchesDir, ctx);
-    if (typeof resolved === "string") kubeadm.patchesDir = resolved;
-    else r.report("kubeadm.patchesDir", `${q(input.kubeadm.patchesDir)}: ${resolved.problem}`);
-  }
+  const networking = buildNetworking(input, cni, r, ctx);
+  const kubeadm = buildKubeadm(input, version, r, ctx);
 
   // ssh
   const clusterSsh: ClusterSshSpec = {

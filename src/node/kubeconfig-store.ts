@@ -1,19 +1,17 @@
 import type { KeyObject } from "node:crypto";
 import type { EncryptionAlgorithm } from "../config/types.js";
-import { readFileIfExists, type Host } from "../remote/host.js";
-import type { Logger } from "../workflow/phase.js";
-import { newSignedCert } from "../pki/certs.js";
+import { newKubeConfigFile } from "../kubeconfig/build.js";
+import type { KubeConfigFileSpec } from "../kubeconfig/specs.js";
+import { validateKubeConfig } from "../kubeconfig/validate.js";
+import type { LoadedCA } from "../pki/issue.js";
 import type { KeySource } from "../pki/key-source.js";
-import { privateKeyToPEM } from "../pki/keys.js";
 import { KUBECONFIG_FILE_MODE, hostPath } from "../pki/paths.js";
-import type { LoadedCA } from "../pki/store.js";
-import { createWithCerts, renderKubeConfig } from "./build.js";
-import type { KubeConfigFileSpec } from "./specs.js";
-import { validateKubeConfig } from "./validate.js";
+import { readFileIfExists, type Host } from "../remote/host.js";
+import type { Logger } from "../types/logger.js";
 
 // Kubeconfig files on a host (kubeadm: phases/kubeconfig/kubeconfig.go
 // createKubeConfigFileIfNotExists): reuse a valid file, else write a new one with a fresh
-// client certificate. All I/O goes through the Host.
+// client certificate (built by kubeconfig/build.ts). All I/O goes through the Host.
 
 export interface KubeConfigTarget {
   host: Host;
@@ -69,27 +67,16 @@ export async function ensureKubeConfigFile(
     writer.log.info(`Using existing kubeconfig file: "${path}"`);
     return;
   }
-  const keys = await writer.keys.take(writer.algorithm);
-  const cert = await newSignedCert(
-    {
-      commonName: spec.clientName,
-      organization: spec.organizations,
-      extKeyUsages: ["clientAuth"],
-      notAfter: writer.clientCertNotAfter,
-    },
-    keys.publicKey,
-    { cert: ca.cert, key: ca.key },
-  );
-  const config = createWithCerts(
+  const text = await newKubeConfigFile(spec, {
     server,
-    writer.clusterName,
-    spec.clientName,
-    ca.cert.pem,
-    privateKeyToPEM(keys.privateKey),
-    cert.pem,
-  );
+    clusterName: writer.clusterName,
+    ca: { cert: ca.cert, key: ca.key },
+    keys: await writer.keys.take(writer.algorithm),
+    clientCertNotAfter: writer.clientCertNotAfter,
+    preferences: writer.preferences,
+  });
   writer.log.info(`Writing "${spec.fileName}" kubeconfig file`);
-  await writer.host.writeFile(path, renderKubeConfig(config, writer), KUBECONFIG_FILE_MODE);
+  await writer.host.writeFile(path, text, KUBECONFIG_FILE_MODE);
 }
 
 /**

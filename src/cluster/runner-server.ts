@@ -1,9 +1,9 @@
-import type { ClusterNodeSpec } from "../../config/cluster/types.js";
-import { joinHostPort } from "../../config/network.js";
-import { withServer } from "../../kubeconfig/bootstrap.js";
-import type { KubeConfig } from "../../kubeconfig/types.js";
-import type { Host } from "../../remote/host.js";
-import { observedHostKey, type TunnelTargetSpec } from "../tunnel.js";
+import type { ClusterNodeSpec } from "../config/cluster/types.js";
+import { joinHostPort } from "../config/network.js";
+import { withServer } from "../kubeconfig/bootstrap.js";
+import type { KubeConfig } from "../kubeconfig/types.js";
+import type { Host } from "../remote/host.js";
+import { observedHostKey, type TunnelTargetSpec } from "./tunnel.js";
 import { serverOf, tcpReachable } from "./admin-kubeconfig.js";
 import type { HostInventory } from "./inventory.js";
 

@@ -1,11 +1,11 @@
-import type { ClusterNodeSpec, ClusterSpec, NodeSshTarget } from "../../config/cluster/types.js";
-import { parseHostURL } from "../../config/cluster/host-url.js";
-import { sshTargetOf } from "../../config/cluster/ssh.js";
-import type { Host } from "../../remote/host.js";
-import { LocalHost } from "../../remote/local.js";
-import { SshHost } from "../../remote/ssh/host.js";
-import { connectDockerNode, isDockerNode } from "../docker-nodes.js";
-import type { SshCredentials } from "../../remote/ssh/types.js";
+import type { ClusterNodeSpec, ClusterSpec, NodeSshTarget } from "../config/cluster/types.js";
+import { parseHostURL } from "../config/cluster/host-url.js";
+import { sshTargetOf } from "../config/cluster/ssh.js";
+import type { Host } from "../remote/host.js";
+import { LocalHost } from "../remote/local.js";
+import { SshHost } from "../remote/ssh/host.js";
+import { connectDockerNode, isDockerNode } from "./docker-nodes.js";
+import type { SshCredentials } from "../remote/ssh/types.js";
 
 // Opens a node's Host from the Cluster file: this machine for `local`, a container on the
 // runner's Docker engine for `docker`, SSH otherwise. Key files are read here, on the runner,

@@ -1,10 +1,10 @@
 import { connect } from "node:net";
 import { chmod, mkdir, rename, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
-import { joinHostPort } from "../../config/network.js";
-import { renderKubeConfig } from "../../kubeconfig/build.js";
-import { parseKubeConfig } from "../../kubeconfig/parse.js";
-import type { KubeConfig } from "../../kubeconfig/types.js";
+import { joinHostPort } from "../config/network.js";
+import { renderKubeConfig } from "../kubeconfig/build.js";
+import { parseKubeConfig } from "../kubeconfig/parse.js";
+import type { KubeConfig } from "../kubeconfig/types.js";
 
 // admin.conf for the steps after `up`: fetched from a control plane and pointed at an address
 // the runner can reach (engineering notes: "The kubeconfig points at an address later steps

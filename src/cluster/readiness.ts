@@ -1,7 +1,7 @@
 import { setTimeout as delay } from "node:timers/promises";
-import { interruption } from "../../remote/interruption.js";
-import { formatGoDuration } from "../../config/duration.js";
-import type { KubeClient, KubeObject } from "../../kube/types.js";
+import { interruption } from "../remote/interruption.js";
+import { formatGoDuration } from "../config/duration.js";
+import type { KubeClient, KubeObject } from "../kube/types.js";
 
 // `up` ends only when the cluster is usable (engineering notes: kind's --wait "Ready that is not
 // ready"): every node of the Cluster file registered and Ready, and CoreDNS Available. On timeout

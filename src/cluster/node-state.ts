@@ -1,4 +1,4 @@
-import { readFileIfExists, type Host } from "../../remote/host.js";
+import { readFileIfExists, type Host } from "../remote/host.js";
 
 // What a host already holds, so `up` can resume (engineering notes: "Recognise finished hosts by
 // their state files, reset half-done ones"). kubeforge writes a marker before it changes a host
