@@ -30,6 +30,7 @@ const before = new Map<string, Buffer>();
 let apply: CliResult;
 let node: CliResult;
 let dryRun: CliResult;
+let dryRunFiles: string[];
 let failed: CliResult;
 const digests: Record<string, Map<string, string>> = {};
 let afterFault: Map<string, Buffer>;
@@ -129,7 +130,19 @@ beforeAll(async () => {
   await new Promise((r) => setTimeout(r, 1100));
 
   digests.beforeDryRun = await digest(cp);
-  dryRun = await cp.kubeforge(["upgrade", "apply", TARGET, "--rootfs", cp.rootfs, "--dry-run"]);
+  // The dry-run folder in the host's work folder, which the testbed removes.
+  const dryRunDir = join(cp.workDir, "dry-run");
+  dryRun = await cp.kubeforge([
+    "upgrade",
+    "apply",
+    TARGET,
+    "--rootfs",
+    cp.rootfs,
+    "--dry-run",
+    "--dry-run-dir",
+    dryRunDir,
+  ]);
+  dryRunFiles = await readdir(join(dryRunDir, "etc/kubernetes/manifests")).catch(() => []);
   digests.afterDryRun = await digest(cp);
 
   // A kubelet that never picks up kube-scheduler's new manifest: the hash never changes.
@@ -177,6 +190,12 @@ describe("kubeforge upgrade apply --dry-run", () => {
     expect(dryRun.code).toBe(0);
     expect(dryRun.stdout).toContain("[upgrade/successful] Finished dryrunning successfully!");
     expect(digests.afterDryRun).toEqual(digests.beforeDryRun);
+    // DryRunStaticPodUpgrade: the three control-plane manifests rendered where they would go.
+    expect(dryRunFiles.sort()).toEqual([
+      "kube-apiserver.yaml",
+      "kube-controller-manager.yaml",
+      "kube-scheduler.yaml",
+    ]);
   });
 });
 
