@@ -8,6 +8,7 @@ import { registerInit } from "./init.js";
 import { registerJoin } from "./join.js";
 import { registerReset } from "./reset.js";
 import { registerUp } from "./up.js";
+import { registerUpgrade } from "./upgrade.js";
 import { KUBEFORGE_VERSION } from "../version.js";
 
 // The kubeforge command line (DESIGN.md "Stable command-line surface"). Errors print as one
@@ -36,7 +37,7 @@ const program = new Command()
 // The commands that run commands on hosts: Ctrl-C (or a CI job's cancellation) cancels those
 // commands instead of leaving them to run on (remote/interruption.ts). Not the runner-side
 // tunnel, which has its own way to stop.
-const WORKFLOWS = new Set(["init", "join", "reset", "up", "down"]);
+const WORKFLOWS = new Set(["init", "join", "reset", "up", "down", "upgrade"]);
 program.hook("preAction", (_program, action) => {
   let top = action;
   while (top.parent && top.parent !== program) top = top.parent;
@@ -47,6 +48,7 @@ registerInit(program);
 registerJoin(program);
 registerReset(program);
 registerUp(program);
+registerUpgrade(program);
 registerConfig(program);
 registerCerts(program);
 registerToken(program);

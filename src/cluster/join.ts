@@ -6,6 +6,7 @@ import {
 } from "../config/join-defaults.js";
 import { applyJoinFlags, type JoinFlags } from "../config/join-flags.js";
 import { validateJoinConfig } from "../config/join-validate.js";
+import { configMapText, decodeComponentConfigs } from "../config/cluster-configmaps.js";
 import { ConfigError, decodeConfigDocuments } from "../config/load.js";
 import { removedAPIVersionProblems } from "../config/validate.js";
 import { dryRunStackedEtcd, stackedEtcdThrough } from "../etcd/access.js";
@@ -16,7 +17,6 @@ import { renderKubeConfig } from "../kubeconfig/build.js";
 import { kubeClientFromKubeConfig } from "../kube/client.js";
 import { discoverTLSBootstrapConfig, type TLSBootstrapDiscovery } from "../kube/discovery/index.js";
 import { getIfExists } from "../kube/idempotency.js";
-import type { KubeObject } from "../kube/types.js";
 import { proxyEnvVars } from "../manifests/static-pod.js";
 import { detectAdvertiseAddress } from "../node/address.js";
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
@@ -92,9 +92,6 @@ function once<T>(compute: () => Promise<T>): () => Promise<T> {
     return value;
   };
 }
-
-const configMapText = (cm: KubeObject | undefined, key: string) =>
-  (cm?.data as Record<string, string> | undefined)?.[key];
 
 export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
   const { reporter, host } = request;
@@ -184,18 +181,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
       );
     }
     const cluster = decodeConfigDocuments(clusterText, "kube-system/kubeadm-config").cluster!;
-    const component = (text: string | undefined, source: string, pick: "kubelet" | "kubeProxy") =>
-      text ? decodeConfigDocuments(text, source)[pick] : undefined;
-    const kubelet = component(
-      configMapText(kubeletConfig, "kubelet"),
-      "kube-system/kubelet-config",
-      "kubelet",
-    );
-    const kubeProxyConfig = component(
-      configMapText(kubeProxy, "config.conf"),
-      "kube-system/kube-proxy",
-      "kubeProxy",
-    );
+    const components = decodeComponentConfigs(kubeletConfig, kubeProxy);
     const version = cluster.kubernetesVersion ?? "";
     const release = releaseFor(version);
     // kubeadm of the cluster's version would not have read a v1beta3 JoinConfiguration at all.
@@ -205,8 +191,7 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
       cfg,
       {
         cluster,
-        ...(kubelet ? { kubelet } : {}),
-        ...(kubeProxyConfig ? { kubeProxy: kubeProxyConfig } : {}),
+        ...components,
       },
       {
         resolved: { version, release, source: "the cluster's kubeadm-config" },

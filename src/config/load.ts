@@ -186,6 +186,44 @@ const V1BETA4: Record<string, Field> = {
     certificateValidityPeriod: DURATION,
     caCertificateValidityPeriod: DURATION,
   }),
+  UpgradeConfiguration: obj({
+    ...TYPE_META,
+    apply: obj({
+      kubernetesVersion: STR,
+      allowExperimentalUpgrades: BOOL,
+      allowRCUpgrades: BOOL,
+      certificateRenewal: BOOL,
+      dryRun: BOOL,
+      etcdUpgrade: BOOL,
+      forceUpgrade: BOOL,
+      ignorePreflightErrors: list(STR),
+      patches: PATCHES,
+      printConfig: BOOL,
+      skipPhases: list(STR),
+      imagePullPolicy: STR,
+      imagePullSerial: BOOL,
+    }),
+    node: obj({
+      certificateRenewal: BOOL,
+      dryRun: BOOL,
+      etcdUpgrade: BOOL,
+      ignorePreflightErrors: list(STR),
+      skipPhases: list(STR),
+      patches: PATCHES,
+      imagePullPolicy: STR,
+      imagePullSerial: BOOL,
+    }),
+    plan: obj({
+      kubernetesVersion: STR,
+      allowExperimentalUpgrades: BOOL,
+      allowRCUpgrades: BOOL,
+      dryRun: BOOL,
+      ignorePreflightErrors: list(STR),
+      printConfig: BOOL,
+    }),
+    diff: obj({ kubernetesVersion: STR, contextLines: INT32 }),
+    timeouts: TIMEOUTS,
+  }),
   JoinConfiguration: obj({
     ...TYPE_META,
     dryRun: BOOL,
@@ -263,7 +301,10 @@ const V1BETA3: Record<string, Field> = {
   }),
 };
 
-/** Kinds kubeadm knows (v1beta4 only) that `init`/`join` do not read. */
+/**
+ * Kinds kubeadm knows (v1beta4 only) that `init`/`join` do not read. UpgradeConfiguration is
+ * decoded all the same (strictly, into ConfigDocuments.upgrade) for `upgrade`, which reads it.
+ */
 const IGNORED_KINDS = new Set(["ResetConfiguration", "UpgradeConfiguration"]);
 
 // ---- decoding --------------------------------------------------------------------------------
@@ -478,6 +519,9 @@ export function decodeConfigDocuments(text: string, source: string): ConfigDocum
     if (group === KUBEADM_GROUP) {
       if (apiVersion === KUBEADM_V1BETA4 && IGNORED_KINDS.has(kind)) {
         result.ignoredKinds.push(kind);
+        if (kind === "UpgradeConfiguration") {
+          result.upgrade = decodeKubeadm(doc, V1BETA4[kind]!, source, problems);
+        }
         continue;
       }
       const schema =

@@ -206,6 +206,60 @@ export interface JoinConfiguration {
   timeouts?: Timeouts;
 }
 
+/** kubeadm.k8s.io/v1beta4 UpgradeApplyConfiguration (apis/kubeadm/v1beta4/types.go). */
+export interface UpgradeApplyConfiguration {
+  kubernetesVersion?: string;
+  allowExperimentalUpgrades?: boolean;
+  allowRCUpgrades?: boolean;
+  certificateRenewal?: boolean;
+  dryRun?: boolean;
+  etcdUpgrade?: boolean;
+  forceUpgrade?: boolean;
+  ignorePreflightErrors?: string[];
+  patches?: Patches;
+  printConfig?: boolean;
+  skipPhases?: string[];
+  imagePullPolicy?: ImagePullPolicy;
+  imagePullSerial?: boolean;
+}
+
+/** v1beta4 UpgradeNodeConfiguration. */
+export interface UpgradeNodeConfiguration {
+  certificateRenewal?: boolean;
+  dryRun?: boolean;
+  etcdUpgrade?: boolean;
+  ignorePreflightErrors?: string[];
+  skipPhases?: string[];
+  patches?: Patches;
+  imagePullPolicy?: ImagePullPolicy;
+  imagePullSerial?: boolean;
+}
+
+/** v1beta4 UpgradePlanConfiguration. */
+export interface UpgradePlanConfiguration {
+  kubernetesVersion?: string;
+  allowExperimentalUpgrades?: boolean;
+  allowRCUpgrades?: boolean;
+  dryRun?: boolean;
+  ignorePreflightErrors?: string[];
+  printConfig?: boolean;
+}
+
+/** v1beta4 UpgradeDiffConfiguration (Go field DiffContextLines, JSON contextLines). */
+export interface UpgradeDiffConfiguration {
+  kubernetesVersion?: string;
+  contextLines?: number;
+}
+
+/** v1beta4 UpgradeConfiguration: what `kubeadm upgrade --config` reads (and nothing else). */
+export interface UpgradeConfiguration {
+  apply?: UpgradeApplyConfiguration;
+  node?: UpgradeNodeConfiguration;
+  plan?: UpgradePlanConfiguration;
+  diff?: UpgradeDiffConfiguration;
+  timeouts?: Timeouts;
+}
+
 /** A component config document (KubeletConfiguration, KubeProxyConfiguration) kept as an object:
  *  kubeadm does not own its schema, it only defaults a few fields. */
 export type ComponentConfig = Record<string, unknown> & { apiVersion: string; kind: string };
@@ -215,6 +269,8 @@ export interface ConfigDocuments {
   init?: InitConfiguration;
   cluster?: ClusterConfiguration;
   join?: JoinConfiguration;
+  /** The UpgradeConfiguration, as written (`kubeforge upgrade --config`; init and join ignore it). */
+  upgrade?: UpgradeConfiguration;
   kubelet?: ComponentConfig;
   kubeProxy?: ComponentConfig;
   /** Kinds kubeadm knows but that do not apply to the running command (warned about, ignored). */

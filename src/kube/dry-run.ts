@@ -189,7 +189,9 @@ export class DryRunKubeClient implements KubeClient {
     const existing = this.objects.get(path);
     if (!existing) return Promise.reject(this.notFound("update", ref));
     const expected = obj.metadata.resourceVersion;
-    if (expected && expected !== existing.metadata.resourceVersion) {
+    // "0" parses as no precondition: an unconditional update (kubeadm's kube-dns Service relies
+    // on it), as kube-apiserver's storage treats a zero resourceVersion.
+    if (expected && expected !== "0" && expected !== existing.metadata.resourceVersion) {
       return Promise.reject(
         new ApiError({
           operation: operationOf("update", ref),
@@ -260,6 +262,15 @@ export class DryRunKubeClient implements KubeClient {
   getRaw(path: string): Promise<RawResponse> {
     this.log(`[dryrun] Would GET ${path}`);
     return Promise.resolve({ status: 200, body: "ok" });
+  }
+
+  /**
+   * Makes an object that exists on a real server known (a read-through dry run, as kubeadm
+   * upgrade's dry-run client): later updates and patches of it are printed, not refused.
+   */
+  remember(obj: KubeObject): void {
+    const path = objectPath(refOfObject(obj));
+    if (!this.objects.has(path)) this.objects.set(path, plain(obj));
   }
 
   /** What a later read would see: for tests and messages. */

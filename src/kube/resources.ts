@@ -38,6 +38,7 @@ export const RESOURCES: readonly ResourceInfo[] = [
   },
   { kind: "Deployment", group: "apps", version: "v1", plural: "deployments", namespaced: true },
   { kind: "DaemonSet", group: "apps", version: "v1", plural: "daemonsets", namespaced: true },
+  { kind: "Job", group: "batch", version: "v1", plural: "jobs", namespaced: true },
   {
     kind: "CertificateSigningRequest",
     group: "certificates.k8s.io",

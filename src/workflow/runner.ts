@@ -248,8 +248,8 @@ export class Runner<D> {
     opts: RunnerOptions,
   ): Promise<PhaseOutcome> {
     // kubeadm tags lines with the phase ("[certs] ..."); a line that carries a tag of its own
-    // (kubeadm's "[patches] ...") keeps it.
-    const tagged = (m: string) => (/^\[[\w-]+\] /.test(m) ? m : `[${top}] ${m}`);
+    // (kubeadm's "[patches] ...", "[upgrade/staticpods] ...") keeps it.
+    const tagged = (m: string) => (/^\[[\w/-]+\] /.test(m) ? m : `[${top}] ${m}`);
     const log = {
       info: (m: string) => this.reporter.info(tagged(m)),
       warn: (m: string) => this.reporter.warn(tagged(m)),

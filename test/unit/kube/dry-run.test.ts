@@ -69,6 +69,29 @@ describe("DryRunKubeClient", () => {
     ).toEqual(["bootstrap-token-abcdef"]);
   });
 
+  it("updates a remembered object on a matching or zero resourceVersion, conflicts otherwise", async () => {
+    // A zero resourceVersion is no precondition (kube-apiserver's storage); kubeadm's kube-dns
+    // Service carries "0" so its update replaces whatever is there.
+    const client = new DryRunKubeClient(() => undefined);
+    const cm: KubeObject = {
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name: "x", namespace: "kube-system", resourceVersion: "41" },
+      data: { a: "1" },
+    };
+    client.remember(cm);
+    await expect(
+      client.update({ ...cm, metadata: { ...cm.metadata, resourceVersion: "7" } }),
+    ).rejects.toThrow(/409 Conflict/);
+    const zero = await client.update({ ...cm, metadata: { ...cm.metadata, resourceVersion: "0" } });
+    const matching = await client.update({
+      ...cm,
+      metadata: { ...zero.metadata },
+      data: { a: "2" },
+    });
+    expect(matching.data).toEqual({ a: "2" });
+  });
+
   it("answers NotFound for anything never written, except Nodes", async () => {
     const client = new DryRunKubeClient(() => {});
     const e = await client

@@ -108,6 +108,13 @@ const resources: ResourceInfo[] = [
     subresources: { status: STATUS },
     hasGeneration: true,
   }),
+  // batch/v1. k8s: pkg/registry/batch/rest/storage_batch.go, pkg/registry/batch/job/storage/
+  // storage.go (category "all", a status subresource; the strategy sets metadata.generation)
+  r("batch", "v1", "jobs", "Job", true, {
+    categories: ["all"],
+    subresources: { status: STATUS },
+    hasGeneration: true,
+  }),
   // policy/v1. k8s: pkg/registry/policy/rest/storage_policy.go,
   // pkg/registry/policy/poddisruptionbudget/storage/storage.go (ShortNames "pdb")
   r("policy", "v1", "poddisruptionbudgets", "PodDisruptionBudget", true, {
@@ -169,7 +176,8 @@ export function setCustomResources(crd: string, infos: ResourceInfo[]): void {
 /**
  * Groups in the order kube-apiserver lists them in /apis (core first, by priority); the groups
  * of custom resources follow. k8s: pkg/controlplane/apiserver/aggregator.go
- * (apiVersionPriorities: coordination 16500 before apiextensions 16400),
+ * (apiVersionPriorities: batch 17400 between authorization 17600 and certificates 17300;
+ * coordination 16500 before apiextensions 16400),
  * staging/src/k8s.io/kube-aggregator/pkg/controllers/autoregister and
  * pkg/controlplane/controller/crdregistration (CRD groups at priority 1000, after every built-in).
  */
@@ -177,6 +185,7 @@ export const GROUP_ORDER = [
   "apps",
   "authentication.k8s.io",
   "authorization.k8s.io",
+  "batch",
   "certificates.k8s.io",
   "policy",
   "rbac.authorization.k8s.io",

@@ -8,6 +8,7 @@
 // {"type","object"} JSON lines), staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go
 // (/livez, /readyz, /healthz bodies), pkg/controlplane/controller/kubernetesservice/controller.go
 // (the default/kubernetes Service), staging/src/k8s.io/component-base/version (GET /version).
+import { checkEviction } from "./controllers/disruption.js";
 import { str } from "./json.js";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
@@ -681,7 +682,16 @@ async function serve(
       return sendJSON(res, 201, success({}));
     }
     if (info.kind === "Pod" && sub === "eviction") {
-      store.deleteIn(info, ns, name);
+      // The PodDisruptionBudget check first (controllers/disruption.ts checkEviction), then
+      // the delete with the Eviction's deleteOptions.
+      const pod = store.getIn(info, ns, name);
+      const opts = (body.deleteOptions ?? {}) as Json;
+      const dryRun = Array.isArray(opts.dryRun) && opts.dryRun.includes("All");
+      checkEviction(store, pod, dryRun);
+      if (!dryRun) {
+        const pre = opts.preconditions as { uid?: string; resourceVersion?: string } | undefined;
+        store.deleteIn(info, ns, name, pre ? { preconditions: pre } : {});
+      }
       return sendJSON(res, 201, success({}));
     }
     throw methodNotSupported(info.group, `${info.resource}/${sub}`, "create");

@@ -34,6 +34,7 @@
 //     cache (an informer's view, updated asynchronously by the watch); the server makes reads
 //     with no resourceVersion consistent first (syncObject/syncResource: a keys-only range,
 //     then waiting for the watch), as kube-apiserver reads them from etcd.
+import { defaultJob } from "./job-defaults.js";
 import { str } from "./json.js";
 import { randomInt, randomUUID } from "node:crypto";
 import { applyObjectPatch, deepEqual, type PatchType } from "./patch.js";
@@ -591,6 +592,8 @@ export class ObjectStore {
     applyDefaults(info, obj);
     this.prepareForCreate(info, obj, opts.user);
     meta.uid = randomUUID();
+    // The Job strategy's generateSelector needs the UID (pkg/registry/batch/job/strategy.go).
+    if (info.group === "batch" && info.kind === "Job" && !info.crd) defaultJob(obj);
     meta.creationTimestamp = rfc3339(this.now());
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;

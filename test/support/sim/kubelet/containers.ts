@@ -258,6 +258,11 @@ async function startApiServer(
 ): Promise<RunningContainer> {
   const sim = await import("../apiserver/index.js");
   const opts = sim.apiServerOptionsFromCommand(argv, mapPath);
+  // /version answers the build of the binary (component-base/version Get(), served by
+  // staging/src/k8s.io/apiserver/pkg/endpoints/discovery/version.go): here the image's tag,
+  // registry.k8s.io/kube-apiserver:<version> as kubeadm names it (images.GetKubernetesImage).
+  const version = releaseTag(ctx.container.image);
+  if (version) opts.version = version;
   const log = (line: string) => ctx.log.line(line);
   const etcd = opts.etcd;
   if (!etcd) {
@@ -296,6 +301,15 @@ async function startApiServer(
       resolveExit({ code: 0, reason: "Completed" });
     },
   };
+}
+
+/** "registry.k8s.io/kube-apiserver:v1.36.3" → "v1.36.3"; undefined for any other tag. */
+export function releaseTag(image: string | undefined): string | undefined {
+  const name = (image ?? "").split("@")[0]!;
+  const tag = name.slice(name.lastIndexOf(":") + 1);
+  return name.lastIndexOf(":") > name.lastIndexOf("/") && /^v\d+\.\d+\.\d+/.test(tag)
+    ? tag
+    : undefined;
 }
 
 function sameEtcd(a: EtcdOptions | undefined, b: EtcdOptions): boolean {

@@ -15,3 +15,5 @@ export type {
   SimulatedNodeOptions,
 } from "./service-manager.js";
 export type { PodStatus, ContainerStatus } from "./runtime.js";
+export type { NodeFaults } from "./faults.js";
+export { installedKubelet } from "./binary.js";

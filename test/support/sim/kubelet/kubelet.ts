@@ -4,6 +4,8 @@ import {
   startRotatingCredentials,
   type KubeletCredentials,
 } from "./client-certificates.js";
+import { installedKubelet } from "./binary.js";
+import { readFaults } from "./faults.js";
 import { startKubeletHealthz, type ListeningServer } from "./health-servers.js";
 import { HostFiles } from "./host-files.js";
 import { readKubeletStartConfig, type KubeletStartConfig } from "./kubelet-config.js";
@@ -36,7 +38,10 @@ export interface SimulatedKubeletOptions {
   log: (line: string) => void;
   /** Multiplies every interval (see timing.ts); tests use 0.02–0.1. Default 1. */
   timeScale?: number;
-  /** status.nodeInfo.kubeletVersion (default v1.35.0). */
+  /**
+   * status.nodeInfo.kubeletVersion when the node has no kubelet binary from the test release
+   * server (whose trailer names its version, binary.ts); default v1.35.0.
+   */
   kubeletVersion?: string;
   /** Report Ready without a CNI configuration in /etc/cni/net.d. Default false, as containerd. */
   assumeNetworkReady?: boolean;
@@ -46,6 +51,8 @@ export interface SimulatedKubeletOptions {
    * and stop() stops them.
    */
   runtime?: { dir: string; command: string[] };
+  /** Folder of the node's fault file (faults.ts) when there is no runtime daemon. */
+  faultsDir?: string;
 }
 
 export interface SimulatedKubeletStatus {
@@ -79,6 +86,8 @@ export class SimulatedKubelet {
   private readonly mirrors = new Map<string, MirrorRecord>();
   private orphansChecked = false;
   private started = false;
+  /** The version of the binary installed when this kubelet started (binary.ts). */
+  private binaryVersion?: string;
 
   constructor(private readonly opts: SimulatedKubeletOptions) {
     this.files = new HostFiles(opts.rootfs);
@@ -115,6 +124,11 @@ export class SimulatedKubelet {
   async start(): Promise<void> {
     if (this.started) throw new Error("the simulated kubelet is already started");
     this.started = true;
+    const binary = await installedKubelet(this.files);
+    if (binary.failToStart) {
+      throw new Error("the installed kubelet binary exits at once (fail-to-start)");
+    }
+    this.binaryVersion = binary.version;
     const cfg = (this.cfg = await readKubeletStartConfig(this.files, this.opts.nodeName));
     this.log(`node ${cfg.nodeName}: config ${JSON.stringify(cfg.settings)}`);
     const certOpts = {
@@ -132,7 +146,12 @@ export class SimulatedKubelet {
 
     this.runtime = this.opts.runtime
       ? new RemoteRuntime(this.opts.runtime.dir, this.opts.runtime.command, this.log)
-      : new InProcessRuntime({ files: this.files, timing: this.timing, log: this.log });
+      : new InProcessRuntime({
+          files: this.files,
+          timing: this.timing,
+          log: this.log,
+          ...(this.opts.faultsDir ? { faultsDir: this.opts.faultsDir } : {}),
+        });
 
     if (cfg.settings.healthzPort > 0) this.loops.push(this.serveHealthz());
     this.loops.push(this.podSyncLoop(), this.nodeLoop());
@@ -189,10 +208,11 @@ export class SimulatedKubelet {
       if (!this.seen.has(uid)) this.seen.set(uid, new Date().toISOString());
       return this.seen.get(uid)!;
     };
-    const pods = path
+    let pods = path
       ? await readStaticPods(this.files, path, this.cfg!.nodeName, seen, this.log)
       : [];
     if (this.signal.aborted) return;
+    pods = await this.applyFrozen(pods);
     const before = new Set(this.staticPods.map((p) => `${p.key}@${p.hash}`));
     for (const p of pods)
       if (!before.has(`${p.key}@${p.hash}`)) this.log(`static pod ${p.key} from ${p.file}`);
@@ -202,6 +222,24 @@ export class SimulatedKubelet {
       pods.map((p) => ({ key: p.key, uid: p.uid, hash: p.hash, pod: p.pod })),
     );
     if (this.node) await this.syncMirrorPods();
+  }
+
+  /**
+   * The frozenStaticPods fault (faults.ts): for those components the pod read before stays, as
+   * if the file source had stopped seeing changes.
+   */
+  private async applyFrozen(pods: StaticPod[]): Promise<StaticPod[]> {
+    const frozen = new Set(
+      (await readFaults(this.opts.runtime?.dir ?? this.opts.faultsDir)).frozenStaticPods,
+    );
+    if (frozen.size === 0) return pods;
+    const component = (p: StaticPod) => p.pod.metadata.labels?.component ?? p.name;
+    const before = new Map(this.staticPods.map((p) => [p.key, p]));
+    const out = pods.map((p) => (frozen.has(component(p)) ? (before.get(p.key) ?? p) : p));
+    for (const [key, p] of before) {
+      if (frozen.has(component(p)) && !out.some((q) => q.key === key)) out.push(p);
+    }
+    return out;
   }
 
   // ---- node registration and status ---------------------------------------------------------
@@ -220,7 +258,7 @@ export class SimulatedKubelet {
       taints: cfg.flags.registerWithTaints ?? cfg.settings.registerWithTaints,
       kubeletPort: cfg.settings.port,
       maxPods: cfg.settings.maxPods,
-      kubeletVersion: this.opts.kubeletVersion ?? "v1.35.0",
+      kubeletVersion: this.binaryVersion ?? this.opts.kubeletVersion ?? "v1.35.0",
       assumeNetworkReady: this.opts.assumeNetworkReady ?? false,
     };
   }
@@ -253,7 +291,12 @@ export class SimulatedKubelet {
               "PATCH",
               `/api/v1/nodes/${id.nodeName}/status`,
               {
-                status: { conditions: nodeConditions(ready, readySince, new Date().toISOString()) },
+                // The setters run on every update (nodestatus.VersionInfo among them), so a
+                // kubelet restarted from a new binary reports its version on its first update.
+                status: {
+                  nodeInfo: staticStatus.nodeInfo,
+                  conditions: nodeConditions(ready, readySince, new Date().toISOString()),
+                },
               },
               "application/strategic-merge-patch+json",
             );

@@ -35,6 +35,7 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
     files: new HostFiles(o.rootfs),
     timing: kubeletTiming(o.timeScale),
     log: o.log,
+    faultsDir: o.dir,
   });
   const socket = join(o.dir, RUNTIME_SOCKET);
   await rm(socket, { force: true });

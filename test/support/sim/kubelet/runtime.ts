@@ -8,6 +8,7 @@ import {
   startContainer,
   type RunningContainer,
 } from "./containers.js";
+import { readFaults } from "./faults.js";
 import type { HostFiles } from "./host-files.js";
 import type { PodManifest } from "./static-pods.js";
 import type { KubeletTiming } from "./timing.js";
@@ -102,6 +103,8 @@ export interface RuntimeOptions {
   files: HostFiles;
   timing: KubeletTiming;
   log: (line: string) => void;
+  /** Folder of the node's fault file (faults.ts); none: no faults. */
+  faultsDir?: string;
 }
 
 const now = () => new Date().toISOString();
@@ -249,6 +252,16 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
   private async start(slot: Slot): Promise<void> {
     const { pod } = slot.desired;
     const container = pod.spec.containers[0]!;
+    const faults = await readFaults(this.o.faultsDir);
+    if (container.image && faults.unpullableImages?.includes(container.image)) {
+      // pkg/kubelet/images/image_manager.go: ErrImagePull, then ImagePullBackOff with the
+      // image back-off; the container never starts, so it counts no restart.
+      const message = `Back-off pulling image "${container.image}"`;
+      slot.state = { waiting: { reason: "ImagePullBackOff", message } };
+      slot.nextStartAt = Date.now() + this.o.timing.crashLoopInitialMs;
+      slot.log.line(`simulated container runtime: ${message}`);
+      return;
+    }
     try {
       const running = await startContainer({
         pod,

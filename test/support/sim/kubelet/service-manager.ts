@@ -9,6 +9,7 @@ import {
   RUNTIME_PIDFILE,
   RemoteRuntime,
 } from "./runtime-daemon.js";
+import { writeFaults, type NodeFaults } from "./faults.js";
 import { sleep } from "./timing.js";
 import { alive } from "../../processes.js";
 
@@ -249,6 +250,8 @@ export interface SimulatedNode {
   paths: ReturnType<typeof serviceManagerPaths> & { runtimeLog: string };
   /** The kubelet and runtime logs so far (for failure messages). */
   logs(): Promise<string>;
+  /** Replaces the node's faults (faults.ts); {} clears them. */
+  setFaults(faults: NodeFaults): Promise<void>;
   /** Stops the kubelet, the runtime and every container they started; removes binDir/stateDir. */
   stop(opts?: { keepFiles?: boolean }): Promise<void>;
 }
@@ -302,6 +305,7 @@ export async function simulatedNode(o: SimulatedNodeOptions): Promise<SimulatedN
     stateDir,
     env: { ...process.env, PATH: `${binDir}:${process.env.PATH ?? ""}` },
     paths,
+    setFaults: (faults) => writeFaults(paths.runtimeDir, faults),
     logs: async () => {
       const read = (f: string) => readFile(f, "utf8").catch(() => "");
       return `--- kubelet.log\n${await read(paths.kubeletLog)}\n--- kubelet.out\n${await read(paths.kubeletOut)}\n--- runtime.log\n${await read(paths.runtimeLog)}`;

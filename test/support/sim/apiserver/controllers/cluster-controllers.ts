@@ -1,5 +1,6 @@
 // SIMULATION (test double). The controllers that act for the whole cluster — nodeipam
-// (node-ipam.ts), nodelifecycle (node-lifecycle.ts), deployment and daemonset (workloads.ts) —
+// (node-ipam.ts), nodelifecycle (node-lifecycle.ts), deployment and daemonset (workloads.ts),
+// job with ttl-after-finished (jobs.ts), disruption (disruption.ts) —
 // started only while this controller manager holds the kube-system/kube-controller-manager Lease
 // (--leader-elect, true by default and set by kubeadm; leader-election.ts), as
 // kube-controller-manager runs all of its controllers. Durations are multiplied by the time scale.
@@ -20,6 +21,8 @@ import {
   DEFAULT_NODE_STARTUP_GRACE_MS,
   startNodeLifecycle,
 } from "./node-lifecycle.js";
+import { startDisruptionController } from "./disruption.js";
+import { startJobController } from "./jobs.js";
 import { startDaemonSetController, startDeploymentController } from "./workloads.js";
 
 export function startClusterControllers(
@@ -46,6 +49,9 @@ export function startClusterControllers(
       }
       if (on("deployment")) stops.push(startDeploymentController(ctx, scale));
       if (on("daemonset")) stops.push(startDaemonSetController(ctx));
+      // job-controller and ttl-after-finished-controller in one (jobs.ts).
+      if (on("job")) stops.push(startJobController(ctx, scale));
+      if (on("disruption")) stops.push(startDisruptionController(ctx));
     } catch (e) {
       for (const s of stops) s();
       throw e;

@@ -2,7 +2,7 @@
 // to store events (no polling): bootstrapsigner, tokencleaner, csrapproving, csrsigning,
 // garbagecollector, serviceaccount and root-ca-cert-publisher; and, while this controller
 // manager holds the kube-system/kube-controller-manager Lease (cluster-controllers.ts), the ones
-// a whole cluster needs: nodeipam, nodelifecycle, deployment and daemonset.
+// a whole cluster needs: nodeipam, nodelifecycle, deployment, daemonset, job and disruption.
 // k8s: cmd/kube-controller-manager/app/controllermanager.go (IsControllerEnabled: "name",
 // "-name", "*"; bootstrapsigner and tokencleaner are off unless named),
 // cmd/kube-controller-manager/names/controller_names.go (current names and their aliases).
@@ -80,6 +80,8 @@ const ALIASES: Record<string, string> = {
   "node-lifecycle-controller": "nodelifecycle",
   "deployment-controller": "deployment",
   "daemonset-controller": "daemonset",
+  "job-controller": "job",
+  "disruption-controller": "disruption",
 };
 const DISABLED_BY_DEFAULT = new Set(["bootstrapsigner", "tokencleaner"]);
 

@@ -1,0 +1,341 @@
+import { mkdtemp } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { join, posix, resolve } from "node:path";
+import { parseGoDuration } from "../../config/duration.js";
+import { ConfigError } from "../../config/load.js";
+import { ADMIN_KUBECONFIG, KUBELET_KUBECONFIG, MANIFESTS_DIR } from "../../config/paths.js";
+import {
+  applyTargetVersion,
+  checkUpgradeMixedArguments,
+  fromFlagOrConfig,
+  loadUpgradeConfiguration,
+  type DefaultedUpgradeConfiguration,
+} from "../../config/upgrade-config.js";
+import { releaseFor } from "../../config/versions.js";
+import { resolveKubernetesVersion } from "../../node/release-version.js";
+import { NodeClusterAccess } from "../../kube/access.js";
+import { DryRunKubeClient } from "../../kube/dry-run.js";
+import type { ClusterAccess, KubeClient } from "../../kube/types.js";
+import { clusterConfigurationYAML } from "../../manifests/upload-config.js";
+import { proxyEnvVars } from "../../manifests/static-pod.js";
+import { detectAdvertiseAddress } from "../../node/address.js";
+import { validateIgnorePreflightErrors } from "../../node/preflight/checks.js";
+import { KeyPool } from "../../pki/keys.js";
+import { kubeconfigFile } from "../../pki/paths.js";
+import type { Host } from "../../remote/host.js";
+import { LocalHost } from "../../remote/local.js";
+import { routeThrough } from "../../remote/route.js";
+import type { Reporter } from "../../workflow/reporter.js";
+import { Runner } from "../../workflow/runner.js";
+import {
+  fetchClusterConfig,
+  KUBEADM_CONFIG_MAP,
+  KubeadmConfigNotFound,
+  upgradeInitConfig,
+} from "./cluster-config.js";
+import { KUBEADM_UPGRADE_TIMING, type UpgradeData, type UpgradeTiming } from "./data.js";
+import { OverlayDryRunHost, ReadThroughDryRunClient, singleClientAccess } from "./dry-run.js";
+import { dryRunUpgradeEtcd, realUpgradeEtcd } from "./etcd-access.js";
+import { applyPhases, nodePhases } from "./index.js";
+import { KUBEADM_TMP_DIR } from "./paths.js";
+
+// Everything between an edge (CLI flags, a cluster-level rehearsal) and the `upgrade apply` /
+// `upgrade node` workflows, as kubeadm's newApplyData and newNodeData (cmd/upgrade/apply.go,
+// node.go, v1.35): the UpgradeConfiguration (file or defaults), each setting from the flag the
+// user set else the file, the client of --kubeconfig, the cluster's configuration read from
+// kube-system/kubeadm-config with the target version for apply, then the phase data.
+
+/** Flags the user set (undefined: not given; kubeadm's ValueFromFlagsOrConfig then reads the file). */
+export interface UpgradeFlags {
+  kubeconfig?: string;
+  dryRun?: boolean;
+  etcdUpgrade?: boolean;
+  certificateRenewal?: boolean;
+  patches?: string;
+  skipPhases?: string[];
+  ignorePreflightErrors?: string[];
+  /** apply only. */
+  yes?: boolean;
+  force?: boolean;
+  allowExperimentalUpgrades?: boolean;
+  allowRCUpgrades?: boolean;
+  printConfig?: boolean;
+}
+
+/** kubeadm's flag names, for the "can not mix '--config' with arguments" rule. */
+const FLAG_NAMES: Record<keyof UpgradeFlags, string> = {
+  kubeconfig: "kubeconfig",
+  dryRun: "dry-run",
+  etcdUpgrade: "etcd-upgrade",
+  certificateRenewal: "certificate-renewal",
+  patches: "patches",
+  skipPhases: "skip-phases",
+  ignorePreflightErrors: "ignore-preflight-errors",
+  yes: "yes",
+  force: "force",
+  allowExperimentalUpgrades: "allow-experimental-upgrades",
+  allowRCUpgrades: "allow-release-candidate-upgrades",
+  printConfig: "print-config",
+};
+
+export function givenUpgradeFlags(flags: UpgradeFlags): string[] {
+  return (Object.keys(FLAG_NAMES) as (keyof UpgradeFlags)[])
+    .filter((k) => flags[k] !== undefined)
+    .map((k) => FLAG_NAMES[k]);
+}
+
+export interface UpgradeRequest {
+  command: "apply" | "node";
+  /** apply's [version] argument. */
+  version?: string;
+  /** The `--config` file (an UpgradeConfiguration). */
+  config?: { text: string; source: string };
+  flags: UpgradeFlags;
+  /** The machine (its rootfs already applied). */
+  host: Host;
+  /** Where a dry run writes; a new temporary folder when absent. */
+  dryRunDir?: string;
+  reporter: Reporter;
+  env: NodeJS.ProcessEnv;
+  /** The command's standard output: dry-run API objects, --print-config, the closing message. */
+  stdout: (text: string) => void;
+  /** The interactive confirmation of apply (kubeadm reads a line from stdin). */
+  confirm?: (question: string) => Promise<boolean>;
+  /** How the --kubeconfig client is made; default: read through the host, connect along its route. */
+  cluster?: ClusterAccess;
+  now?: () => Date;
+  /** Waits scaled down (tests); kubeadm's values otherwise. */
+  timing?: Partial<UpgradeTiming>;
+}
+
+export interface PreparedUpgrade {
+  data: UpgradeData;
+  runner: Runner<UpgradeData>;
+  skipPhases: string[];
+  dryRunDir: string | undefined;
+  upgradeConfig: DefaultedUpgradeConfiguration;
+}
+
+function proxyEnvironment(env: NodeJS.ProcessEnv): Record<string, string> {
+  return Object.fromEntries(proxyEnvVars(env).map((v) => [v.name, v.value ?? ""]));
+}
+
+function once<T>(compute: () => Promise<T>): () => Promise<T> {
+  let value: Promise<T> | undefined;
+  return () => {
+    value ??= compute().catch((e: unknown) => {
+      value = undefined;
+      throw e;
+    });
+    return value;
+  };
+}
+
+/** kubeadm's printConfiguration: the ClusterConfiguration, each line tab-indented. */
+function printConfiguration(data: UpgradeData, out: (text: string) => void): void {
+  const yaml = clusterConfigurationYAML(data.cfg.cluster);
+  out(
+    `[upgrade/config] Configuration used:\n${yaml
+      .replace(/\n$/, "")
+      .split("\n")
+      .map((l) => `\t${l}\n`)
+      .join("")}`,
+  );
+}
+
+export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedUpgrade> {
+  const { reporter, host, flags, command } = request;
+  const startedAt = new Date();
+  const info = (m: string) => reporter.info(m);
+  const warn = (m: string) => reporter.warn(m);
+
+  if (request.config) checkUpgradeMixedArguments(givenUpgradeFlags(flags));
+  const loaded = loadUpgradeConfiguration(request.config);
+  for (const w of loaded.warnings) warn(w);
+  const ucfg = loaded.cfg;
+  const section = command === "apply" ? ucfg.apply : ucfg.node;
+
+  // apply's [version]: mandatory unless the file names one; the argument wins.
+  const targetSpec =
+    command === "apply" ? applyTargetVersion(request.version, ucfg.apply.kubernetesVersion) : "";
+  const ignoreList = [
+    ...validateIgnorePreflightErrors(
+      flags.ignorePreflightErrors ?? [],
+      section.ignorePreflightErrors,
+    ),
+  ];
+  const ignorePreflightErrors = new Set(ignoreList);
+  const dryRun = fromFlagOrConfig(flags.dryRun, section.dryRun);
+  const etcdUpgrade = fromFlagOrConfig(flags.etcdUpgrade, section.etcdUpgrade);
+  const renewCerts = fromFlagOrConfig(flags.certificateRenewal, section.certificateRenewal);
+  const force = command === "apply" && fromFlagOrConfig(flags.force, ucfg.apply.forceUpgrade);
+  const allowExperimentalUpgrades =
+    command === "apply" &&
+    fromFlagOrConfig(flags.allowExperimentalUpgrades, ucfg.apply.allowExperimentalUpgrades);
+  const allowRCUpgrades =
+    command === "apply" && fromFlagOrConfig(flags.allowRCUpgrades, ucfg.apply.allowRCUpgrades);
+  const printConfig =
+    command === "apply" && fromFlagOrConfig(flags.printConfig, ucfg.apply.printConfig);
+  const patchesDir = flags.patches ?? section.patchesDirectory;
+  // kubeadm: "If the flag for skipping phases was empty, use the values from config".
+  const skipPhases =
+    flags.skipPhases && flags.skipPhases.length > 0 ? flags.skipPhases : section.skipPhases;
+
+  // node: a control plane is a node with a kube-apiserver manifest; its default kubeconfig is
+  // admin.conf, a worker's kubelet.conf.
+  const isControlPlaneNode =
+    command === "apply" || (await host.exists(posix.join(MANIFESTS_DIR, "kube-apiserver.yaml")));
+  const kubeconfigPath =
+    flags.kubeconfig ?? kubeconfigFile(isControlPlaneNode ? ADMIN_KUBECONFIG : KUBELET_KUBECONFIG);
+
+  const base = request.cluster ?? new NodeClusterAccess(host);
+  let dryRunDir: string | undefined;
+  let nodeHost: Host = host;
+  let output = request.stdout;
+  let client: () => Promise<KubeClient>;
+  const realClient = once(async () => {
+    try {
+      return await base.clientFor(kubeconfigPath);
+    } catch (e) {
+      throw new Error(
+        `couldn't create a Kubernetes client from file "${kubeconfigPath}": ${(e as Error).message}`,
+        { cause: e },
+      );
+    }
+  });
+  if (dryRun) {
+    dryRunDir = resolve(
+      request.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-upgrade-dryrun-"))),
+    );
+    nodeHost = new OverlayDryRunHost(host, dryRunDir, (name, argv) =>
+      info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
+    );
+    const recorder = new DryRunKubeClient(request.stdout, info);
+    client = once(async () => new ReadThroughDryRunClient(await realClient(), recorder));
+    output = (text) => {
+      for (const line of text.replace(/\n$/, "").split("\n")) info(line);
+    };
+  } else {
+    client = realClient;
+  }
+
+  // The cluster's configuration, as this node sees it.
+  const apiClient = await client();
+  const prefix = "upgrade";
+  let stored;
+  try {
+    stored = await fetchClusterConfig(apiClient, prefix, info);
+  } catch (e) {
+    if (e instanceof KubeadmConfigNotFound && command === "apply") {
+      info(
+        `[upgrade] In order to upgrade, a ConfigMap called "${KUBEADM_CONFIG_MAP}" in the "kube-system" namespace must exist.`,
+      );
+      info(
+        `[upgrade] Use 'kubeadm init phase upload-config --config your-config.yaml' to re-upload it.`,
+      );
+      throw new Error(`[upgrade] FATAL: ${e.message}`, { cause: e });
+    }
+    if (command === "node") {
+      throw new Error(`unable to fetch the kubeadm-config ConfigMap: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+    throw new Error(`[upgrade] FATAL: ${(e as Error).message}`, { cause: e });
+  }
+  if (command === "node" && !stored.kubernetesVersion) {
+    throw new ConfigError([
+      "kube-system/kubeadm-config: ClusterConfiguration.kubernetesVersion is empty",
+    ]);
+  }
+  // apply: the target (a label resolves as kubeadm's KubernetesReleaseVersion); node: the
+  // version apply stored.
+  const resolved =
+    command === "apply"
+      ? await resolveKubernetesVersion(targetSpec, {
+          warn,
+          env: request.env,
+          fetch,
+          field: "version",
+        })
+      : {
+          version: stored.kubernetesVersion,
+          release: releaseFor(stored.kubernetesVersion),
+          source: "the cluster's kubeadm-config",
+        };
+  const cfg = await upgradeInitConfig({
+    client: apiClient,
+    host,
+    stored,
+    resolved,
+    readNodeState: isControlPlaneNode,
+    detectedAddress: () => detectAdvertiseAddress(host),
+    timeouts: ucfg.timeouts,
+    imagePullPolicy: section.imagePullPolicy,
+    imagePullSerial: section.imagePullSerial,
+    ignorePreflightErrors: ignoreList,
+    warn,
+  });
+
+  const timing: UpgradeTiming = {
+    ...KUBEADM_UPGRADE_TIMING,
+    upgradeManifestsMs: parseGoDuration(
+      cfg.init.timeouts.upgradeManifests,
+      "timeouts.upgradeManifests",
+    ),
+    ...request.timing,
+  };
+  const route = routeThrough(host);
+  const etcd = dryRun
+    ? dryRunUpgradeEtcd(info)
+    : realUpgradeEtcd({
+        host,
+        certificatesDir: cfg.cluster.certificatesDir,
+        route,
+        etcdAPICallMs: parseGoDuration(cfg.init.timeouts.etcdAPICall),
+        kubernetesAPICallMs: parseGoDuration(cfg.init.timeouts.kubernetesAPICall),
+      });
+  const confirm =
+    request.confirm ??
+    (() =>
+      Promise.reject(
+        new Error("won't proceed; the user didn't answer (Y|y) in order to continue"),
+      ));
+
+  const data: UpgradeData = {
+    command,
+    host: nodeHost,
+    cfg,
+    release: resolved.release,
+    isControlPlaneNode,
+    dryRun,
+    etcdUpgrade,
+    renewCerts,
+    patchesDir,
+    runnerFiles: new LocalHost(),
+    ignorePreflightErrors,
+    force,
+    allowExperimentalUpgrades,
+    allowRCUpgrades,
+    // SessionIsInteractive: not with -y, -f or --dry-run.
+    sessionIsInteractive: command === "apply" && !(flags.yes === true || dryRun || force),
+    kubeadmVersion: resolved.version,
+    client,
+    cluster: singleClientAccess(client, (url, opts) => base.probe(url, opts)),
+    etcd,
+    confirm,
+    kubeletBackupParent: request.env.KUBEADM_UPGRADE_DRYRUN_DIR || KUBEADM_TMP_DIR,
+    proxyEnv: proxyEnvironment(request.env),
+    keys: new KeyPool(),
+    timing,
+    now: request.now ?? (() => startedAt),
+    output,
+  };
+  if (printConfig) printConfiguration(data, request.stdout);
+  return {
+    data,
+    runner: new Runner(command === "apply" ? applyPhases() : nodePhases(), reporter),
+    skipPhases,
+    dryRunDir,
+    upgradeConfig: ucfg,
+  };
+}

@@ -1,0 +1,174 @@
+import type { KeyObject } from "node:crypto";
+import type { InitConfig } from "../../config/types.js";
+import type { Release } from "../../config/release.js";
+import { renderKubeConfig } from "../../kubeconfig/build.js";
+import { currentEntries, decodeData, parseKubeConfig } from "../../kubeconfig/parse.js";
+import { certificateValidity } from "../../pki/certlist.js";
+import {
+  EXT_KEY_USAGE_OIDS,
+  newSignedCert,
+  parseCertificatesPEM,
+  type Certificate,
+  type ExtKeyUsage,
+} from "../../pki/certs.js";
+import type { KeySource } from "../../pki/key-source.js";
+import { parsePrivateKeyPEM, privateKeyToPEM } from "../../pki/keys.js";
+import {
+  CA_BASE_NAME,
+  CERT_FILE_MODE,
+  ETCD_CA_BASE_NAME,
+  FRONT_PROXY_CA_BASE_NAME,
+  KEY_FILE_MODE,
+  KUBECONFIG_FILE_MODE,
+  certFile,
+  keyFile,
+  kubeconfigFile,
+} from "../../pki/paths.js";
+import type { Host } from "../../remote/host.js";
+import type { StaticPodComponent } from "./paths.js";
+
+// Certificate renewal during an upgrade (kubeadm: phases/certs/renewal Manager.RenewUsingLocalCA
+// and phases/upgrade/staticpods.go renewCertsByComponent): a certificate is re-issued by its
+// local CA with a new key, keeping its subject, SANs and usages (certToConfig), dated from now
+// (back-dated by CertificateBackdate) for certificateValidityPeriod. A kubeconfig file gets a new
+// embedded client certificate the same way. With an external CA (its key absent) nothing is
+// renewed: kubeadm only says so.
+
+/** What renewCertsByComponent renews for each component, by kubeadm's renewal handler name. */
+export function certificatesOf(component: StaticPodComponent, cfg: InitConfig): string[] {
+  const localEtcd = !cfg.cluster.etcd.external;
+  switch (component) {
+    case "etcd":
+      return localEtcd ? ["etcd-server", "etcd-peer", "etcd-healthcheck-client"] : [];
+    case "kube-apiserver":
+      return [
+        "apiserver",
+        "apiserver-kubelet-client",
+        "front-proxy-client",
+        ...(localEtcd ? ["apiserver-etcd-client"] : []),
+      ];
+    case "kube-controller-manager":
+      return ["controller-manager.conf"];
+    case "kube-scheduler":
+      return ["scheduler.conf"];
+  }
+}
+
+/** Renewal handlers: the certificate's file base name and its CA's. */
+const CERT_HANDLERS: Record<string, { baseName: string; caBaseName: string }> = {
+  apiserver: { baseName: "apiserver", caBaseName: CA_BASE_NAME },
+  "apiserver-kubelet-client": { baseName: "apiserver-kubelet-client", caBaseName: CA_BASE_NAME },
+  "front-proxy-client": { baseName: "front-proxy-client", caBaseName: FRONT_PROXY_CA_BASE_NAME },
+  "apiserver-etcd-client": { baseName: "apiserver-etcd-client", caBaseName: ETCD_CA_BASE_NAME },
+  "etcd-server": { baseName: "etcd/server", caBaseName: ETCD_CA_BASE_NAME },
+  "etcd-peer": { baseName: "etcd/peer", caBaseName: ETCD_CA_BASE_NAME },
+  "etcd-healthcheck-client": { baseName: "etcd/healthcheck-client", caBaseName: ETCD_CA_BASE_NAME },
+};
+
+export interface RenewalContext {
+  host: Host;
+  cfg: InitConfig;
+  release: Release;
+  keys: KeySource;
+  now: Date;
+}
+
+function usagesOf(cert: Certificate): ExtKeyUsage[] {
+  const oids = cert.extKeyUsages ?? [];
+  return (Object.keys(EXT_KEY_USAGE_OIDS) as ExtKeyUsage[]).filter((u) =>
+    oids.includes(EXT_KEY_USAGE_OIDS[u]),
+  );
+}
+
+async function loadLocalCA(ctx: RenewalContext, caBaseName: string) {
+  const dir = ctx.cfg.cluster.certificatesDir;
+  const keyPath = keyFile(dir, caBaseName);
+  if (!(await ctx.host.exists(keyPath))) return undefined; // external CA: kubeforge cannot sign
+  const cert = parseCertificatesPEM(
+    await ctx.host.readFile(certFile(dir, caBaseName)),
+    certFile(dir, caBaseName),
+  )[0]!;
+  return { cert, key: parsePrivateKeyPEM(await ctx.host.readFile(keyPath), keyPath) };
+}
+
+/** A certificate like `old`, re-issued now by `ca` for a new key. */
+async function reissue(
+  ctx: RenewalContext,
+  old: Certificate,
+  ca: { cert: Certificate; key: KeyObject },
+) {
+  const keys = await ctx.keys.take(ctx.cfg.cluster.encryptionAlgorithm);
+  const validity = certificateValidity(ctx.cfg, "leaf", ctx.now);
+  const cert = await newSignedCert(
+    {
+      commonName: old.commonName,
+      organization: old.organizations,
+      altNames: { dnsNames: old.dnsNames, ips: old.ipAddresses },
+      extKeyUsages: usagesOf(old),
+      notBefore: validity.notBefore,
+      notAfter: validity.notAfter,
+    },
+    keys.publicKey,
+    ca,
+  );
+  return { cert, key: keys.privateKey };
+}
+
+async function renewCertificateFile(ctx: RenewalContext, name: string): Promise<boolean> {
+  const handler = CERT_HANDLERS[name]!;
+  const ca = await loadLocalCA(ctx, handler.caBaseName);
+  if (!ca) return false;
+  const dir = ctx.cfg.cluster.certificatesDir;
+  const certPath = certFile(dir, handler.baseName);
+  const old = parseCertificatesPEM(await ctx.host.readFile(certPath), certPath)[0]!;
+  const { cert, key } = await reissue(ctx, old, ca);
+  // Key first, as kubeadm's WriteCertAndKey.
+  await ctx.host.writeFile(keyFile(dir, handler.baseName), privateKeyToPEM(key), KEY_FILE_MODE);
+  await ctx.host.writeFile(certPath, cert.pem, CERT_FILE_MODE);
+  return true;
+}
+
+async function renewKubeConfigFile(ctx: RenewalContext, fileName: string): Promise<boolean> {
+  const ca = await loadLocalCA(ctx, CA_BASE_NAME);
+  if (!ca) return false;
+  const path = kubeconfigFile(fileName);
+  const config = parseKubeConfig(await ctx.host.readFile(path), path);
+  const { user, userName } = currentEntries(config, path);
+  const pem = decodeData(user?.["client-certificate-data"]);
+  if (!pem) throw new Error(`${path} has no embedded client certificate to renew`);
+  const { cert, key } = await reissue(ctx, parseCertificatesPEM(pem, path)[0]!, ca);
+  const entry = config.users.find((u) => u.name === userName)!;
+  entry.user = {
+    ...entry.user,
+    "client-certificate-data": Buffer.from(cert.pem).toString("base64"),
+    "client-key-data": Buffer.from(privateKeyToPEM(key)).toString("base64"),
+  };
+  const text = renderKubeConfig(config, {
+    preferences: ctx.release.behaviour.kubeconfigPreferences,
+  });
+  await ctx.host.writeFile(path, text, KUBECONFIG_FILE_MODE);
+  return true;
+}
+
+/**
+ * kubeadm's RenewUsingLocalCA: true when renewed, false when the CA is external (nothing
+ * signed). `name` is a renewal handler name ("apiserver", "etcd-peer") or a kubeconfig file
+ * name ("admin.conf").
+ */
+export function renewUsingLocalCA(ctx: RenewalContext, name: string): Promise<boolean> {
+  return name.endsWith(".conf") ? renewKubeConfigFile(ctx, name) : renewCertificateFile(ctx, name);
+}
+
+/** renewCertsByComponent, with kubeadm's lines. */
+export async function renewCertsByComponent(
+  ctx: RenewalContext,
+  component: StaticPodComponent,
+  log: (line: string) => void,
+): Promise<void> {
+  for (const name of certificatesOf(component, ctx.cfg)) {
+    log(`[upgrade/staticpods] Renewing ${name} certificate`);
+    if (!(await renewUsingLocalCA(ctx, name))) {
+      log(`[upgrade/staticpods] External CA detected, ${name} certificate can't be renewed`);
+    }
+  }
+}

@@ -1,0 +1,142 @@
+import { SUPER_ADMIN_KUBECONFIG, ADMIN_KUBECONFIG } from "../../config/paths.js";
+import { CONTROL_PLANE_COMPONENTS } from "../../manifests/control-plane.js";
+import { kubeconfigFile } from "../../pki/paths.js";
+import type { PhaseContext } from "../../workflow/phase.js";
+import type { UpgradeData } from "./data.js";
+import type { UpgradeEtcdCluster } from "./etcd-access.js";
+import { FatalEtcdError, performEtcdStaticPodUpgrade } from "./etcd-upgrade.js";
+import {
+  renderControlPlaneManifests,
+  renderEtcdManifest,
+  upgradePatches,
+  writeManifest,
+} from "./manifests.js";
+import { pathManagerForUpgrade } from "./paths.js";
+import { renewUsingLocalCA, type RenewalContext } from "./renew.js";
+import {
+  manifestFilesAreEqual,
+  rollbackOldManifests,
+  upgradeComponent,
+  type ComponentUpgrade,
+  type RecoverManifests,
+} from "./static-pods.js";
+import { waitForControlPlaneHashes } from "./waits.js";
+
+// kubeadm's PerformStaticPodUpgrade / StaticPodControlPlane (phases/upgrade/staticpods.go,
+// v1.31+ order as its logs show it): record the control-plane mirror Pods' hashes, write every
+// new manifest into the temporary folder, upgrade local etcd first, then kube-apiserver,
+// kube-controller-manager and kube-scheduler, renew admin.conf (and super-admin.conf where it
+// exists), and remove the temporary folder — backups stay.
+
+async function renewAdminKubeconfigs(
+  data: UpgradeData,
+  up: ComponentUpgrade,
+  recover: RecoverManifests,
+): Promise<void> {
+  const renewal = up.renewal!;
+  const files = [ADMIN_KUBECONFIG];
+  if (await data.host.exists(kubeconfigFile(SUPER_ADMIN_KUBECONFIG))) {
+    files.push(SUPER_ADMIN_KUBECONFIG);
+  }
+  for (const file of files) {
+    let renewed: boolean;
+    try {
+      renewed = await renewUsingLocalCA(renewal, file);
+    } catch (e) {
+      const err = new Error(`failed to upgrade the ${file} certificates: ${(e as Error).message}`, {
+        cause: e,
+      });
+      return rollbackOldManifests(up.pathMgr, recover, err, false);
+    }
+    if (!renewed) {
+      up.log.info(
+        `[upgrade/staticpods] External CA detected, ${file} certificate can't be renewed`,
+      );
+    }
+  }
+}
+
+async function upgradeEtcd(
+  data: UpgradeData,
+  ctx: PhaseContext,
+  up: ComponentUpgrade,
+  recover: RecoverManifests,
+  oldEtcd: UpgradeEtcdCluster,
+  apiServerChanges: boolean,
+): Promise<void> {
+  const patches = await upgradePatches(data, ctx);
+  try {
+    await performEtcdStaticPodUpgrade({
+      up,
+      data,
+      recover,
+      oldEtcd,
+      restartIfEqual: apiServerChanges && data.renewCerts,
+      writeNewManifest: async () => {
+        await writeManifest(
+          data,
+          up.pathMgr.paths.tempManifestDir,
+          "etcd",
+          renderEtcdManifest(data, ctx, patches),
+        );
+      },
+    });
+  } catch (e) {
+    if (e instanceof FatalEtcdError) throw e;
+    ctx.log.info(
+      `[upgrade/etcd] Non fatal issue encountered during upgrade: ${(e as Error).message}`,
+    );
+  }
+}
+
+/** PerformStaticPodUpgrade for this node. */
+export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseContext): Promise<void> {
+  const client = await data.client();
+  const nodeName = data.cfg.init.nodeRegistration.name;
+  const wait = {
+    timeoutMs: data.timing.upgradeManifestsMs,
+    intervalMs: data.timing.pollIntervalMs,
+  };
+  const external = data.cfg.cluster.etcd.external !== undefined;
+  const before = await waitForControlPlaneHashes(client, nodeName, wait);
+  const oldEtcd = external ? undefined : await data.etcd.connect(client);
+  const pathMgr = await pathManagerForUpgrade(data.host, data.now(), {
+    etcdUpgrade: data.etcdUpgrade,
+    externalEtcd: external,
+  });
+  const renewal: RenewalContext | undefined = data.renewCerts
+    ? { host: data.host, cfg: data.cfg, release: data.release, keys: data.keys, now: data.now() }
+    : undefined;
+  const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log };
+  const recover: RecoverManifests = new Map();
+
+  ctx.log.info(
+    `[upgrade/staticpods] Writing new Static Pod manifests to "${pathMgr.paths.tempManifestDir}"`,
+  );
+  const manifests = await renderControlPlaneManifests(data, ctx, await upgradePatches(data, ctx));
+  for (const [component, text] of manifests) {
+    await writeManifest(data, pathMgr.paths.tempManifestDir, component, text);
+  }
+  if (oldEtcd && data.etcdUpgrade) {
+    const apiServerChanges = !(await manifestFilesAreEqual(
+      pathMgr,
+      pathMgr.realManifestPath("kube-apiserver"),
+      pathMgr.tempManifestPath("kube-apiserver"),
+    ));
+    await upgradeEtcd(data, ctx, up, recover, oldEtcd, apiServerChanges);
+  }
+  for (const component of CONTROL_PLANE_COMPONENTS) {
+    await upgradeComponent(up, component, before.get(component) ?? "", recover);
+  }
+  if (renewal) await renewAdminKubeconfigs(data, up, recover);
+  await pathMgr.cleanupDirs();
+}
+
+/** DryRunStaticPodUpgrade: the three control-plane manifests, rendered where they would go. */
+export async function dryRunStaticPodUpgrade(data: UpgradeData, ctx: PhaseContext): Promise<void> {
+  const manifests = await renderControlPlaneManifests(data, ctx, await upgradePatches(data, ctx));
+  for (const [component, text] of manifests) {
+    const path = await writeManifest(data, "/etc/kubernetes/manifests", component, text);
+    ctx.log.info(`[dryrun] Would write file "${path}"`);
+  }
+}
