@@ -95,6 +95,9 @@ export async function testDockerEngine(): Promise<{
           "--iptables=false",
           "--ip6tables=false",
           "--bridge=none",
+          // Nodes talk on their bridge and published ports go through docker-proxy: nothing is
+          // routed, so the machine's net.ipv4.ip_forward is left as it is.
+          "--ip-forward=false",
           "--log-level=warn",
         ],
         {

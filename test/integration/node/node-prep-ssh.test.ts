@@ -62,6 +62,9 @@ describe.skipIf(skip).each([
     const fstab = "UUID=1 / ext4 defaults 0 1\n/swap.img none swap sw 0 0\n";
     const w = await h.sshRun("cat > /etc/fstab", { stdin: fstab });
     expect(w.code, w.stderr).toBe(0);
+    // A new network namespace copies the machine's IPv4 settings (net.core.devconf_inherit_init_net
+    // 0), so the host starts from the kernel's default explicitly, whatever the machine has.
+    expect((await h.sshRun("sysctl -qw net.ipv4.ip_forward=0")).code).toBe(0);
     expect((await h.sshRun("sysctl -n net.ipv4.ip_forward")).stdout.trim()).toBe("0");
 
     const lines: string[] = [];
