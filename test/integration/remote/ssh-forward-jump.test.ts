@@ -7,6 +7,7 @@ import { SshError } from "../../../src/remote/ssh/errors.js";
 import { SshHost } from "../../../src/remote/ssh/host.js";
 import type { SshHostOptions } from "../../../src/remote/ssh/types.js";
 import { startSshd, type Sshd } from "../../support/sshd.js";
+import { testDir } from "../../support/temp-dir.js";
 
 // Port forwards and jump hosts over a real sshd. The namespace has an HTTP server on its own
 // 127.0.0.1 and a second sshd on 127.0.0.1:2222 (its own host key): neither is reachable from
@@ -199,8 +200,11 @@ console.log(JSON.stringify({ body, handles }));
     const child = spawn(
       join(process.cwd(), "node_modules/.bin/node"),
       [join(process.cwd(), "node_modules/tsx/dist/cli.mjs"), script, JSON.stringify(throughJump())],
-      // tsx keeps a cache in the temporary folder, which would outlive the test.
-      { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, TSX_DISABLE_CACHE: "1" } },
+      // tsx keeps a cache (and a folder even without one) in the temporary folder: the test's own.
+      {
+        stdio: ["ignore", "pipe", "pipe"],
+        env: { ...process.env, TSX_DISABLE_CACHE: "1", TMPDIR: await testDir("kubeforge-tsx-") },
+      },
     );
     let out = "";
     let err = "";
