@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { tmpdir } from "node:os";
+import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { testDir } from "../../support/temp-dir.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile, diagnostics, runner, type Runner } from "../up/support.js";
 import { bundledPost, filesOf, runStep, type StepResult, unmaskedLines } from "./support.js";
@@ -52,7 +52,7 @@ interface PostRun {
 }
 
 async function post(o: PostRun): Promise<StepResult & { diagDir: string }> {
-  const runnerTemp = await mkdtemp(join(tmpdir(), "kubeforge-post-temp-"));
+  const runnerTemp = await testDir("kubeforge-post-temp-");
   const stateDir = join(runnerTemp, `kubeforge-${NAME}`);
   if (o.log !== undefined) {
     await mkdir(stateDir, { recursive: true });
