@@ -2,7 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerExec } from "../../../src/remote/docker/exec.js";
 import { dockerTestsUnavailable } from "../../support/docker.js";
-import { eventually, nodeReadiness } from "../up/support.js";
+import { nodeReadiness } from "../up/support.js";
 import { dockerRunner, type DockerRunner } from "./support.js";
 
 // `kubeforge up` of three control planes and a worker, every node a container on a real Docker
@@ -23,6 +23,8 @@ let kubeconfig: string;
 let upResult: { code: number; stdout: string; stderr: string };
 
 const container = (node: string) => `kubeforge-${NAME}-${node}`;
+const same = (a: Record<string, string>, b: Record<string, string>) =>
+  JSON.stringify(Object.entries(a).sort()) === JSON.stringify(Object.entries(b).sort());
 
 beforeAll(async () => {
   if (unavailable) return;
@@ -84,21 +86,28 @@ describe.skipIf(unavailable)("kubeforge up on docker nodes: 3 control planes, 1 
   it("answers and keeps the worker Ready with one control-plane container stopped", async () => {
     const info = await r.engine.inspectContainer(container("cp-1"));
     await r.engine.stopContainer(info!.Id, 10);
-    const readiness = await eventually(
-      "cp-1 to be seen as not Ready",
-      async () => {
-        const nodes = await nodeReadiness(r, kubeconfig);
-        if (nodes["cp-1"] === "True") throw new Error(JSON.stringify(nodes));
-        return nodes;
-      },
-      240_000,
-    );
-    expect(readiness).toMatchObject({
-      "cp-1": "Unknown",
-      "cp-2": "True",
-      "cp-3": "True",
-      "w-1": "True",
-    });
+    // The simulated kubelets and node-lifecycle controller run 20 times faster than real ones
+    // (a 2.5 s grace period for 50 s), while HAProxy's failover (a check every second, down after
+    // two failures, a 3 s connect timeout) and etcd's leader election take real time: the worker
+    // may miss its shortened grace period while its proxy moves off cp-1, which a real kubelet
+    // (10 s heartbeats, 50 s grace) would not. What must hold is the state after the failover:
+    // cp-1 Unknown and every other node Ready, through the API of the surviving control planes.
+    const settled = { "cp-1": "Unknown", "cp-2": "True", "cp-3": "True", "w-1": "True" };
+    // Settled means the same for 6 samples a second apart: over twice the grace period, so the
+    // worker's heartbeats are getting through.
+    const end = Date.now() + 240_000;
+    let seen: Record<string, string> = {};
+    let inARow = 0;
+    while (inARow < 6) {
+      if (Date.now() > end)
+        throw new Error(
+          `the cluster did not settle with cp-1 stopped; last seen ${JSON.stringify(seen)}`,
+        );
+      seen = await nodeReadiness(r, kubeconfig).catch((e: Error) => ({ error: e.message }));
+      inARow = same(seen, settled) ? inARow + 1 : 0;
+      await new Promise((res) => setTimeout(res, 1_000));
+    }
+    expect(seen).toEqual(settled);
   }, 400_000);
 
   it("down removes every container, volume and network of the cluster, the stopped one too", async () => {
