@@ -1,4 +1,3 @@
-import * as core from "@actions/core";
 import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -24,6 +23,7 @@ import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { parsePlan } from "./plan.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
+import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 import { claimStateFolder } from "./state-folder.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";

@@ -1,4 +1,3 @@
-import * as core from "@actions/core";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
@@ -25,6 +24,7 @@ import {
   type ActionInputs,
 } from "./inputs.js";
 import { parseNodeNames, REACHED_STATE, UNREACHABLE_STATE } from "./main-state.js";
+import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 
 // The action's post step (action.yml `post`). It runs after the job's other steps, with the same
@@ -113,18 +113,6 @@ async function filesUnder(dir: string): Promise<string[]> {
     .sort();
 }
 
-/**
- * Prints untrusted text (node logs) without letting a line in it act as a workflow command
- * ("::add-mask::", "::set-output"...): the runner ignores commands between stop-commands and
- * the token that resumes them.
- */
-function printInert(lines: string[]): void {
-  const token = randomBytes(16).toString("hex");
-  core.info(`::stop-commands::${token}`);
-  for (const line of lines) core.info(line);
-  core.info(`::${token}::`);
-}
-
 async function printTails(outDir: string, files: string[]): Promise<void> {
   const byGroup = new Map<string, string[]>();
   for (const f of files) {
@@ -155,7 +143,7 @@ async function printTails(outDir: string, files: string[]): Promise<void> {
         );
       }
       if (others.length > 0) lines.push(`Also collected: ${others.join(", ")}`);
-      printInert(lines);
+      core.printInert(lines);
     });
   }
 }
