@@ -109,6 +109,11 @@ function checkOptions(opts: SshHostOptions): void {
       bad(`${name} must be a whole number ≥ ${min}`, v);
     }
   };
+  // sudo -S reads the password up to the first new line; the rest would be the command's input
+  // (the Cluster's decoding drops one trailing new line, and names the field). Never quoted.
+  if (opts.sudoPassword !== undefined && /[\r\n]/.test(opts.sudoPassword)) {
+    throw new Error(`${opts.name}: SSH option sudoPassword must be one line; it holds a new line`);
+  }
   whole("maxSessions", 1);
   whole("retries", 0);
   whole("keepaliveCountMax", 1);

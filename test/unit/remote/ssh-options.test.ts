@@ -35,6 +35,16 @@ describe("SshHost options", () => {
     );
   });
 
+  it.each(["pw\n", "pw\nrest", "pw\r"])(
+    "refuses a sudo password with a new line (%j), never quoting it",
+    async (sudoPassword) => {
+      const e = (await SshHost.connect({ ...base, sudoPassword }).catch(
+        (x: unknown) => x,
+      )) as Error;
+      expect(e.message).toBe("cp-1: SSH option sudoPassword must be one line; it holds a new line");
+    },
+  );
+
   it("refuses a private key that is really a public key, naming the host", async () => {
     const pub =
       "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHbM6kBqm9eF1Gd2ucEUY5SyrJ8zG3T3M7fbf3h2bO7s x";
