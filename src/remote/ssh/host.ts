@@ -9,7 +9,7 @@ import { ProcessGroupReport, killGroupCommand, reportingProcessGroup } from "./p
 import { Semaphore } from "./semaphore.js";
 import { ShellFiles, type RawResult } from "./shell-files.js";
 import { KILL_AFTER_SECONDS, TIMED_OUT_CODE, cancelledError } from "../command-limits.js";
-import { cancellable } from "../interruption.js";
+import { cancellable, pause } from "../interruption.js";
 import { SUDO_PROBE_SCRIPT, parseSudoProbe, remoteCommand, type SudoMode } from "./sudo.js";
 import type { SshEndpoint, SshHostOptions } from "./types.js";
 
@@ -77,10 +77,6 @@ const FACTS_SCRIPT = [
   "awk '/^MemTotal:/ { print $2 }' /proc/meminfo",
   "id -u",
 ].join("; ");
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
 
 function signalCode(name: string | undefined): number {
   const n = name ? (osConstants.signals as Record<string, number>)[`SIG${name}`] : undefined;
@@ -198,6 +194,7 @@ export class SshHost implements Host {
       retries: opts.retries ?? DEFAULTS.retries,
       retryDelayMs: opts.retryDelayMs ?? DEFAULTS.retryDelayMs,
       log,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     };
     let jump: SshClient | undefined;
     let jumpClosed = false;
@@ -545,7 +542,9 @@ export class SshHost implements Host {
         const err = e as Error & { reason?: number };
         if (this.state.kind !== "open") throw this.droppedWhile(display);
         if (SESSION_REFUSED.has(err.reason ?? 0) && attempt < CHANNEL_OPEN_ATTEMPTS) {
-          await delay(Math.min(1000, 25 * 2 ** attempt));
+          await pause(Math.min(1000, 25 * 2 ** attempt)).catch((e: unknown) =>
+            Promise.reject(new Error(`${this.label}: cancelled "${display}"`, { cause: e })),
+          );
           continue;
         }
         throw new SshError(

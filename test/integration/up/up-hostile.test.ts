@@ -1,7 +1,10 @@
+import { spawn } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { createTestbed, type SshTestbed } from "../../support/testbed.js";
+import { bundledCli } from "../../support/cli.js";
+import { startStallingRegistry } from "../../support/stalling-registry.js";
+import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile, diagnostics, runner, type Runner } from "./support.js";
 
 // `kubeforge up` against inputs and hosts that would once corrupt a node or hang a run, over
@@ -9,9 +12,16 @@ import { clusterFile, diagnostics, runner, type Runner } from "./support.js";
 
 let bed: SshTestbed;
 let r: Runner;
+let cliJs: string;
 
 beforeAll(async () => {
-  [bed, r] = await Promise.all([createTestbed(["cp-1", "w-1"], { ssh: true }), runner()]);
+  let cli: Awaited<ReturnType<typeof bundledCli>>;
+  [bed, r, cli] = await Promise.all([
+    createTestbed(["cp-1", "w-1"], { ssh: true }),
+    runner(),
+    bundledCli(),
+  ]);
+  cliJs = join(cli.dir, "cli.js");
 }, 300_000);
 
 afterAll(async () => {
@@ -43,4 +53,82 @@ describe("a sudo password written as a YAML block (with its trailing new line)",
     const down = await r.kubeforge(["down", "-f", path]);
     expect(down.code, down.stderr).toBe(0);
   }, 420_000);
+});
+
+/**
+ * Runs `kubeforge up -f path`, sends SIGINT once `ready()` says the run is where the test wants
+ * it, and returns how long the process took to end after the signal, its code and its stderr.
+ */
+async function interruptedUp(path: string, ready: (stderr: string) => Promise<boolean> | boolean) {
+  const child = spawn(process.execPath, [cliJs, "up", "-f", path], {
+    env: { ...process.env, HOME: r.dir },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stderr = "";
+  child.stderr.on("data", (b: Buffer) => (stderr += b.toString()));
+  const closed = new Promise<number | null>((res) => child.on("close", res));
+  try {
+    await expect.poll(() => ready(stderr), { timeout: 120_000, interval: 200 }).toBe(true);
+    const signalled = Date.now();
+    child.kill("SIGINT");
+    const code = await closed;
+    return { ms: Date.now() - signalled, code, stderr };
+  } finally {
+    child.kill("SIGKILL");
+  }
+}
+
+/** Nothing of a cluster was written on the host. */
+async function untouched(h: SshTestHost): Promise<void> {
+  await expect(readFile(h.path("var/lib/kubeforge/node.json"))).rejects.toThrow();
+  await expect(readFile(h.path("etc/kubernetes/kubelet.conf"))).rejects.toThrow();
+}
+
+describe("SIGINT is acted on at once", () => {
+  it("while SSH connections are retried", async () => {
+    const w1 = bed.host("w-1");
+    const path = await r.writeClusterFile(
+      clusterFile({ name: "int-connect", controlPlanes: [bed.host("cp-1")], workers: [w1] }),
+      "int-connect.yaml",
+    );
+    // w-1 does not answer: each attempt waits for the SSH handshake (15 s), then again.
+    await w1.setLinkUp(false);
+    try {
+      const run = await interruptedUp(path, (err) => err.includes("cp-1: [connect] connected"));
+      expect(run.ms, run.stderr).toBeLessThan(3_000);
+      expect(run.code, run.stderr).toBe(130);
+      expect(run.stderr).toMatch(
+        /^interrupted by SIGINT: failed on 1 of 2 hosts:\n - w-1: w-1 \(ssh:\/\/root@[\d.]+:22\): cancelled while connecting$/m,
+      );
+    } finally {
+      await w1.setLinkUp(true);
+    }
+    for (const h of bed.hosts) await untouched(h);
+  }, 300_000);
+
+  it("while a download stalls", async () => {
+    const stalled = await startStallingRegistry("127.0.0.1");
+    const port = /:(\d+)\//.exec(stalled.repository)![1];
+    const text = clusterFile({
+      name: "int-download",
+      controlPlanes: [bed.host("cp-1")],
+      workers: [],
+    }).replace(
+      "prepare: {enabled: false}",
+      `prepare: {enabled: true, installPackages: false, prePullImages: false, downloads: {kubernetes: "https://127.0.0.1:${port}"}}`,
+    );
+    const path = await r.writeClusterFile(text, "int-download.yaml");
+    try {
+      // The download has reached the server, which never answers (the idle timeout is 60 s).
+      const run = await interruptedUp(path, () => stalled.connections > 0);
+      expect(run.ms, run.stderr).toBeLessThan(3_000);
+      expect(run.code, run.stderr).toBe(130);
+      expect(run.stderr).toMatch(
+        /^interrupted by SIGINT: .*downloading https:\/\/127\.0\.0\.1:\d+\/\S+ was stopped: interrupted by SIGINT/m,
+      );
+    } finally {
+      await stalled.close();
+    }
+    for (const h of bed.hosts) await untouched(h);
+  }, 300_000);
 });
