@@ -22,6 +22,7 @@ import type {
   Timeouts,
 } from "./types.js";
 import { kubernetesVersionProblem, releaseFor } from "./versions.js";
+import { quoteValue } from "./values.js";
 
 // kubeadm's validation (apis/kubeadm/validation/validation.go), plus the checks kubeforge adds
 // so that bad input is refused before anything is written: overlapping pod and service ranges,
@@ -65,7 +66,7 @@ const PATH_COMPONENT = "[a-z0-9]+(?:(?:[._]|__|[-]+)[a-z0-9]+)*";
 const IMAGE_REPOSITORY = new RegExp(`^(?:${DOMAIN}/)?${PATH_COMPONENT}(?:/${PATH_COMPONENT})*$`);
 
 const isAbs = (p: string) => p.startsWith("/");
-const q = (v: unknown) => JSON.stringify(v);
+const q = quoteValue;
 
 /** An address usable to reach the API server (Go net.IP.IsGlobalUnicast). */
 function isGlobalUnicast(address: string): boolean {

@@ -121,13 +121,15 @@ function readPrivateKey(target: ConnectTarget, { utils }: Ssh2): ParsedKey | und
   }
   const parsed = utils.parseKey(usable.key, usable.passphrase);
   if (parsed instanceof Error) {
-    // ssh2's message says what is wrong (encrypted without passphrase, bad passphrase,
-    // unsupported format) and never contains key material.
+    // ssh2 says what is wrong (encrypted without passphrase, bad passphrase, malformed), but
+    // some of its messages end with bytes decoded from the key ("Unsupported OpenSSH key magic:
+    // <bytes>", "... private key type: <bytes>"): of a corrupted key, those can be key material.
+    // Only the words before the colon are kept, and ssh2's error is not kept as the cause.
+    const said = parsed.message.split(":")[0]!.trim();
     throw new SshError(
       target.name,
       "authentication",
-      `${target.prefix}cannot use the private key: ${parsed.message}`,
-      { cause: parsed },
+      `${target.prefix}cannot use the private key: ${said}`,
     );
   }
   // OpenSSH's key format may hold several keys; like ssh2 itself, use the first.

@@ -12,6 +12,7 @@ import { KILL_AFTER_SECONDS, TIMED_OUT_CODE, cancelledError } from "../command-l
 import { cancellable, pause } from "../interruption.js";
 import { SUDO_PROBE_SCRIPT, parseSudoProbe, remoteCommand, type SudoMode } from "./sudo.js";
 import type { SshEndpoint, SshHostOptions } from "./types.js";
+import { quoteValue } from "../../config/values.js";
 
 // A machine reached over SSH (ssh2): commands on exec channels, files through small shell
 // scripts on those channels (so they work through sudo), port forwards on direct-tcpip
@@ -86,7 +87,7 @@ function signalCode(name: string | undefined): number {
 /** Options a connection cannot start with: one sentence naming the option. */
 function checkOptions(opts: SshHostOptions): void {
   const bad = (what: string, value: unknown) => {
-    throw new Error(`${opts.name}: SSH option ${what}, got ${JSON.stringify(value)}`);
+    throw new Error(`${opts.name}: SSH option ${what}, got ${quoteValue(value)}`);
   };
   for (const [where, e] of [
     ["endpoint", opts.endpoint],
