@@ -621,7 +621,7 @@ export function checkJoinConfiguration(join: JoinConfiguration, opts: JoinCheckO
       if (!URL.canParse(path)) out.push(`${f}: ${q(path)} is not a valid HTTPS URL`);
     } else if (scheme !== undefined && (defaulted || scheme !== "file")) {
       // Defaulting turns file:// URLs into paths, so a scheme left afterwards is not "file".
-      out.push(`${f}: ${q(path)}: a URL must use https`);
+      out.push(`${f}: ${q(path)}: only https URLs and file paths are accepted`);
     } else if (scheme === undefined && opts.discoveryFileExists === false) {
       out.push(`${f}: ${q(path)} is not a valid HTTPS URL or a file on disk`);
     }

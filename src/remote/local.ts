@@ -7,6 +7,7 @@ import {
   KILL_AFTER_SECONDS,
   TIMED_OUT_CODE,
   cancelledError,
+  displayCommand,
   endableAsRoot,
 } from "./command-limits.js";
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
@@ -77,7 +78,7 @@ export class LocalHost implements Host {
     const [cmd, ...args] = viaSudo
       ? ["sudo", "-n", "--", ...endableAsRoot(argv, opts.timeoutMs)]
       : argv;
-    const display = argv.join(" ");
+    const display = displayCommand(argv);
     if (!cmd) return Promise.reject(new Error("exec needs a command"));
     // Every command can be cancelled: by the caller, or when the run is interrupted.
     const signal = cancellable(opts.signal);

@@ -72,7 +72,7 @@ export function discoveryFileLocation(pathOrUrl: string): DiscoveryFileLocation 
     }
   }
   throw new Error(
-    `"${pathOrUrl}" is not a valid discovery file: a URL must use https (or file:// for a local file)`,
+    `"${pathOrUrl}" is not a valid discovery file: only https URLs and file paths (or file:// URLs) are accepted`,
   );
 }
 

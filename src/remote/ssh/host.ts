@@ -8,7 +8,12 @@ import { openLocalForward, type LocalForward } from "./forward.js";
 import { ProcessGroupReport, killGroupCommand, reportingProcessGroup } from "./process-group.js";
 import { Semaphore } from "./semaphore.js";
 import { ShellFiles, type RawResult } from "./shell-files.js";
-import { KILL_AFTER_SECONDS, TIMED_OUT_CODE, cancelledError } from "../command-limits.js";
+import {
+  KILL_AFTER_SECONDS,
+  TIMED_OUT_CODE,
+  cancelledError,
+  displayCommand,
+} from "../command-limits.js";
 import { cancellable, pause } from "../interruption.js";
 import { SUDO_PROBE_SCRIPT, parseSudoProbe, remoteCommand, type SudoMode } from "./sudo.js";
 import type { SshEndpoint, SshHostOptions } from "./types.js";
@@ -309,7 +314,7 @@ export class SshHost implements Host {
     argv: string[],
     opts: { sudo?: boolean; stdin?: string | Buffer; timeoutMs?: number; signal?: AbortSignal },
   ): Promise<RawResult> {
-    const display = argv.join(" ");
+    const display = displayCommand(argv);
     let sudo: SudoMode | undefined;
     if (opts.sudo) {
       sudo = this.sudo;

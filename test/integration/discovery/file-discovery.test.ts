@@ -341,7 +341,7 @@ describe("HTTPS discovery", () => {
   it("refuses a plain http URL before any request", async () => {
     const { opts } = options();
     await expect(discoverFromFile(`http://127.0.0.1:1/discovery.conf`, opts)).rejects.toThrow(
-      /a URL must use https/,
+      /only https URLs and file paths/,
     );
   });
 });
