@@ -1,4 +1,3 @@
-import { readFileSync } from "node:fs";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -13,6 +12,7 @@ import { startTunnelProcess, stopTunnelProcess, tunnelMain } from "../cluster/tu
 import { defaultClusterSpec, loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
 import { TerminalReporter, type Reporter } from "../workflow/reporter.js";
+import { readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
 // `kubeforge up -f cluster.yaml` and `kubeforge down -f cluster.yaml`: the whole topology.
 // Without -f, one control plane on this machine.
@@ -27,16 +27,11 @@ interface ClusterCommandOptions {
 async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
   if (file === undefined) return defaultClusterSpec();
   const path = resolve(file);
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (e) {
-    throw new Error(`cannot read the Cluster file ${file}: ${(e as Error).message}`, { cause: e });
-  }
+  const text = await readInputFile(path, "the Cluster file");
   return loadClusterSpec(text, file, {
     baseDir: dirname(path),
     home: homedir(),
-    readFile: (p) => readFileSync(p, "utf8"),
+    readFile: (p) => readInputFileSync(p, "kubeadm.configFile"),
     warn: (m) => reporter.warn(m),
   });
 }
