@@ -1,4 +1,5 @@
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { writeRunnerFile } from "../remote/runner-files.js";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { connectNode, runnerAddresses } from "../cluster/up/connect.js";
@@ -56,13 +57,13 @@ const planDirOf = (stateDir: string) => join(stateDir, "plan");
 
 async function savePlan(stateDir: string, plan: string, result: UpResult) {
   const planFile = join(stateDir, "plan.yaml");
-  await writeFile(planFile, plan, { mode: 0o600 });
+  await writeRunnerFile(planFile, plan, 0o600);
   const planned = parsePlan(plan);
   const nodeDir = planDirOf(stateDir);
   await mkdir(nodeDir, { recursive: true, mode: 0o700 });
   for (const n of planned) {
     if (n.documents !== "") {
-      await writeFile(join(nodeDir, `${n.name}.yaml`), n.documents, { mode: 0o600 });
+      await writeRunnerFile(join(nodeDir, `${n.name}.yaml`), n.documents, 0o600);
     }
   }
   const byName = new Map(planned.map((n) => [n.name, n]));
@@ -252,7 +253,7 @@ async function main(): Promise<void> {
     if ("cluster" in loaded) await claimStateFolder(dir, loaded.cluster.spec);
     stateDir = dir;
     const logFile = join(stateDir, "kubeforge.log");
-    await writeFile(logFile, "", { mode: 0o600 });
+    await writeRunnerFile(logFile, "", 0o600);
     reporter.logTo(logFile);
     core.saveState("state-dir", stateDir);
     if ("error" in loaded) throw loaded.error;

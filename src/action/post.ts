@@ -1,5 +1,6 @@
+import { writeRunnerFile } from "../remote/runner-files.js";
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { collectDiagnostics } from "../cluster/diagnostics.js";
 import { redactSecrets } from "../cluster/diagnostics/redact.js";
@@ -208,9 +209,8 @@ async function collect(
           say(`kubeforge: no diagnostics from ${node.name}: ${messageOf(e)}`);
           const note = `# kubeforge diagnostics: could not connect to ${node.name}: ${messageOf(e)}\n`;
           await mkdir(join(outDir, node.name), { recursive: true });
-          await writeFile(join(outDir, node.name, "connection.txt"), redactSecrets(note, secrets), {
-            mode: 0o600,
-          });
+          const file = join(outDir, node.name, "connection.txt");
+          await writeRunnerFile(file, redactSecrets(note, secrets), 0o600);
           return;
         }
         await collectDiagnostics(host, node.name, {
@@ -227,7 +227,7 @@ async function collect(
     ? await readFile(join(stateDir, "kubeforge.log"), "utf8").catch(() => undefined)
     : undefined;
   if (log !== undefined) {
-    await writeFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), { mode: 0o600 });
+    await writeRunnerFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), 0o600);
   }
   const files = await filesUnder(outDir);
   if (files.length === 0) {

@@ -1,6 +1,5 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { arch, cpus, hostname, constants as osConstants, release, totalmem } from "node:os";
 import { dirname } from "node:path";
 import {
@@ -13,6 +12,7 @@ import {
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
 import { cancellable } from "./interruption.js";
 import { mapPath } from "./paths.js";
+import { writeRunnerFile } from "./runner-files.js";
 import { ShellFiles, type RawResult } from "./ssh/shell-files.js";
 
 export interface LocalHostOptions {
@@ -176,15 +176,7 @@ export class LocalHost implements Host {
   private async writeDirect(path: string, data: string | Buffer, mode: number): Promise<void> {
     const target = this.path(path);
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-    const tmp = `${target}.kubeforge-${randomBytes(6).toString("hex")}`;
-    try {
-      await writeFile(tmp, data, { mode });
-      await chmod(tmp, mode); // the umask must not weaken or widen kubeadm's modes
-      await rename(tmp, target);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      throw e;
-    }
+    await writeRunnerFile(target, data, mode);
   }
 
   async mkdirp(path: string, mode = 0o755): Promise<void> {

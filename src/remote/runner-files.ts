@@ -1,10 +1,13 @@
+import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
+import { chmod, rename, rm, writeFile } from "node:fs/promises";
 import { MAX_YAML_LENGTH } from "../config/yaml.js";
 
-// Configuration files kubeforge reads on the runner (a Cluster file, a kubeadm --config, the
-// files a Cluster names): regular files of a bounded size only. A FIFO or a device given by
-// mistake would otherwise block the run forever or feed it without end. The file is opened
+// Files on the runner. Configuration files kubeforge reads (a Cluster file, a kubeadm --config,
+// the files a Cluster names) are regular files of a bounded size only: a FIFO or a device given
+// by mistake would otherwise block the run forever or feed it without end. The file is opened
 // without blocking and checked through its descriptor, so what is checked is what is read.
+// Files kubeforge writes never go through a link someone planted.
 
 /** The largest configuration file read (bytes): the bound on YAML texts (config/yaml.ts). */
 export const MAX_INPUT_FILE_BYTES = MAX_YAML_LENGTH;
@@ -60,4 +63,27 @@ export function readInputFileSync(path: string, what: string): string {
 /** readInputFileSync for async callers (the files are small; the read is bounded). */
 export function readInputFile(path: string, what: string): Promise<string> {
   return new Promise((resolve) => resolve(readInputFileSync(path, what)));
+}
+
+/**
+ * Writes a file on the runner whole or not at all, with `mode` whatever the umask: through a
+ * temporary name nobody can predict, created exclusively (a link planted there is never
+ * followed), then renamed over `path` — which replaces a link at `path` instead of writing
+ * through it. Folders kubeforge owns (its state folder, dry-run and diagnostics folders) are
+ * written only this way.
+ */
+export async function writeRunnerFile(
+  path: string,
+  data: string | Buffer,
+  mode: number,
+): Promise<void> {
+  const tmp = `${path}.kubeforge-${randomBytes(8).toString("hex")}`;
+  try {
+    await writeFile(tmp, data, { mode, flag: "wx" });
+    await chmod(tmp, mode);
+    await rename(tmp, path);
+  } catch (e) {
+    await rm(tmp, { force: true });
+    throw e;
+  }
 }
