@@ -11,7 +11,7 @@ import {
 } from "./command-limits.js";
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
 import { cancellable } from "./interruption.js";
-import { mapPath } from "./paths.js";
+import { mapReadPath, mapWritePath } from "./paths.js";
 import { writeRunnerFile } from "./runner-files.js";
 import { ShellFiles, type RawResult } from "./ssh/shell-files.js";
 
@@ -52,8 +52,14 @@ export class LocalHost implements Host {
         : undefined;
   }
 
+  /** Where a read of `p` goes (the machine's /proc, /sys and /dev even under a rootfs). */
   private path(p: string): string {
-    return mapPath(this.rootfs, p);
+    return mapReadPath(this.rootfs, p);
+  }
+
+  /** Where a write or delete of `p` goes: never outside the rootfs. */
+  private writePath(p: string): string {
+    return mapWritePath(this.rootfs, p);
   }
 
   /** Runs `direct`; when the user lacks permission and sudo is the way, `viaSudo`. */
@@ -174,7 +180,7 @@ export class LocalHost implements Host {
   }
 
   private async writeDirect(path: string, data: string | Buffer, mode: number): Promise<void> {
-    const target = this.path(path);
+    const target = this.writePath(path);
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
     await writeRunnerFile(target, data, mode);
   }
@@ -182,7 +188,7 @@ export class LocalHost implements Host {
   async mkdirp(path: string, mode = 0o755): Promise<void> {
     await this.withSudo(
       async () => {
-        await mkdir(this.path(path), { recursive: true, mode });
+        await mkdir(this.writePath(path), { recursive: true, mode });
       },
       (f) => f.mkdirp(path, mode),
     );
@@ -230,7 +236,7 @@ export class LocalHost implements Host {
 
   async remove(path: string, opts: { recursive?: boolean } = {}): Promise<void> {
     await this.withSudo(
-      () => rm(this.path(path), { force: true, recursive: opts.recursive ?? false }),
+      () => rm(this.writePath(path), { force: true, recursive: opts.recursive ?? false }),
       (f) => f.remove(path, opts),
     );
   }

@@ -1,5 +1,6 @@
 import { execFileSync } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -137,5 +138,61 @@ describe("files that are not files", () => {
       '"http://192.0.2.1/discovery.conf": only https URLs and file paths are accepted',
     );
     expect(r.stderr).not.toContain("host paths must be absolute");
+  });
+});
+
+describe("the kernel's folders under a dry run or a rootfs", () => {
+  // /dev/shm is real and writable: a certificates folder there must stay inside the dry-run
+  // folder or the rootfs, as every other host path does; only reads of /proc, /sys and /dev
+  // (preflight) go to the machine.
+  const NODE = ["--kubernetes-version", "v1.35.0", "--apiserver-advertise-address", "10.0.0.10"];
+  const IGNORE = ["--node-name", "cp-1", "--ignore-preflight-errors", "all"];
+
+  it("init --dry-run --cert-dir /dev/shm/... writes the keys into the dry-run folder only", async () => {
+    const certDir = `/dev/shm/${work.split("/").pop()}-certs`;
+    const out = await mkdtemp(join(tmpdir(), "kubeforge-hostile-dry-"));
+    try {
+      const r = await kubeforge(
+        ["init", ...NODE, ...IGNORE, "--cert-dir", certDir, "--dry-run", "--dry-run-dir", out],
+        { timeoutMs: 60_000 },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(existsSync(certDir)).toBe(false);
+      expect(existsSync(join(out, certDir, "ca.key"))).toBe(true);
+      expect(existsSync(join(out, certDir, "apiserver.key"))).toBe(true);
+    } finally {
+      await rm(out, { recursive: true, force: true });
+      await rm(certDir, { recursive: true, force: true });
+    }
+  });
+
+  it("reset --rootfs R --cert-dir /dev/shm/... deletes under R, never the machine's files", async () => {
+    const certDir = `/dev/shm/${work.split("/").pop()}-reset`;
+    const rootfs = await mkdtemp(join(tmpdir(), "kubeforge-hostile-rootfs-"));
+    try {
+      await mkdir(certDir, { recursive: true });
+      await writeFile(join(certDir, "ca.crt"), "the machine's own file\n");
+      await mkdir(join(rootfs, certDir), { recursive: true });
+      await writeFile(join(rootfs, certDir, "ca.crt"), "the rootfs's file\n");
+      const r = await kubeforge(
+        [
+          "reset",
+          "--rootfs",
+          rootfs,
+          "--cert-dir",
+          certDir,
+          "--force",
+          "--skip-phases",
+          "preflight",
+        ],
+        { timeoutMs: 60_000 },
+      );
+      expect(r.code, r.stderr).toBe(0);
+      expect(await readFile(join(certDir, "ca.crt"), "utf8")).toBe("the machine's own file\n");
+      expect(existsSync(join(rootfs, certDir, "ca.crt"))).toBe(false);
+    } finally {
+      await rm(rootfs, { recursive: true, force: true });
+      await rm(certDir, { recursive: true, force: true });
+    }
   });
 });
