@@ -84,6 +84,7 @@ describe("request paths", () => {
       "/apis/rbac.authorization.k8s.io/v1/clusterrolebindings",
     ],
     ["apps/v1", "Deployment", "kube-system", "/apis/apps/v1/namespaces/kube-system/deployments"],
+    ["batch/v1", "Job", "kube-system", "/apis/batch/v1/namespaces/kube-system/jobs"],
   ])("collectionPath(%s, %s, %s) = %s", (apiVersion, kind, namespace, path) => {
     expect(collectionPath(apiVersion, kind, namespace)).toBe(path);
   });
@@ -96,6 +97,7 @@ describe("request paths", () => {
       "ConfigMap",
       "DaemonSet",
       "Deployment",
+      "Job",
       "Lease",
       "Namespace",
       "Node",
