@@ -1,5 +1,3 @@
-import { readFileSync } from "node:fs";
-import { readFile } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { ConfigError, type LocatedProblem } from "../config/load.js";
@@ -7,6 +5,8 @@ import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterOverrides, ClusterSpec } from "../config/cluster/types.js";
 import { splitSkipPhases } from "../cluster/up/skip-phases.js";
+import { quoteValue } from "../config/values.js";
+import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
 // The action's inputs (action.yml), read and checked, and the Cluster they describe. The post
 // step reads the same inputs (GitHub gives post steps the same INPUT_* variables), so nothing
@@ -120,22 +120,22 @@ export function readInputs(
   if (name !== "" && (name.length > 63 || !DNS1123_LABEL.test(name))) {
     fail(
       "name",
-      `${JSON.stringify(name)} is not a DNS label (at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)`,
+      `${quoteValue(name)} is not a DNS label (at most 63 lower-case letters, digits and '-', starting and ending with a letter or digit)`,
     );
   }
   const dryRunText = get("dry-run");
   if (dryRunText !== "" && !TRUE.includes(dryRunText) && !FALSE.includes(dryRunText)) {
-    fail("dry-run", `${JSON.stringify(dryRunText)} is not true or false`);
+    fail("dry-run", `${quoteValue(dryRunText)} is not true or false`);
   }
   const teardown = (get("teardown") || "auto") as Teardown;
   if (!TEARDOWN.includes(teardown)) {
-    fail("teardown", `${JSON.stringify(teardown)} is not one of ${TEARDOWN.join(", ")}`);
+    fail("teardown", `${quoteValue(teardown)} is not one of ${TEARDOWN.join(", ")}`);
   }
   const jobStatus = get("job-status");
   if (jobStatus !== "" && !JOB_STATUS.includes(jobStatus as JobStatus)) {
     fail(
       "job-status",
-      `${JSON.stringify(jobStatus)} is not one of ${JOB_STATUS.join(", ")} (leave it unset: GitHub fills it in)`,
+      `${quoteValue(jobStatus)} is not one of ${JOB_STATUS.join(", ")} (leave it unset: GitHub fills it in)`,
     );
   }
 
@@ -231,17 +231,16 @@ async function pathOrText(
   if (!value.trim().includes("\n")) {
     const path = resolve(workspace, value.trim());
     try {
-      return { text: await readFile(path, "utf8"), source: value.trim(), baseDir: dirname(path) };
+      const text = await readInputFile(path, "the file");
+      return { text, source: value.trim(), baseDir: dirname(path) };
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code !== "ENOENT") {
-        throw new Error(`input ${input}: cannot read ${path}: ${(e as Error).message}`, {
-          cause: e,
-        });
+      if ((e as InputFileError).code !== "ENOENT") {
+        throw new Error(`input ${input}: ${(e as Error).message}`, { cause: e });
       }
     }
     if (!/:\s/.test(value)) {
       throw new Error(
-        `input ${input}: ${JSON.stringify(value.trim())} is neither a file (looked for ${path}) nor YAML`,
+        `input ${input}: ${quoteValue(value.trim())} is neither a file (looked in ${workspace}) nor YAML`,
       );
     }
   }
@@ -300,7 +299,7 @@ export async function clusterFromInputs(
     const spec = loadClusterSpec(file.text, file.source, {
       baseDir: file.baseDir,
       home: env.HOME || homedir(),
-      readFile: (p) => readFileSync(p, "utf8"),
+      readFile: (p) => readInputFileSync(p, "kubeadm.configFile"),
       overrides,
       ...(opts.warn ? { warn: opts.warn } : {}),
     });

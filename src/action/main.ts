@@ -1,5 +1,5 @@
-import * as core from "@actions/core";
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { writeRunnerFile } from "../remote/runner-files.js";
+import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { clusterPorts } from "../cluster/ports.js";
@@ -21,6 +21,7 @@ import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { savePlan } from "./plan.js";
 import { interruptOnSignals, interruption } from "../remote/interruption.js";
+import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 import { claimStateFolder } from "./state-folder.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";
@@ -223,7 +224,7 @@ async function main(): Promise<void> {
     if ("cluster" in loaded) await claimStateFolder(dir, loaded.cluster.spec);
     stateDir = dir;
     const logFile = join(stateDir, "kubeforge.log");
-    await writeFile(logFile, "", { mode: 0o600 });
+    await writeRunnerFile(logFile, "", 0o600);
     reporter.logTo(logFile);
     core.saveState("state-dir", stateDir);
     if ("error" in loaded) throw loaded.error;

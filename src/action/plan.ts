@@ -1,7 +1,8 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { UpNode, UpPlan } from "../cluster/up/index.js";
 import { renderPlan, renderPlannedNode } from "../cluster/up/plan.js";
+import { writeRunnerFile } from "../remote/runner-files.js";
 
 // What `up --dry-run` planned, saved for the action's outputs: the whole plan as people read it
 // (plan.yaml), each node's part on its own (plan/<node>.yaml: its header line and the kubeadm
@@ -17,13 +18,11 @@ export async function savePlan(
   plan: UpPlan,
   files: { planFile: string; nodeDir: string },
 ): Promise<UpNode[]> {
-  await writeFile(files.planFile, renderPlan(plan), { mode: 0o600 });
+  await writeRunnerFile(files.planFile, renderPlan(plan), 0o600);
   await mkdir(files.nodeDir, { recursive: true, mode: 0o700 });
   for (const n of plan.nodes) {
     if (n.documents) {
-      await writeFile(join(files.nodeDir, `${n.name}.yaml`), renderPlannedNode(n), {
-        mode: 0o600,
-      });
+      await writeRunnerFile(join(files.nodeDir, `${n.name}.yaml`), renderPlannedNode(n), 0o600);
     }
   }
   return plan.nodes.map((n) => ({

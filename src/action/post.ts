@@ -1,6 +1,6 @@
-import * as core from "@actions/core";
+import { writeRunnerFile } from "../remote/runner-files.js";
 import { randomBytes } from "node:crypto";
-import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm } from "node:fs/promises";
 import { join, relative, sep } from "node:path";
 import { collectDiagnostics } from "../cluster/diagnostics.js";
 import { redactSecrets } from "../cluster/diagnostics/redact.js";
@@ -25,6 +25,7 @@ import {
   type ActionInputs,
 } from "./inputs.js";
 import { parseNodeNames, REACHED_STATE, UNREACHABLE_STATE } from "./main-state.js";
+import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 
 // The action's post step (action.yml `post`). It runs after the job's other steps, with the same
@@ -113,18 +114,6 @@ async function filesUnder(dir: string): Promise<string[]> {
     .sort();
 }
 
-/**
- * Prints untrusted text (node logs) without letting a line in it act as a workflow command
- * ("::add-mask::", "::set-output"...): the runner ignores commands between stop-commands and
- * the token that resumes them.
- */
-function printInert(lines: string[]): void {
-  const token = randomBytes(16).toString("hex");
-  core.info(`::stop-commands::${token}`);
-  for (const line of lines) core.info(line);
-  core.info(`::${token}::`);
-}
-
 async function printTails(outDir: string, files: string[]): Promise<void> {
   const byGroup = new Map<string, string[]>();
   for (const f of files) {
@@ -155,7 +144,7 @@ async function printTails(outDir: string, files: string[]): Promise<void> {
         );
       }
       if (others.length > 0) lines.push(`Also collected: ${others.join(", ")}`);
-      printInert(lines);
+      core.printInert(lines);
     });
   }
 }
@@ -220,9 +209,8 @@ async function collect(
           say(`kubeforge: no diagnostics from ${node.name}: ${messageOf(e)}`);
           const note = `# kubeforge diagnostics: could not connect to ${node.name}: ${messageOf(e)}\n`;
           await mkdir(join(outDir, node.name), { recursive: true });
-          await writeFile(join(outDir, node.name, "connection.txt"), redactSecrets(note, secrets), {
-            mode: 0o600,
-          });
+          const file = join(outDir, node.name, "connection.txt");
+          await writeRunnerFile(file, redactSecrets(note, secrets), 0o600);
           return;
         }
         await collectDiagnostics(host, node.name, {
@@ -239,7 +227,7 @@ async function collect(
     ? await readFile(join(stateDir, "kubeforge.log"), "utf8").catch(() => undefined)
     : undefined;
   if (log !== undefined) {
-    await writeFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), { mode: 0o600 });
+    await writeRunnerFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), 0o600);
   }
   const files = await filesUnder(outDir);
   if (files.length === 0) {

@@ -1,5 +1,6 @@
 import { appendFileSync } from "node:fs";
 import * as core from "@actions/core";
+import { printable } from "../workflow/printable.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { maskKubeconfig, maskSecret } from "./mask.js";
 import type { StepTiming } from "./summary.js";
@@ -8,7 +9,9 @@ import type { StepTiming } from "./summary.js";
 // never nest and groups opened from parallel tasks interleave, actions/runner#802), warnings as
 // annotations, secrets registered with the runner line by line. Every line printed is also kept
 // for kubeforge's own log file (the post step uploads it), with the secrets replaced by "***":
-// the runner masks its own log, not files we write.
+// the runner masks its own log, not files we write. Every line printed or kept is made inert first
+// (workflow/printable.ts): messages quote node facts, command output and server errors, and a
+// line of theirs must not become a workflow command.
 
 export interface GitHubReporterOptions {
   /** Called when a group opens: the main step records the phase it reached. */
@@ -50,21 +53,25 @@ export class GitHubReporter implements Reporter {
     return out;
   }
 
-  /** Adds a line to kubeforge's log file (redacted), without printing it. */
+  /** Adds a line to kubeforge's log file (redacted, inert), without printing it. */
   record(line: string): void {
-    const text = `${this.redact(line)}\n`;
+    const text = `${printable(this.redact(line))}\n`;
     if (this.logFile) appendFileSync(this.logFile, text, { mode: 0o600 });
     else this.pending.push(text);
   }
 
   info(message: string): void {
-    this.core.info(message);
-    this.record(message);
+    const text = printable(message);
+    this.core.info(text);
+    this.record(text);
   }
 
   warn(message: string): void {
-    this.core.warning(message);
-    this.record(`WARNING: ${message}`);
+    // The annotation's text is escaped by @actions/core; it is made inert all the same, as it is
+    // also shown in the log and kept in the file.
+    const text = printable(message);
+    this.core.warning(text);
+    this.record(`WARNING: ${text}`);
   }
 
   group<T>(title: string, fn: () => Promise<T>): Promise<T> {
@@ -97,5 +104,9 @@ export class GitHubReporter implements Reporter {
     if (this.secrets.has(secret)) return;
     this.secrets.add(secret);
     this.setSecretFn(secret);
+    // Printed lines are made inert: a secret with a character that changes there (a control
+    // character) would be printed in its inert form, which the runner must know too.
+    const inert = printable(secret);
+    if (inert !== secret) this.register(inert);
   }
 }

@@ -1,4 +1,5 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { writeRunnerFile } from "../remote/runner-files.js";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { ClusterSpec } from "../config/cluster/types.js";
 
@@ -50,5 +51,5 @@ export async function claimStateFolder(stateDir: string, spec: ClusterSpec): Pro
     }
     if (recorded.cluster === mine.cluster) return;
   }
-  await writeFile(file, `${JSON.stringify(mine)}\n`, { mode: 0o600 });
+  await writeRunnerFile(file, `${JSON.stringify(mine)}\n`, 0o600);
 }

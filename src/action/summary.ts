@@ -1,4 +1,5 @@
 import type { UpNode, UpResult } from "../cluster/up/index.js";
+import { printable } from "../workflow/printable.js";
 
 // The job summary (GITHUB_STEP_SUMMARY): the cluster's nodes, roles, version and addresses, how
 // long each step and each node's phases took. Built as HTML text so that the main step can pass
@@ -39,8 +40,9 @@ const ESCAPES: Record<string, string> = {
   "'": "&#39;",
 };
 
+/** HTML-escaped and inert (workflow/printable.ts): a summary quotes node names and errors. */
 export function escapeHTML(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!);
+  return printable(text).replace(/[&<>"']/g, (c) => ESCAPES[c]!);
 }
 
 const seconds = (ms: number) => `${(ms / 1000).toFixed(1)} s`;

@@ -1,6 +1,5 @@
 import type { Command } from "commander";
-import { readFileSync } from "node:fs";
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
 import { homedir, hostname } from "node:os";
 import { dirname, resolve } from "node:path";
 import { holdsClusterDocument, loadClusterSpec } from "../config/cluster/load.js";
@@ -11,6 +10,7 @@ import { initDefaultsYAML, joinDefaultsYAML, newestRelease } from "../config/pri
 import { SUPPORTED_RANGE, pinnedRelease } from "../config/versions.js";
 import { defaultComponentConfigDocuments } from "../manifests/component-config-defaults.js";
 import { subnetOverlapWarnings, validateConfigFile } from "../config/validate.js";
+import { readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
 // `kubeforge config print init-defaults|join-defaults|cluster-defaults` and
 // `kubeforge config validate` (a kubeadm file, as kubeadm config validate, or a Cluster file).
@@ -44,7 +44,7 @@ async function validateClusterFile(text: string, file: string): Promise<void> {
   const spec = loadClusterSpec(text, file, {
     baseDir: dirname(resolve(file)),
     home: process.env.HOME || homedir(),
-    readFile: (p) => readFileSync(p, "utf8"),
+    readFile: (p) => readInputFileSync(p, "kubeadm.configFile"),
     warn: (m) => process.stderr.write(`[config] WARNING: ${m}\n`),
   });
   const problems = await missingRunnerFiles(runnerPathReferences(spec), file);
@@ -108,14 +108,7 @@ export function registerConfig(program: Command): void {
     )
     .requiredOption("--config <file>", "the file to validate")
     .action(async (o: { config: string }) => {
-      let text: string;
-      try {
-        text = await readFile(o.config, "utf8");
-      } catch (e) {
-        throw new Error(`cannot read --config file ${o.config}: ${(e as Error).message}`, {
-          cause: e,
-        });
-      }
+      const text = await readInputFile(o.config, "--config file");
       if (holdsClusterDocument(text, o.config)) {
         await validateClusterFile(text, o.config);
       } else {

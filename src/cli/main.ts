@@ -10,6 +10,7 @@ import { registerReset } from "./reset.js";
 import { registerUp } from "./up.js";
 import { registerUpgrade } from "./upgrade.js";
 import { KUBEFORGE_VERSION } from "../version.js";
+import { printable } from "../workflow/printable.js";
 
 // The kubeforge command line (DESIGN.md "Stable command-line surface"). Errors print as one
 // message on stderr and exit 1 (128 + the signal's number when interrupted); KUBEFORGE_DEBUG=1
@@ -63,7 +64,8 @@ try {
     // Interrupted: said first, and 128 + the signal's number, as a shell reports a command a
     // signal ended.
     const by = interruption.aborted ? `${(interruption.reason as Error).message}: ` : "";
-    process.stderr.write(`${by}${describe(error)}\n`);
+    // Inert (workflow/printable.ts): the message may quote a node or a server.
+    process.stderr.write(`${printable(`${by}${describe(error)}`)}\n`);
     if (!interruption.aborted) process.exitCode = 1;
   }
 }

@@ -1,4 +1,5 @@
-import { readFile, stat } from "node:fs/promises";
+import { stat } from "node:fs/promises";
+import { readInputFile } from "../remote/runner-files.js";
 import { resolve } from "node:path";
 import type { KeySource } from "../pki/key-source.js";
 import type { Phase } from "../workflow/phase.js";
@@ -27,11 +28,7 @@ export function port(value: string): number {
 /** The --config file, read as text; a clear error naming it when it cannot be read. */
 export async function readConfig(path: string | undefined) {
   if (path === undefined) return undefined;
-  try {
-    return { text: await readFile(path, "utf8"), source: path };
-  } catch (e) {
-    throw new Error(`cannot read --config file ${path}: ${(e as Error).message}`, { cause: e });
-  }
+  return { text: await readInputFile(path, "--config file"), source: path };
 }
 
 /** The machine the workflow runs on: this one, or every host path under --rootfs. */

@@ -1,5 +1,4 @@
-import { readFileSync } from "node:fs";
-import { mkdtemp, readFile, rm } from "node:fs/promises";
+import { mkdtemp, rm } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import type { Command } from "commander";
@@ -16,6 +15,7 @@ import type { ClusterSpec } from "../config/cluster/types.js";
 import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter, type Reporter } from "../workflow/reporter.js";
 import { list, phaseTreeHelp } from "./options.js";
+import { readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
 // `kubeforge up -f cluster.yaml`, `kubeforge up phase <phase> -f cluster.yaml` and `kubeforge
 // down -f cluster.yaml`: the whole topology. Without -f, one control plane on this machine.
@@ -31,16 +31,11 @@ interface ClusterCommandOptions {
 async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
   if (file === undefined) return defaultClusterSpec();
   const path = resolve(file);
-  let text: string;
-  try {
-    text = await readFile(path, "utf8");
-  } catch (e) {
-    throw new Error(`cannot read the Cluster file ${file}: ${(e as Error).message}`, { cause: e });
-  }
+  const text = await readInputFile(path, "the Cluster file");
   return loadClusterSpec(text, file, {
     baseDir: dirname(path),
     home: homedir(),
-    readFile: (p) => readFileSync(p, "utf8"),
+    readFile: (p) => readInputFileSync(p, "kubeadm.configFile"),
     warn: (m) => reporter.warn(m),
   });
 }

@@ -1,5 +1,6 @@
+import { writeRunnerFile } from "../remote/runner-files.js";
 import { connect } from "node:net";
-import { chmod, mkdir, rename, writeFile } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { dirname } from "node:path";
 import { joinHostPort } from "../config/network.js";
 import { renderKubeConfig } from "../kubeconfig/build.js";
@@ -48,10 +49,7 @@ export async function reachableServer(
 /** Writes a kubeconfig on the runner, 0600 (it holds the admin credentials), atomically. */
 export async function writeRunnerKubeConfig(path: string, config: KubeConfig): Promise<void> {
   await mkdir(dirname(path), { recursive: true, mode: 0o700 });
-  const tmp = `${path}.kubeforge-tmp`;
-  await writeFile(tmp, renderKubeConfig(config, { preferences: false }), { mode: 0o600 });
-  await chmod(tmp, 0o600);
-  await rename(tmp, path);
+  await writeRunnerFile(path, renderKubeConfig(config, { preferences: false }), 0o600);
 }
 
 export function parseAdminConf(text: Buffer, node: string): KubeConfig {

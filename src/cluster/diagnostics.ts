@@ -1,4 +1,5 @@
-import { mkdir, writeFile } from "node:fs/promises";
+import { writeRunnerFile } from "../remote/runner-files.js";
+import { mkdir } from "node:fs/promises";
 import { join, posix } from "node:path";
 import { MANIFESTS_DIR } from "../config/paths.js";
 import {
@@ -327,7 +328,7 @@ export async function collectDiagnostics(
       }
       const path = join(dir, ...s.file.split("/"));
       await mkdir(join(path, ".."), { recursive: true });
-      await writeFile(path, redactSecrets(text, opts.secrets), { mode: 0o600 });
+      await writeRunnerFile(path, redactSecrets(text, opts.secrets), 0o600);
       written.push(path);
     },
     { concurrency: CONCURRENCY },

@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import { parseGoDuration } from "../config/duration.js";
 import {
   joinInitConfig,
@@ -114,9 +115,14 @@ export async function prepareJoin(request: JoinRequest): Promise<PreparedJoin> {
     warn,
   });
   const discoveryFile = cfg.join.discovery.file?.kubeConfigPath;
+  // Only a path is looked for on the host; validation says what is wrong with any URL but https.
+  const isPath = discoveryFile !== undefined && !/^[a-zA-Z][a-zA-Z0-9+.-]*:/.test(discoveryFile);
   const problems = validateJoinConfig(cfg, {
-    ...(discoveryFile && !/^https:\/\//.test(discoveryFile)
-      ? { discoveryFileExists: await host.exists(discoveryFile) }
+    ...(isPath
+      ? {
+          discoveryFileExists:
+            posix.isAbsolute(discoveryFile) && (await host.exists(discoveryFile)),
+        }
       : {}),
   });
   if (problems.length > 0) throw new ConfigError(problems);

@@ -1,6 +1,7 @@
+import { writeRunnerFile } from "../remote/runner-files.js";
 import { spawn } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
-import { readFile, rm, writeFile } from "node:fs/promises";
+import { closeSync, constants, openSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
 import type { ClusterSpec } from "../config/cluster/types.js";
 import type { Host } from "../remote/host.js";
 import { SshHost } from "../remote/ssh/host.js";
@@ -151,7 +152,12 @@ export async function startTunnelProcess(
 ): Promise<{ port: number; pid: number; logFile: string }> {
   await stopTunnelProcess(opts.stateFile);
   const logFile = `${opts.stateFile.replace(/\.json$/, "")}.log`;
-  const logFd = openSync(logFile, "a", 0o600);
+  // Appended to, never through a link planted in the state folder.
+  const logFd = openSync(
+    logFile,
+    constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW,
+    0o600,
+  );
   const child = spawn(process.execPath, [opts.cliPath, "tunnel"], {
     detached: true,
     stdio: ["pipe", "pipe", logFd],
@@ -190,7 +196,7 @@ export async function startTunnelProcess(
   child.stdout!.destroy();
   child.unref();
   const state: TunnelState = { pid: child.pid!, port: ready.port, logFile };
-  await writeFile(opts.stateFile, `${JSON.stringify(state)}\n`, { mode: 0o600 });
+  await writeRunnerFile(opts.stateFile, `${JSON.stringify(state)}\n`, 0o600);
   return state;
 }
 

@@ -14,7 +14,7 @@ import {
 } from "./types.js";
 import { pinnedRelease } from "./versions.js";
 import { parseYAMLDocumentsWithText } from "./yaml.js";
-import { childPath, describeValue, isMapping } from "./values.js";
+import { childPath, describeDocument, describeValue, isMapping } from "./values.js";
 
 // Reading a `--config` file: a multi-document YAML stream, each document routed by apiVersion
 // and kind (kubeadm: util/config/common.go SplitConfigDocuments, initconfiguration.go
@@ -446,7 +446,7 @@ function splitDocuments(text: string, source: string, problems: string[]): RawDo
   docs.forEach(({ value: doc, raw }, i) => {
     const where = `${source}: document ${i + 1}`;
     if (!isMapping(doc)) {
-      problems.push(`${where} is ${describeValue(doc)}, not a mapping with apiVersion and kind`);
+      problems.push(`${where} is ${describeDocument(doc)}, not a mapping with apiVersion and kind`);
       return;
     }
     const { apiVersion, kind } = doc;

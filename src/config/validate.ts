@@ -24,6 +24,7 @@ import type {
 } from "./types.js";
 import { componentConfigUnknownFields } from "./component-configs.js";
 import { RELEASES, kubernetesVersionProblem, pinnedRelease, releaseFor } from "./versions.js";
+import { quoteValue } from "./values.js";
 
 // kubeadm's validation (apis/kubeadm/validation/validation.go), plus the checks kubeforge adds
 // so that bad input is refused before anything is written: taints, extra volumes, discovery
@@ -62,7 +63,7 @@ const MIN_POD_ADDRESSES = 14n;
 const POD_SUBNET_NODE_MASK_MAX_DIFF = 16;
 
 const isAbs = (p: string) => p.startsWith("/");
-const q = (v: unknown) => JSON.stringify(v);
+const q = quoteValue;
 
 /** An address usable to reach the API server (Go net.IP.IsGlobalUnicast). */
 function isGlobalUnicast(address: string): boolean {
@@ -631,7 +632,7 @@ export function checkJoinConfiguration(join: JoinConfiguration, opts: JoinCheckO
       if (!URL.canParse(path)) out.push(`${f}: ${q(path)} is not a valid HTTPS URL`);
     } else if (scheme !== undefined && (defaulted || scheme !== "file")) {
       // Defaulting turns file:// URLs into paths, so a scheme left afterwards is not "file".
-      out.push(`${f}: ${q(path)}: a URL must use https`);
+      out.push(`${f}: ${q(path)}: only https URLs and file paths are accepted`);
     } else if (scheme === undefined && opts.discoveryFileExists === false) {
       out.push(`${f}: ${q(path)} is not a valid HTTPS URL or a file on disk`);
     }

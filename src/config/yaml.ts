@@ -110,17 +110,93 @@ const WRITE_SCHEMA = DUMP_SCHEMA.withTags(
   { ...floatYaml11Tag, resolve: anyOf(floatYaml11Tag, floatCoreTag, goFloatTag) },
 );
 
+// Bounds on what a YAML text may cost to read. Configuration is kilobytes; the largest text
+// kubeforge reads is a CNI manifest of a few hundred. An alias is a reference when parsed, but
+// every use of the value turns it into a copy (re-serialising the documents, converting them to
+// JSON): a few lines of nested aliases ("billion laughs") become gigabytes. Kubernetes' own
+// reader refuses such documents: goyaml v2 (decode.go, allowedAliasRatio) lets aliases supply 99%
+// of a document's values up to 400,000 of them, falling to 10% at 4,000,000 ("document contains
+// excessive aliasing"). The same rule applies here, before anything expands a document.
+
+/** The longest YAML text kubeforge reads (bytes of UTF-16, as JavaScript counts them). */
+export const MAX_YAML_LENGTH = 8 * 1024 * 1024;
+const ALIAS_RATIO_LOW = 400_000;
+const ALIAS_RATIO_HIGH = 4_000_000;
+
+function allowedAliasRatio(values: number): number {
+  if (values <= ALIAS_RATIO_LOW) return 0.99;
+  if (values >= ALIAS_RATIO_HIGH) return 0.1;
+  return 0.99 - (0.89 * (values - ALIAS_RATIO_LOW)) / (ALIAS_RATIO_HIGH - ALIAS_RATIO_LOW);
+}
+
+/** A YAML text refused for what reading it would cost; the message does not name the source. */
+export class YAMLBoundError extends Error {}
+
+/**
+ * How many values a document holds written out (`expanded`: every alias replaced by a copy) and
+ * as parsed (`distinct`: each aliased mapping or list once). A document whose aliases refer to an
+ * enclosing value never ends when written out: Infinity.
+ */
+function valueCounts(doc: unknown): { expanded: number; distinct: number } {
+  const sizes = new Map<object, number>();
+  const open = new Set<object>();
+  let distinct = 0;
+  const size = (v: unknown): number => {
+    if (v === null || typeof v !== "object") {
+      distinct++;
+      return 1;
+    }
+    const known = sizes.get(v);
+    if (known !== undefined) return known;
+    if (open.has(v)) return Infinity;
+    open.add(v);
+    distinct++;
+    let total = 1;
+    for (const child of Array.isArray(v) ? v : Object.values(v)) total += size(child);
+    open.delete(v);
+    sizes.set(v, total);
+    return total;
+  };
+  return { expanded: size(doc), distinct };
+}
+
+function checkAliasing(doc: unknown, index: number): void {
+  const { expanded, distinct } = valueCounts(doc);
+  if (expanded <= 1000) return;
+  const fromAliases = (expanded - distinct) / expanded;
+  if (expanded === Infinity || fromAliases > allowedAliasRatio(expanded)) {
+    const total = expanded === Infinity ? "no end" : `${expanded} values`;
+    throw new YAMLBoundError(
+      `document ${index + 1} contains excessive aliasing: written out, it would hold ${total}, ${distinct} of them written in the file (Kubernetes refuses it too)`,
+    );
+  }
+}
+
+/**
+ * js-yaml's loadAll with kubeforge's bounds: the text's length and each document's aliasing.
+ * Throws YAMLException for malformed YAML and YAMLBoundError for a refused text.
+ */
+export function loadYAMLDocuments(text: string, source: string): unknown[] {
+  if (text.length > MAX_YAML_LENGTH) {
+    throw new YAMLBoundError(
+      `it is ${text.length} characters long; kubeforge reads YAML of at most ${MAX_YAML_LENGTH}`,
+    );
+  }
+  const docs = loadAll(text, { schema: KUBERNETES_YAML_SCHEMA, filename: source });
+  docs.forEach(checkAliasing);
+  return docs;
+}
+
 /** Parses a multi-document YAML stream as Kubernetes would. `source` names the file in errors. */
 export function parseYAMLDocuments(text: string, source: string): unknown[] {
   try {
-    return loadAll(text, { schema: KUBERNETES_YAML_SCHEMA, filename: source }).filter(
-      (doc) => doc !== null && doc !== undefined,
-    );
+    return loadYAMLDocuments(text, source).filter((doc) => doc !== null && doc !== undefined);
   } catch (e) {
     if (e instanceof YAMLException) {
       const where = e.mark ? ` at line ${e.mark.line + 1}, column ${e.mark.column + 1}` : "";
       throw new Error(`${source} is not valid YAML${where}: ${e.reason}`, { cause: e });
     }
+    if (e instanceof YAMLBoundError) throw new Error(`${source}: ${e.message}`, { cause: e });
     throw e;
   }
 }
@@ -134,9 +210,9 @@ export function parseYAMLDocumentsWithText(
   text: string,
   source: string,
 ): { value: unknown; raw: unknown }[] {
-  // Parsing with Kubernetes' rules first reports malformed YAML with its line.
+  // Parsing with Kubernetes' rules first reports malformed or refused YAML, naming the source.
   parseYAMLDocuments(text, source);
-  const typed = loadAll(text, { schema: KUBERNETES_YAML_SCHEMA, filename: source });
+  const typed = loadYAMLDocuments(text, source);
   let raw: unknown[] = [];
   try {
     raw = loadAll(text, { schema: FAILSAFE_SCHEMA, filename: source });

@@ -1,3 +1,4 @@
+import { pause } from "../remote/interruption.js";
 import { formatGoDuration } from "../config/duration.js";
 import { poll } from "../kube/poll.js";
 import type { Route } from "../remote/route.js";
@@ -306,7 +307,7 @@ export class EtcdCluster {
   async waitForClusterAvailable(retries: number, intervalMs: number): Promise<void> {
     let last: unknown;
     for (let i = 0; i < retries; i++) {
-      if (i > 0) await new Promise((r) => setTimeout(r, intervalMs));
+      if (i > 0) await pause(intervalMs);
       try {
         await this.clusterStatus();
         return;

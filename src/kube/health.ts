@@ -1,7 +1,7 @@
 import { formatGoDuration } from "../config/duration.js";
 import { joinHostPort } from "../config/network.js";
 import { describeNetworkFailure } from "./errors.js";
-import { API_CALL_RETRY_INTERVAL_MS, poll, PollTimeoutError } from "./poll.js";
+import { API_CALL_RETRY_INTERVAL_MS, poll, PollStoppedError, PollTimeoutError } from "./poll.js";
 import type { ClusterAccess, KubeClient, KubeObject } from "./types.js";
 
 // kubeadm v1.33+ waits (util/apiclient/wait.go, WaitForAllControlPlaneComponents GA): the
@@ -79,6 +79,8 @@ export async function waitForKubelet(
       },
     );
   } catch (e) {
+    // Cancelled: not a verdict on the kubelet.
+    if (e instanceof PollStoppedError) throw e;
     opts.log(`[kubelet-check] The kubelet is not healthy after ${since(start)}`);
     const last = e instanceof PollTimeoutError ? e.lastError : e;
     const detail = last instanceof Error ? `: ${last.message}` : "";
@@ -281,6 +283,7 @@ export async function waitForControlPlaneComponents(
         opts.log(`[control-plane-check] ${check.name} is healthy after ${since(start)}`);
         return undefined;
       } catch (e) {
+        if (e instanceof PollStoppedError) throw e;
         opts.log(`[control-plane-check] ${check.name} is not healthy after ${since(start)}`);
         const last = e instanceof PollTimeoutError ? e.lastError : e;
         const reason =

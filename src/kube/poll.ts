@@ -47,10 +47,19 @@ export class PollTimeoutError extends Error {
   }
 }
 
+/** A poll given up because its signal aborted (the caller's, or the run interrupted). */
+export class PollStoppedError extends Error {
+  constructor(what: string, reason: unknown) {
+    super(`stopped waiting for ${what}`, { cause: reason });
+    this.name = "PollStoppedError";
+  }
+}
+
 /**
  * Runs `attempt` until it returns a value other than undefined. An attempt that throws is
  * retried (unless `retryIf` says otherwise) and its error remembered; an attempt that returns
- * undefined is simply not done yet. Throws PollTimeoutError once `timeoutMs` has passed.
+ * undefined is simply not done yet. Throws PollTimeoutError once `timeoutMs` has passed, and
+ * PollStoppedError at once when cancelled.
  */
 export async function poll<T>(
   attempt: () => Promise<T | undefined>,
@@ -61,7 +70,7 @@ export async function poll<T>(
   // The caller's signal, and the run's interruption (Ctrl-C, a cancelled job): a wait of
   // minutes must not keep an interrupted run alive.
   const signal = cancellable(opts.signal);
-  const stopped = () => new Error(`stopped waiting for ${opts.what}`, { cause: signal.reason });
+  const stopped = () => new PollStoppedError(opts.what, signal.reason);
   let lastError: unknown;
   for (;;) {
     if (signal.aborted) throw stopped();

@@ -2,6 +2,7 @@ import fastJsonPatch from "fast-json-patch";
 import type { Operation } from "fast-json-patch";
 import { posix } from "node:path";
 import { parseYAMLDocuments } from "../config/yaml.js";
+import { describeDocument, isMapping } from "../config/values.js";
 import { compareBytes } from "./static-pod.js";
 import {
   DEPLOYMENT_SCHEMA,
@@ -103,6 +104,17 @@ export function createPatchFile(
   } catch (e) {
     throw new Error((e as Error).message, { cause: e });
   }
+  // Checked here, when the directory is read, so that nothing is written from a bad patch: a
+  // scalar or list as a merge patch would replace the whole manifest (RFC 7386).
+  documents.forEach((doc, i) => {
+    const ok = type === "json" ? Array.isArray(doc) : isMapping(doc);
+    if (!ok) {
+      const want = type === "json" ? "a list of JSON patch operations" : "a mapping";
+      throw new Error(
+        `patch file ${source}: document ${i + 1} is ${describeDocument(doc)}, not ${want}`,
+      );
+    }
+  });
   return { source, target, type, patches: documents as JSONValue[] };
 }
 

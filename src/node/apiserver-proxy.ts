@@ -1,3 +1,4 @@
+import { pause } from "../remote/interruption.js";
 import { ipFamily, joinHostPort } from "../config/network.js";
 import { CommandError, readFileIfExists, type Host } from "../remote/host.js";
 import { getInitSystem } from "./init-system.js";
@@ -181,7 +182,7 @@ export async function installApiServerProxy(
         `${APISERVER_PROXY_UNIT} does not listen on port ${APISERVER_PROXY_PORT}; see "journalctl -u ${APISERVER_PROXY_UNIT}"`,
       );
     }
-    await new Promise((r) => setTimeout(r, 250));
+    await pause(250);
   }
   return { changed: changed.length > 0 || !active };
 }

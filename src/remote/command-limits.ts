@@ -38,3 +38,18 @@ function underTimeout(argv: readonly string[], seconds: number): string[] {
 export function cancelledError(host: string, command: string, signal: AbortSignal): Error {
   return new Error(`${host}: cancelled "${command}"`, { cause: signal.reason });
 }
+
+/**
+ * A command as messages quote it, on one line: the arguments joined by spaces, and a shell
+ * script (`sh -c SCRIPT`) by its first line. kubeforge's own scripts run many lines; the user
+ * needs to see which command it was, not the whole script over several lines of the log.
+ */
+export function displayCommand(argv: readonly string[]): string {
+  return argv
+    .map((arg) => {
+      if (!/[\r\n]/.test(arg)) return arg;
+      const first = arg.split(/\r?\n/).find((l) => l.trim() !== "") ?? "";
+      return `'${first.trim()} …'`;
+    })
+    .join(" ");
+}

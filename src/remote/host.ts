@@ -1,3 +1,5 @@
+import { displayCommand } from "./command-limits.js";
+
 // The Host port: the only way phases touch a machine (DESIGN.md "Core contracts").
 
 export interface ExecOptions {
@@ -90,7 +92,7 @@ export class CommandError extends Error {
   ) {
     const detail = (result.stderr || result.stdout).trim().split("\n").slice(-3).join(" | ");
     super(
-      `${host}: "${argv.join(" ")}" exited with code ${result.code}${detail ? `: ${detail}` : ""}`,
+      `${host}: "${displayCommand(argv)}" exited with code ${result.code}${detail ? `: ${detail}` : ""}`,
     );
     this.name = "CommandError";
   }

@@ -23,6 +23,33 @@ export function cancellable(signal: AbortSignal | undefined): AbortSignal {
   return signal ? AbortSignal.any([signal, interruption]) : interruption;
 }
 
+/** Why `signal` aborted, as an Error (its reason when that is one). */
+export function abortReason(signal: AbortSignal): Error {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason : new Error(String(reason));
+}
+
+/**
+ * Waits `ms` between the attempts of a retry loop; rejects at once with the reason when the
+ * caller's signal aborts or the run is interrupted. Every wait and retry loop waits through
+ * this (or kube/poll.ts, which observes the same signals), so none outlives a cancellation.
+ */
+export function pause(ms: number, signal?: AbortSignal): Promise<void> {
+  const s = cancellable(signal);
+  return new Promise((resolve, reject) => {
+    if (s.aborted) return reject(abortReason(s));
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(abortReason(s));
+    };
+    const timer = setTimeout(() => {
+      s.removeEventListener("abort", onAbort);
+      resolve();
+    }, ms);
+    s.addEventListener("abort", onAbort, { once: true });
+  });
+}
+
 /** How long an interrupted run has to end its commands before it exits anyway. */
 export const INTERRUPT_GRACE_MS = 7_000;
 

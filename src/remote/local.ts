@@ -1,17 +1,18 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmod, mkdir, readdir, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
+import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { arch, cpus, hostname, constants as osConstants, release, totalmem } from "node:os";
 import { dirname } from "node:path";
 import {
   KILL_AFTER_SECONDS,
   TIMED_OUT_CODE,
   cancelledError,
+  displayCommand,
   endableAsRoot,
 } from "./command-limits.js";
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "./host.js";
 import { cancellable } from "./interruption.js";
-import { mapPath } from "./paths.js";
+import { mapReadPath, mapWritePath } from "./paths.js";
+import { writeRunnerFile } from "./runner-files.js";
 import { ShellFiles, type RawResult } from "./ssh/shell-files.js";
 
 export interface LocalHostOptions {
@@ -51,8 +52,14 @@ export class LocalHost implements Host {
         : undefined;
   }
 
+  /** Where a read of `p` goes (the machine's /proc, /sys and /dev even under a rootfs). */
   private path(p: string): string {
-    return mapPath(this.rootfs, p);
+    return mapReadPath(this.rootfs, p);
+  }
+
+  /** Where a write or delete of `p` goes: never outside the rootfs. */
+  private writePath(p: string): string {
+    return mapWritePath(this.rootfs, p);
   }
 
   /** Runs `direct`; when the user lacks permission and sudo is the way, `viaSudo`. */
@@ -77,7 +84,7 @@ export class LocalHost implements Host {
     const [cmd, ...args] = viaSudo
       ? ["sudo", "-n", "--", ...endableAsRoot(argv, opts.timeoutMs)]
       : argv;
-    const display = argv.join(" ");
+    const display = displayCommand(argv);
     if (!cmd) return Promise.reject(new Error("exec needs a command"));
     // Every command can be cancelled: by the caller, or when the run is interrupted.
     const signal = cancellable(opts.signal);
@@ -173,23 +180,15 @@ export class LocalHost implements Host {
   }
 
   private async writeDirect(path: string, data: string | Buffer, mode: number): Promise<void> {
-    const target = this.path(path);
+    const target = this.writePath(path);
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
-    const tmp = `${target}.kubeforge-${randomBytes(6).toString("hex")}`;
-    try {
-      await writeFile(tmp, data, { mode });
-      await chmod(tmp, mode); // the umask must not weaken or widen kubeadm's modes
-      await rename(tmp, target);
-    } catch (e) {
-      await rm(tmp, { force: true });
-      throw e;
-    }
+    await writeRunnerFile(target, data, mode);
   }
 
   async mkdirp(path: string, mode = 0o755): Promise<void> {
     await this.withSudo(
       async () => {
-        await mkdir(this.path(path), { recursive: true, mode });
+        await mkdir(this.writePath(path), { recursive: true, mode });
       },
       (f) => f.mkdirp(path, mode),
     );
@@ -237,7 +236,7 @@ export class LocalHost implements Host {
 
   async remove(path: string, opts: { recursive?: boolean } = {}): Promise<void> {
     await this.withSudo(
-      () => rm(this.path(path), { force: true, recursive: opts.recursive ?? false }),
+      () => rm(this.writePath(path), { force: true, recursive: opts.recursive ?? false }),
       (f) => f.remove(path, opts),
     );
   }

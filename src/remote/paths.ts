@@ -1,16 +1,34 @@
+import { existsSync } from "node:fs";
 import { isAbsolute, join, normalize } from "node:path";
 
-// The kernel's own views are never relocated: preflight reads the machine it runs on
-// even when node state (/etc/kubernetes, /var/lib/kubelet...) lives under a rootfs.
+// Host paths under a `--rootfs` or dry-run folder. The kernel's own views (/proc, /sys, /dev) are
+// read from the machine: preflight checks the machine it runs on even when node state
+// (/etc/kubernetes, /var/lib/kubelet...) lives under a rootfs. Writes and deletes never leave the
+// folder, kernel paths included (a --cert-dir under /dev/shm must not put real private keys
+// there, nor a reset delete real files), and what was written there is read back from there.
 const KERNEL_PATHS = ["/proc", "/sys", "/dev"];
 
-/**
- * Maps an absolute host path under `root` (the `--rootfs` or dry-run folder).
- * Paths under /proc, /sys and /dev stay where they are.
- */
-export function mapPath(root: string | undefined, path: string): string {
+function absolute(path: string): string {
   if (!isAbsolute(path)) throw new Error(`host paths must be absolute, got "${path}"`);
-  const clean = normalize(path);
-  if (!root || KERNEL_PATHS.some((k) => clean === k || clean.startsWith(`${k}/`))) return clean;
-  return join(root, clean);
+  return normalize(path);
+}
+
+const isKernelPath = (clean: string) =>
+  KERNEL_PATHS.some((k) => clean === k || clean.startsWith(`${k}/`));
+
+/** Where a write or a delete of `path` goes: always under `root` when there is one. */
+export function mapWritePath(root: string | undefined, path: string): string {
+  const clean = absolute(path);
+  return root ? join(root, clean) : clean;
+}
+
+/**
+ * Where a read of `path` goes: under `root`, except a kernel path nothing was written to under
+ * `root`, which is read from the machine.
+ */
+export function mapReadPath(root: string | undefined, path: string): string {
+  const clean = absolute(path);
+  if (!root) return clean;
+  const mapped = join(root, clean);
+  return isKernelPath(clean) && !existsSync(mapped) ? clean : mapped;
 }

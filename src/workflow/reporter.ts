@@ -1,6 +1,9 @@
+import { printable } from "./printable.js";
+
 // One reporting interface, two implementations (DESIGN.md "Reporter"): the terminal one here,
 // the GitHub one in src/action. stdout is kept for data a user may pipe (dry-run objects,
-// `token generate`); every progress line goes to stderr.
+// `token generate`); every progress line goes to stderr. Both make every line they print inert
+// (printable.ts): messages quote what nodes and servers said.
 
 export interface Reporter {
   info(message: string): void;
@@ -17,7 +20,7 @@ export interface TerminalReporterOptions {
   prefix?: string;
 }
 
-/** Lines on stderr, with registered secrets replaced by "***". */
+/** Lines on stderr, with registered secrets replaced by "***", made inert (printable.ts). */
 export class TerminalReporter implements Reporter {
   private readonly secrets = new Set<string>();
   private readonly write: (line: string) => void;
@@ -35,7 +38,7 @@ export class TerminalReporter implements Reporter {
   }
 
   info(message: string): void {
-    this.write(this.redact(`${this.prefix}${message}`));
+    this.write(printable(this.redact(`${this.prefix}${message}`)));
   }
 
   warn(message: string): void {
@@ -43,7 +46,7 @@ export class TerminalReporter implements Reporter {
     // (preflight) already say what they are.
     const m = /^(\[[^\]]+\] )?(.*)$/s.exec(message)!;
     const text = /^\[?WARNING\b/.test(m[2]!) ? m[2]! : `WARNING: ${m[2]}`;
-    this.write(this.redact(`${this.prefix}${m[1] ?? ""}${text}`));
+    this.write(printable(this.redact(`${this.prefix}${m[1] ?? ""}${text}`)));
   }
 
   group<T>(_title: string, fn: () => Promise<T>): Promise<T> {

@@ -1,3 +1,4 @@
+import { interruption } from "../remote/interruption.js";
 import type { Reporter } from "./reporter.js";
 import type { Phase, PhaseContext } from "./phase.js";
 
@@ -255,6 +256,8 @@ export class Runner<D> {
       warn: (m: string) => this.reporter.warn(tagged(m)),
     };
     try {
+      // An interrupted run starts no further phase (remote/interruption.ts).
+      if (interruption.aborted) throw new Error("not started: the run was interrupted");
       if (phase.runIf && !(await phase.runIf(data))) return "skipped";
       if (phase.pending) {
         if (!opts.dryRun)

@@ -1,6 +1,6 @@
 import { readFile } from "node:fs/promises";
-import { loadAll, YAMLException } from "js-yaml";
-import { KUBERNETES_YAML_SCHEMA } from "../../config/yaml.js";
+import { YAMLException } from "js-yaml";
+import { loadYAMLDocuments, YAMLBoundError } from "../../config/yaml.js";
 import type { KubeObject } from "../../kube/types.js";
 import { contentKind } from "../../node/artifacts/content.js";
 import { downloadText, type DownloadOptions } from "../../node/artifacts/download.js";
@@ -85,13 +85,16 @@ function objectProblem(doc: unknown): string | undefined {
 export function parseManifest(text: string, source: string): KubeObject[] {
   let docs: unknown[];
   try {
-    docs = loadAll(text, { schema: KUBERNETES_YAML_SCHEMA, filename: source });
+    docs = loadYAMLDocuments(text, source);
   } catch (e) {
     if (e instanceof YAMLException && e.mark) {
       throw new Error(
         `the CNI manifest ${source}: document ${documentAt(text, e.mark.line)} is not valid YAML (line ${e.mark.line + 1}, column ${e.mark.column + 1}): ${e.reason}`,
         { cause: e },
       );
+    }
+    if (e instanceof YAMLBoundError) {
+      throw new Error(`the CNI manifest ${source}: ${e.message}`, { cause: e });
     }
     throw new Error(`the CNI manifest ${source} is not valid YAML: ${(e as Error).message}`, {
       cause: e,

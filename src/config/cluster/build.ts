@@ -45,6 +45,7 @@ import {
 import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
 import { removedAPIVersionProblems } from "../validate.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "./version.js";
+import { quoteValue } from "../values.js";
 
 // The ClusterSpec built from the written Cluster: what its values mean (formats, references between
 // fields, conflicts with the kubeadm documents it carries), checked as it is built, and the defaults.
@@ -59,7 +60,7 @@ export interface BuildContext extends PathContext {
   warn: (message: string) => void;
 }
 
-const q = (v: unknown) => JSON.stringify(v);
+const q = quoteValue;
 const ROLES: readonly NodeRole[] = ["control-plane", "worker"];
 const TAINT_EFFECTS = ["NoSchedule", "PreferNoSchedule", "NoExecute"];
 // apimachinery validation.IsValidLabelValue.

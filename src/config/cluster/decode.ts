@@ -131,8 +131,26 @@ export function decodeSsh(
     knownHosts: r.stringList(m.knownHosts, p("knownHosts")),
     acceptNewHostKeys: r.bool(m.acceptNewHostKeys, p("acceptNewHostKeys")),
     jumpHost: r.string(m.jumpHost, p("jumpHost"), { strict: true }),
-    sudoPassword: r.string(m.sudoPassword, p("sudoPassword"), { secret: true }),
+    sudoPassword: sudoPassword(r.string(m.sudoPassword, p("sudoPassword"), { secret: true }), (m) =>
+      r.report(p("sudoPassword"), m),
+    ),
   });
+}
+
+/**
+ * A sudo password is one line: `sudo -S` reads the password up to the first new line, and what
+ * follows would become the start of the command's input — the content of a file being written.
+ * One trailing new line (a secret saved with one, a YAML `|` block) is dropped; another is
+ * refused. The value is never quoted.
+ */
+function sudoPassword(value: string | undefined, report: (m: string) => void): string | undefined {
+  if (value === undefined) return undefined;
+  const line = value.replace(/\r?\n$/, "");
+  if (!/[\r\n]/.test(line)) return line;
+  report(
+    "holds a new line: sudo reads the password up to the first one and would pass the rest to the command as its input; give the password on one line",
+  );
+  return undefined;
 }
 
 function decodeTaints(value: unknown, path: string, r: FieldReader): TaintInput[] | undefined {

@@ -13,9 +13,12 @@ export function isSshUser(text: string): boolean {
   return USER.test(text);
 }
 
-/** Hides a password in "ssh://user:password@host" before the text is shown anywhere. */
+/**
+ * Hides a password in "ssh://user:password@host" — or "user:password@host", written without
+ * the scheme — before the text is shown anywhere.
+ */
 export function redactHostURL(text: string): string {
-  return text.replace(/^([a-zA-Z][a-zA-Z0-9+.-]*:\/\/[^:@/]*):[^@/]*@/, "$1:***@");
+  return text.replace(/^((?:[a-zA-Z][a-zA-Z0-9+.-]*:\/\/)?[^:@/]*):(?!\/\/).*@/, "$1:***@");
 }
 
 function parseHostPart(text: string): { host: string; port?: number } | { problem: string } {

@@ -1,7 +1,8 @@
 import { ConfigError } from "../load.js";
 import { parseYAMLDocuments, toYAMLDocuments } from "../yaml.js";
 import { decodeClusterDocument } from "./decode.js";
-import { describeValue, FieldReader, isMapping } from "./fields.js";
+import { FieldReader, isMapping } from "./fields.js";
+import { describeDocument, quoteValue } from "../values.js";
 import { collectKubeadmDocuments, type KubeadmSource } from "./kubeadm.js";
 import { resolveRunnerPath, type PathContext } from "./paths.js";
 import {
@@ -101,7 +102,7 @@ function splitDocuments(docs: unknown[], source: string, problems: string[]) {
   docs.forEach((doc, i) => {
     const where = `${source}: document ${i + 1}`;
     if (!isMapping(doc)) {
-      problems.push(`${where} is ${describeValue(doc)}, not a mapping with apiVersion and kind`);
+      problems.push(`${where} is ${describeDocument(doc)}, not a mapping with apiVersion and kind`);
       return;
     }
     const { apiVersion, kind } = doc;
@@ -192,7 +193,7 @@ export function loadClusterSpec(
     const written = input.kubeadm.configFile;
     const resolved = resolveRunnerPath(written, opts);
     if (typeof resolved !== "string") {
-      reader.report("kubeadm.configFile", `${JSON.stringify(written)}: ${resolved.problem}`);
+      reader.report("kubeadm.configFile", `${quoteValue(written)}: ${resolved.problem}`);
     } else if (!opts.readFile) {
       reader.report(
         "kubeadm.configFile",

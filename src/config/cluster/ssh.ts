@@ -1,5 +1,6 @@
 import { parseHostURL } from "./host-url.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec, NodeSshTarget } from "./types.js";
+import { quoteValue } from "../values.js";
 
 // SSH settings of the Cluster file: the formats of host-key pins and known_hosts lines, the
 // shape of an inline private key, and how a node's `ssh` overrides merge over the cluster's.
@@ -25,12 +26,12 @@ export const KNOWN_HOST_KEY_TYPES = [
 export function fingerprintProblem(text: string): string | undefined {
   if (SHA256_FINGERPRINT.test(text)) return undefined;
   if (/^MD5:|^([0-9a-f]{2}:){15}[0-9a-f]{2}$/i.test(text)) {
-    return `${JSON.stringify(text)} is an MD5 fingerprint; pin the SHA256 one (ssh-keygen -l -E sha256 -f <host key>.pub)`;
+    return `${quoteValue(text)} is an MD5 fingerprint; pin the SHA256 one (ssh-keygen -l -E sha256 -f <host key>.pub)`;
   }
   if (/^SHA256:[A-Za-z0-9+/]{43}=$/.test(text)) {
-    return `${JSON.stringify(text)} has base64 padding; write it as ssh-keygen prints it, without the trailing "="`;
+    return `${quoteValue(text)} has base64 padding; write it as ssh-keygen prints it, without the trailing "="`;
   }
-  return `${JSON.stringify(text)} is not a host key fingerprint of the form "SHA256:" followed by 43 base64 characters (ssh-keygen -l -f <host key>.pub prints it)`;
+  return `${quoteValue(text)} is not a host key fingerprint of the form "SHA256:" followed by 43 base64 characters (ssh-keygen -l -f <host key>.pub prints it)`;
 }
 
 /** The key type an SSH public key blob names in its first field (RFC 4253 §6.6), if readable. */
@@ -50,7 +51,7 @@ export function knownHostsLineProblem(line: string): string | undefined {
   const fields = line.trim().split(/\s+/);
   if (fields[0]?.startsWith("@")) {
     if (fields[0] !== "@cert-authority" && fields[0] !== "@revoked") {
-      return `the marker ${JSON.stringify(fields[0])} is neither @cert-authority nor @revoked`;
+      return `the marker ${quoteValue(fields[0])} is neither @cert-authority nor @revoked`;
     }
     fields.shift();
   }
@@ -59,7 +60,7 @@ export function knownHostsLineProblem(line: string): string | undefined {
   }
   const [, keyType, key] = fields as [string, string, string];
   if (!KNOWN_HOST_KEY_TYPES.includes(keyType)) {
-    return `the key type ${JSON.stringify(keyType)} is not one of ${KNOWN_HOST_KEY_TYPES.join(", ")}`;
+    return `the key type ${quoteValue(keyType)} is not one of ${KNOWN_HOST_KEY_TYPES.join(", ")}`;
   }
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(key) || blobKeyType(key) !== keyType) {
     return `the key is not a base64 ${keyType} public key`;

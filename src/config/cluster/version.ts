@@ -1,4 +1,5 @@
 import { kubernetesVersionProblem } from "../versions.js";
+import { quoteValue } from "../values.js";
 
 // kubernetesVersion of a Cluster: what `kubeforge init --kubernetes-version` takes (exact
 // versions and kubeadm's release labels, checked against config/versions.ts), plus "1.35" for
@@ -27,6 +28,6 @@ export function clusterVersionProblem(text: string): string | undefined {
   const minorOnly = /^v?1\.(0|[1-9][0-9]*)$/.exec(t);
   return (
     kubernetesVersionProblem(minorOnly ? `stable-1.${minorOnly[1]}` : t) ??
-    `${JSON.stringify(text)} is not a Kubernetes version`
+    `${quoteValue(text)} is not a Kubernetes version`
   );
 }

@@ -8,7 +8,7 @@ import {
   hasAuthenticationCredentials,
   type ClusterEntry,
 } from "../../kubeconfig/bootstrap.js";
-import type { KubeConfig, KubeConfigUser } from "../../kubeconfig/types.js";
+import type { KubeConfig, KubeConfigCluster, KubeConfigUser } from "../../kubeconfig/types.js";
 import { isForbidden } from "../errors.js";
 import type { Route } from "../../remote/route.js";
 import { poll, PollTimeoutError } from "../poll.js";
@@ -72,7 +72,7 @@ export function discoveryFileLocation(pathOrUrl: string): DiscoveryFileLocation 
     }
   }
   throw new Error(
-    `"${pathOrUrl}" is not a valid discovery file: a URL must use https (or file:// for a local file)`,
+    `"${pathOrUrl}" is not a valid discovery file: only https URLs and file paths (or file:// URLs) are accepted`,
   );
 }
 
@@ -103,8 +103,59 @@ export async function discoverFromFile(
       throw new Error(`cannot read ${source}: ${(e as Error).message}`, { cause: e });
     }
   }
-  const config = loadKubeConfig(text, source);
+  let config = loadKubeConfig(text, source);
+  if (location.kind === "https") config = downloadedForDiscovery(config, source, o.warn ?? o.log);
   return await validateConfigInfo(config, { ...o, timeoutMs }, source, baseDir);
+}
+
+// Fields of a downloaded discovery file kubeforge does not use (it keeps the picked cluster's
+// server and CA). kubeadm uses the file whole (discovery/https RetrieveValidatedConfigInfo hands
+// it to file.ValidateConfigInfo): EnsureAuthenticationInfoAreEmbedded
+// (util/kubeconfig/kubeconfig.go) reads the client-certificate, client-key and tokenFile it
+// names from the joining node's disk and sends them to the server, every 5 s while cluster-info
+// is retried, and client-go runs an exec plugin it names. Whoever serves the URL would choose
+// which local file leaves the machine, or which command runs; kubeforge runs in CI next to
+// secrets, so a downloaded file is taken for the cluster's address and CA only.
+const CLUSTER_FIELDS_KEPT = new Set(["server", "certificate-authority-data"]);
+
+/** The picked cluster's server and embedded CA, alone; what else the file held is named in a warning. */
+export function downloadedForDiscovery(
+  config: KubeConfig,
+  source: string,
+  warn: (line: string) => void,
+): KubeConfig {
+  const entry = clusterOf(config);
+  if (!entry) return config; // validateConfigInfo says what is wrong
+  const cluster = entry.cluster;
+  if (cluster["certificate-authority"] && !cluster["certificate-authority-data"]) {
+    throw new Error(
+      `${source} names a file on this machine as its CA (certificate-authority); a downloaded discovery file must carry its CA as certificate-authority-data`,
+    );
+  }
+  const ignored = Object.keys(cluster)
+    .filter((k) => !CLUSTER_FIELDS_KEPT.has(k))
+    .map((k) => `clusters.${k}`);
+  for (const { name, user } of config.users.filter(Boolean)) {
+    for (const field of Object.keys(user ?? {}))
+      ignored.push(`users[${JSON.stringify(name)}].${field}`);
+  }
+  if (ignored.length > 0) {
+    warn(
+      `[discovery] ${source}: ignoring ${ignored.join(", ")}: kubeforge takes only the cluster's server and CA from a downloaded discovery file (kubeadm would also use its credentials, reading the files and running the commands they name); give the TLS bootstrap token (--tls-bootstrap-token) for the join`,
+    );
+  }
+  const kept: KubeConfigCluster = { server: cluster.server };
+  if (cluster["certificate-authority-data"]) {
+    kept["certificate-authority-data"] = cluster["certificate-authority-data"];
+  }
+  return {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "", cluster: kept }],
+    contexts: [],
+    users: [],
+    "current-context": "",
+  };
 }
 
 /**

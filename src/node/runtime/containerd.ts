@@ -1,3 +1,4 @@
+import { pause } from "../../remote/interruption.js";
 import type { Host } from "../../remote/host.js";
 import { getInitSystem } from "../init-system.js";
 import { whichAsRoot } from "./which.js";
@@ -97,7 +98,7 @@ async function waitForCRI(host: Host, timeoutMs: number, intervalMs: number): Pr
   const deadline = Date.now() + timeoutMs;
   let status = await criStatus(host);
   while (!status.ready && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, intervalMs));
+    await pause(intervalMs);
     status = await criStatus(host);
   }
   if (!status.ready) {

@@ -14,6 +14,7 @@ import {
   nodeAddresses,
   volumeName,
 } from "../../config/docker/network-plan.js";
+import { pause } from "../interruption.js";
 import { DockerEngine, EngineError } from "./engine.js";
 import { DockerHost } from "./host.js";
 import { ensureNodeImage } from "./image.js";
@@ -270,7 +271,8 @@ async function waitForSystemd(host: DockerHost, timeoutMs: number): Promise<void
       .catch((e: unknown) => ({ code: 1, stdout: "", stderr: (e as Error).message }));
     state = (r.stdout.trim() || r.stderr.trim()).split("\n").at(-1) ?? "";
     if (state === "running" || state === "degraded") return;
-    await new Promise((res) => setTimeout(res, 500));
+    // An interrupted run stops waiting here (each exec above fails at once then).
+    await pause(500);
   }
   throw new Error(
     `${host.label}: systemd did not come up within ${timeoutMs / 1000}s (systemctl is-system-running: ${state || "no answer"}); see "docker logs ${host.container}"`,

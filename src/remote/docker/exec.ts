@@ -4,6 +4,7 @@ import {
   KILL_AFTER_SECONDS,
   TIMED_OUT_CODE,
   cancelledError,
+  displayCommand,
   endableAsRoot,
 } from "../command-limits.js";
 import { cancellable } from "../interruption.js";
@@ -85,7 +86,7 @@ export async function containerExec(
   argv: string[],
   opts: ContainerExecOptions = {},
 ): Promise<RawResult> {
-  const display = argv.join(" ");
+  const display = displayCommand(argv);
   const signal = cancellable(opts.signal);
   if (signal.aborted) throw cancelledError(label, display, signal);
   const wrapped = [

@@ -2,7 +2,7 @@ import type { ClusterNodeSpec, ClusterSpec } from "../../config/cluster/types.js
 import { DockerCluster, dockerNodesOf } from "./cluster.js";
 import type { DockerHost } from "./host.js";
 
-// The entry the rest of kubeforge loads lazily (cluster/up/connect.ts, cluster/down.ts), so a
+// The entry the rest of kubeforge loads lazily (cluster/connect.ts, cluster/down.ts), so a
 // Cluster without docker nodes never loads the Docker client.
 
 export { DockerCluster, dockerNodesOf } from "./cluster.js";

@@ -8,6 +8,7 @@ import type {
   ParsedKey,
   ServerHostKeyAlgorithm,
 } from "ssh2";
+import { abortReason, cancellable, pause } from "../interruption.js";
 import { SshError, type SshFailure } from "./errors.js";
 import { HostKeyChecker, fingerprintOf } from "./host-keys.js";
 import { ssh2Key } from "./pkcs8.js";
@@ -45,6 +46,8 @@ export interface ConnectSettings {
   retries: number;
   retryDelayMs: number;
   log: (line: string) => void;
+  /** Ends the attempt in progress and the retries; the run's interruption does too. */
+  signal?: AbortSignal;
 }
 
 export interface Connected {
@@ -118,13 +121,15 @@ function readPrivateKey(target: ConnectTarget, { utils }: Ssh2): ParsedKey | und
   }
   const parsed = utils.parseKey(usable.key, usable.passphrase);
   if (parsed instanceof Error) {
-    // ssh2's message says what is wrong (encrypted without passphrase, bad passphrase,
-    // unsupported format) and never contains key material.
+    // ssh2 says what is wrong (encrypted without passphrase, bad passphrase, malformed), but
+    // some of its messages end with bytes decoded from the key ("Unsupported OpenSSH key magic:
+    // <bytes>", "... private key type: <bytes>"): of a corrupted key, those can be key material.
+    // Only the words before the colon are kept, and ssh2's error is not kept as the cause.
+    const said = parsed.message.split(":")[0]!.trim();
     throw new SshError(
       target.name,
       "authentication",
-      `${target.prefix}cannot use the private key: ${parsed.message}`,
-      { cause: parsed },
+      `${target.prefix}cannot use the private key: ${said}`,
     );
   }
   // OpenSSH's key format may hold several keys; like ssh2 itself, use the first.
@@ -139,11 +144,17 @@ function readPrivateKey(target: ConnectTarget, { utils }: Ssh2): ParsedKey | und
   return first;
 }
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** The error of a connection given up because the caller cancelled it or the run was interrupted. */
+function cancelledConnect(target: ConnectTarget, signal: AbortSignal): SshError {
+  return new SshError(target.name, "cancelled", `${target.prefix}cancelled while connecting`, {
+    cause: abortReason(signal),
+  });
 }
 
-/** Connects, retrying transient network failures with exponential back-off. */
+/**
+ * Connects, retrying transient network failures with exponential back-off. A cancel (the
+ * caller's signal, or the run interrupted) ends the attempt in progress and the retries at once.
+ */
 export async function connect(
   target: ConnectTarget,
   settings: ConnectSettings,
@@ -171,10 +182,13 @@ export async function connect(
     });
   }
   const attempts = 1 + Math.max(0, settings.retries);
+  const signal = cancellable(settings.signal);
   for (let attempt = 1; ; attempt++) {
-    const result = await attemptOnce(ssh2, target, settings, checker, key, openStream);
+    if (signal.aborted) throw cancelledConnect(target, signal);
+    const result = await attemptOnce(ssh2, target, settings, checker, key, openStream, signal);
     if (!("error" in result)) return result;
     const { error, retryable } = result;
+    if (signal.aborted) throw cancelledConnect(target, signal);
     if (!retryable || attempt >= attempts) {
       if (attempt > 1) error.message = `${error.message} (after ${attempt} attempts)`;
       throw error;
@@ -183,7 +197,7 @@ export async function connect(
     settings.log(
       `${error.message}; retrying in ${wait} ms (attempt ${attempt + 1} of ${attempts})`,
     );
-    await delay(wait);
+    await pause(wait, signal).catch(() => Promise.reject(cancelledConnect(target, signal)));
   }
 }
 
@@ -194,6 +208,7 @@ function attemptOnce(
   checker: HostKeyChecker,
   key: ParsedKey | undefined,
   openStream: OpenStream | undefined,
+  signal: AbortSignal,
 ): Promise<Connected | AttemptFailure> {
   const fail = (failure: SshFailure, sentence: string, retryable: boolean, cause?: unknown) => ({
     error: new SshError(target.name, failure, `${target.prefix}${sentence}`, { cause }),
@@ -208,10 +223,12 @@ function attemptOnce(
     let fingerprint = "";
     let stream: Duplex | undefined;
     let streamTimer: NodeJS.Timeout | undefined = undefined;
+    const onAbort = () => settle({ error: cancelledConnect(target, signal), retryable: false });
     const settle = (r: Connected | AttemptFailure) => {
       if (settled) return;
       settled = true;
       clearTimeout(streamTimer);
+      signal.removeEventListener("abort", onAbort);
       client.removeListener("ready", onReady);
       client.removeListener("close", onClose);
       if ("error" in r) {
@@ -225,6 +242,7 @@ function attemptOnce(
       settle(fail("unreachable", "the connection closed during the SSH handshake", true));
     client.on("ready", onReady);
     client.on("close", onClose);
+    signal.addEventListener("abort", onAbort, { once: true });
     // A permanent listener: an 'error' without one would crash the process.
     client.on("error", (err: Error & { level?: string; code?: string }) => {
       if (settled) return;

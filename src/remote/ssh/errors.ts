@@ -1,7 +1,7 @@
 import type { SshEndpoint } from "./types.js";
 
 export type SshFailure =
-  "unreachable" | "authentication" | "host-key" | "timeout" | "dropped" | "sudo";
+  "unreachable" | "authentication" | "host-key" | "timeout" | "dropped" | "sudo" | "cancelled";
 
 /** A transport failure of one host; the message is one sentence that names the host. */
 export class SshError extends Error {

@@ -8,10 +8,16 @@ import { openLocalForward, type LocalForward } from "./forward.js";
 import { ProcessGroupReport, killGroupCommand, reportingProcessGroup } from "./process-group.js";
 import { Semaphore } from "./semaphore.js";
 import { ShellFiles, type RawResult } from "./shell-files.js";
-import { KILL_AFTER_SECONDS, TIMED_OUT_CODE, cancelledError } from "../command-limits.js";
-import { cancellable } from "../interruption.js";
+import {
+  KILL_AFTER_SECONDS,
+  TIMED_OUT_CODE,
+  cancelledError,
+  displayCommand,
+} from "../command-limits.js";
+import { cancellable, pause } from "../interruption.js";
 import { SUDO_PROBE_SCRIPT, parseSudoProbe, remoteCommand, type SudoMode } from "./sudo.js";
 import type { SshEndpoint, SshHostOptions } from "./types.js";
+import { quoteValue } from "../../config/values.js";
 
 // A machine reached over SSH (ssh2): commands on exec channels, files through small shell
 // scripts on those channels (so they work through sudo), port forwards on direct-tcpip
@@ -78,10 +84,6 @@ const FACTS_SCRIPT = [
   "id -u",
 ].join("; ");
 
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
-
 function signalCode(name: string | undefined): number {
   const n = name ? (osConstants.signals as Record<string, number>)[`SIG${name}`] : undefined;
   return 128 + (n ?? 15);
@@ -90,7 +92,7 @@ function signalCode(name: string | undefined): number {
 /** Options a connection cannot start with: one sentence naming the option. */
 function checkOptions(opts: SshHostOptions): void {
   const bad = (what: string, value: unknown) => {
-    throw new Error(`${opts.name}: SSH option ${what}, got ${JSON.stringify(value)}`);
+    throw new Error(`${opts.name}: SSH option ${what}, got ${quoteValue(value)}`);
   };
   for (const [where, e] of [
     ["endpoint", opts.endpoint],
@@ -109,6 +111,11 @@ function checkOptions(opts: SshHostOptions): void {
       bad(`${name} must be a whole number ≥ ${min}`, v);
     }
   };
+  // sudo -S reads the password up to the first new line; the rest would be the command's input
+  // (the Cluster's decoding drops one trailing new line, and names the field). Never quoted.
+  if (opts.sudoPassword !== undefined && /[\r\n]/.test(opts.sudoPassword)) {
+    throw new Error(`${opts.name}: SSH option sudoPassword must be one line; it holds a new line`);
+  }
   whole("maxSessions", 1);
   whole("retries", 0);
   whole("keepaliveCountMax", 1);
@@ -193,6 +200,7 @@ export class SshHost implements Host {
       retries: opts.retries ?? DEFAULTS.retries,
       retryDelayMs: opts.retryDelayMs ?? DEFAULTS.retryDelayMs,
       log,
+      ...(opts.signal ? { signal: opts.signal } : {}),
     };
     let jump: SshClient | undefined;
     let jumpClosed = false;
@@ -306,7 +314,7 @@ export class SshHost implements Host {
     argv: string[],
     opts: { sudo?: boolean; stdin?: string | Buffer; timeoutMs?: number; signal?: AbortSignal },
   ): Promise<RawResult> {
-    const display = argv.join(" ");
+    const display = displayCommand(argv);
     let sudo: SudoMode | undefined;
     if (opts.sudo) {
       sudo = this.sudo;
@@ -540,7 +548,9 @@ export class SshHost implements Host {
         const err = e as Error & { reason?: number };
         if (this.state.kind !== "open") throw this.droppedWhile(display);
         if (SESSION_REFUSED.has(err.reason ?? 0) && attempt < CHANNEL_OPEN_ATTEMPTS) {
-          await delay(Math.min(1000, 25 * 2 ** attempt));
+          await pause(Math.min(1000, 25 * 2 ** attempt)).catch((e: unknown) =>
+            Promise.reject(new Error(`${this.label}: cancelled "${display}"`, { cause: e })),
+          );
           continue;
         }
         throw new SshError(

@@ -1,3 +1,4 @@
+import { createHash } from "node:crypto";
 import { isAbsolute } from "node:path";
 import type { FileStat } from "../host.js";
 
@@ -19,15 +20,25 @@ export type RootExec = (argv: string[], stdin?: Buffer) => Promise<RawResult>;
 const MISSING = 44;
 const NOT_A_DIRECTORY = 45;
 
+// A write checks what landed before it takes the target's place: its size and its sha256 must be
+// those of the bytes sent. Whatever came into the command's stdin ahead of them (a sudo password
+// line sudo did not consume) or went missing is caught here, and the target is left as it was.
+// The sha256 comes first on stdin, on a line of its own (`read` takes one byte at a time from a
+// pipe, leaving the content to `cat`): a hash of a key is no secret, but argv is public.
 const WRITE = [
   "set -e",
-  'target=$1 mode=$2 dir=$(dirname -- "$1")',
+  'target=$1 mode=$2 size=$3 dir=$(dirname -- "$1")',
+  "IFS= read -r digest",
   // umask 022: parents are created 0755 whatever the login's umask is.
   "umask 022",
   'mkdir -p -- "$dir"',
   'tmp=$(mktemp -- "$target.kubeforge-XXXXXX")',
   "trap 'rm -f -- \"$tmp\"' EXIT",
   'cat > "$tmp"',
+  'got=$(wc -c < "$tmp")',
+  'if [ "$got" -ne "$size" ]; then echo "$got bytes landed where $size were sent" >&2; exit 1; fi',
+  'sum=$(sha256sum < "$tmp") && sum=${sum%% *}',
+  'if [ "$sum" != "$digest" ]; then echo "what landed differs from what was sent (sha256)" >&2; exit 1; fi',
   'chmod "$mode" "$tmp"',
   // -T: a directory at the target is an error, not a place to move the file into.
   'mv -f -T -- "$tmp" "$target"',
@@ -92,7 +103,12 @@ export class ShellFiles {
 
   async writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
     const bytes = typeof data === "string" ? Buffer.from(data) : data;
-    const r = await this.exec(script(WRITE, absolute(path), octal(mode)), bytes);
+    const digest = createHash("sha256").update(bytes).digest("hex");
+    const args = [absolute(path), octal(mode), String(bytes.length)];
+    const r = await this.exec(
+      script(WRITE, ...args),
+      Buffer.concat([Buffer.from(`${digest}\n`), bytes]),
+    );
     if (r.code !== 0) throw fileError(this.host, "write", path, r);
   }
 

@@ -53,4 +53,6 @@ export interface SshHostOptions {
   /** Concurrent session channels per connection; default 8 (below OpenSSH's MaxSessions 10). */
   maxSessions?: number;
   log?: (line: string) => void;
+  /** Cancels the connection attempt and its retries (the run's interruption does too). */
+  signal?: AbortSignal;
 }

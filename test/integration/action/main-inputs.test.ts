@@ -1,6 +1,8 @@
 import { generateKeyPairSync } from "node:crypto";
-import { readdir } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, symlink, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { beforeAll, describe, expect, it } from "vitest";
+import { fileDir } from "../../support/temp-dir.js";
 import { bundledMain, runStep } from "./support.js";
 
 // Bad inputs: the bundled main.js fails the step with one sentence naming the input, before any
@@ -70,5 +72,26 @@ describe("action main: bad inputs", () => {
     // Nothing but kubeforge's own log (when the name was readable) on the runner.
     const temp = await readdir(step.runnerTemp, { recursive: true });
     expect(temp.filter((f) => !/^kubeforge-[a-z-]+(\/kubeforge\.log)?$/.test(f))).toEqual([]);
+  });
+});
+
+describe("action main: the state folder", () => {
+  it("writes its log over a link planted there, never through it", async () => {
+    const runnerTemp = await fileDir("kubeforge-action-planted-");
+    const victim = join(runnerTemp, "victim");
+    await writeFile(victim, "someone else's file\n");
+    await mkdir(join(runnerTemp, "kubeforge-planted"));
+    await symlink(victim, join(runnerTemp, "kubeforge-planted", "kubeforge.log"));
+    // A Cluster input naming no file: the step fails after its log is set up.
+    const step = await runStep(mainJs, {
+      inputs: { name: "planted", cluster: "missing.yaml" },
+      runnerTemp,
+      timeoutMs: 60_000,
+    });
+    expect(step.code).toBe(1);
+    expect(await readFile(victim, "utf8")).toBe("someone else's file\n");
+    const log = join(runnerTemp, "kubeforge-planted", "kubeforge.log");
+    expect((await lstat(log)).isFile()).toBe(true);
+    expect(await readFile(log, "utf8")).toContain("input cluster");
   });
 });

@@ -2,6 +2,7 @@ import { execFileSync } from "node:child_process";
 import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
+import type { TLSSocket } from "node:tls";
 import { join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -98,6 +99,8 @@ function discoveryKubeconfig(
 }
 
 const pages: Record<string, { status: number; type: string; body: string; location?: string }> = {};
+/** What reached the web server: path, Authorization header, whether a client certificate came. */
+const seen: { url: string; authorization?: string; clientCert: boolean }[] = [];
 
 beforeAll(async () => {
   c = await startDiscoveryCluster();
@@ -105,8 +108,20 @@ beforeAll(async () => {
   await mkdir(dir);
   const pki = webPKI(dir);
   const server = createServer(
-    { cert: await readFile(pki.cert), key: await readFile(pki.key) },
+    {
+      cert: await readFile(pki.cert),
+      key: await readFile(pki.key),
+      // Asks for a client certificate (never required): the test sees whether one is sent.
+      requestCert: true,
+      rejectUnauthorized: false,
+    },
     (req, res) => {
+      const peer = (req.socket as TLSSocket).getPeerCertificate();
+      seen.push({
+        url: req.url ?? "",
+        ...(req.headers.authorization ? { authorization: req.headers.authorization } : {}),
+        clientCert: peer !== null && Object.keys(peer).length > 0,
+      });
       const page = pages[req.url ?? ""] ?? {
         status: 404,
         type: "text/plain",
@@ -326,7 +341,118 @@ describe("HTTPS discovery", () => {
   it("refuses a plain http URL before any request", async () => {
     const { opts } = options();
     await expect(discoverFromFile(`http://127.0.0.1:1/discovery.conf`, opts)).rejects.toThrow(
-      /a URL must use https/,
+      /only https URLs and file paths/,
+    );
+  });
+});
+
+describe("HTTPS discovery from a hostile server", () => {
+  it("takes only the cluster's server and CA: no local file is sent, no command runs", async () => {
+    const dir = join(c.root, "hostile");
+    await mkdir(dir, { recursive: true });
+    // A secret of the joining machine's, and a key pair of its own (the web server's, here).
+    const secretFile = join(dir, "ci-secret");
+    await writeFile(secretFile, "the-ci-deploy-token\n");
+    const marker = join(dir, "exec-ran");
+    const kubeconfig = (user: Record<string, unknown>) =>
+      toYAML({
+        apiVersion: "v1",
+        kind: "Config",
+        // The API server is the discovery server itself: it sees what a client sends.
+        clusters: [
+          {
+            name: "c",
+            cluster: {
+              server: web.base,
+              "certificate-authority-data": Buffer.from(web.caPEM).toString("base64"),
+              "insecure-skip-tls-verify": false,
+            },
+          },
+        ],
+        contexts: [{ name: "x", context: { cluster: "c", user: "u" } }],
+        "current-context": "x",
+        users: [{ name: "u", user }],
+      });
+    pages["/token-file.conf"] = {
+      status: 200,
+      type: "application/yaml",
+      body: kubeconfig({
+        tokenFile: secretFile,
+        "client-certificate": join(c.root, "web", "web.crt"),
+        "client-key": join(c.root, "web", "web.key"),
+      }),
+    };
+    pages["/exec.conf"] = {
+      status: 200,
+      type: "application/yaml",
+      body: kubeconfig({
+        exec: {
+          apiVersion: "client.authentication.k8s.io/v1",
+          command: "sh",
+          args: [
+            "-c",
+            `touch ${marker}; echo '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential","status":{"token":"from-exec"}}'`,
+          ],
+          interactiveMode: "Never",
+        },
+      }),
+    };
+    pages["/auth-provider.conf"] = {
+      status: 200,
+      type: "application/yaml",
+      body: kubeconfig({ "auth-provider": { name: "oidc", config: { "id-token": "x" } } }),
+    };
+    // cluster-info is closed to this client: discovery goes on with the file (kubeadm's rule).
+    pages["/api/v1/namespaces/kube-public/configmaps/cluster-info"] = {
+      status: 403,
+      type: "application/json",
+      body: JSON.stringify({
+        kind: "Status",
+        apiVersion: "v1",
+        status: "Failure",
+        reason: "Forbidden",
+        code: 403,
+      }),
+    };
+    for (const [page, fields] of [
+      ["/token-file.conf", ["tokenFile", "client-certificate", "client-key"]],
+      ["/exec.conf", ["exec"]],
+      ["/auth-provider.conf", ["auth-provider"]],
+    ] as const) {
+      seen.length = 0;
+      const { opts, warnings } = options({ extraCACerts: web.caPEM });
+      const config = await discoverFromFile(`${web.base}${page}`, opts);
+      const asked = seen.filter((r) => r.url.includes("cluster-info"));
+      expect(asked.length, page).toBeGreaterThan(0);
+      expect(asked.filter((r) => r.authorization !== undefined || r.clientCert)).toEqual([]);
+      expect(config.users).toEqual([]);
+      expect(clusterOf(config)!.cluster).toEqual({
+        server: web.base,
+        "certificate-authority-data": Buffer.from(web.caPEM).toString("base64"),
+      });
+      for (const field of [
+        "clusters.insecure-skip-tls-verify",
+        ...fields.map((f) => `users["u"].${f}`),
+      ]) {
+        expect(warnings.join("\n"), page).toContain(field);
+      }
+      // Without credentials of its own the join needs the TLS bootstrap token, and says so.
+      await expect(
+        discoverTLSBootstrapConfig({ file: { kubeConfigPath: `${web.base}${page}` } }, opts),
+      ).rejects.toThrow(/could not find authentication credentials .*--tls-bootstrap-token/);
+    }
+    await expect(readFile(marker)).rejects.toThrow(/ENOENT/);
+  });
+
+  it("refuses a downloaded file that names a CA file on this machine", async () => {
+    pages["/ca-file.conf"] = {
+      status: 200,
+      type: "application/yaml",
+      body: discoveryKubeconfig({ caFile: "/etc/kubernetes/pki/ca.crt" }),
+    };
+    const { opts } = options({ extraCACerts: web.caPEM });
+    expect((await failure(discoverFromFile(`${web.base}/ca-file.conf`, opts))).message).toMatch(
+      /^the discovery file https:\/\/127\.0\.0\.1:\d+\/ca-file\.conf names a file on this machine as its CA \(certificate-authority\); a downloaded discovery file must carry its CA as certificate-authority-data$/,
     );
   });
 });

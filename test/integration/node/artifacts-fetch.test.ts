@@ -251,6 +251,23 @@ describe("fetchArtifact faults: one sentence naming the URL, nothing left in the
     expect(e.message).toBe(`downloading ${a.url} failed: no data for 300 ms`);
   });
 
+  it("a stalled download ends at once when its signal aborts, and is not retried", async () => {
+    const a = fresh();
+    server.fault(pathOf(a.url), "hang");
+    const cancel = new AbortController();
+    const reason = new Error("interrupted by SIGINT");
+    // The server holds the request; the idle timeout (60 s) is far away.
+    const waiting = failing(a, { retries: 3, signal: cancel.signal });
+    await expect.poll(() => server.hits(pathOf(a.url)), { timeout: 10_000 }).toBe(1);
+    const cancelledAt = Date.now();
+    cancel.abort(reason);
+    const e = await waiting;
+    expect(Date.now() - cancelledAt).toBeLessThan(2_000);
+    expect(e.message).toContain(a.url);
+    expect(e.message).toMatch(/was stopped: interrupted by SIGINT/);
+    expect(server.hits(pathOf(a.url))).toBe(1);
+  });
+
   it("endless redirects", async () => {
     const a = fresh();
     server.fault(pathOf(a.url), "redirect-loop");

@@ -2,11 +2,14 @@ import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { waitForCluster } from "../../../src/cluster/readiness.js";
+import { waitForKubelet } from "../../../src/kube/health.js";
 import { poll } from "../../../src/kube/poll.js";
-import type { KubeClient } from "../../../src/kube/types.js";
+import type { ClusterAccess, KubeClient } from "../../../src/kube/types.js";
 import { interrupt } from "../../../src/remote/interruption.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { SshHost } from "../../../src/remote/ssh/host.js";
+import { TerminalReporter } from "../../../src/workflow/reporter.js";
+import { Runner } from "../../../src/workflow/runner.js";
 import { eventually, running, waitForFile } from "../../support/processes.js";
 import { startSshd, type Sshd } from "../../support/sshd.js";
 
@@ -94,6 +97,41 @@ describe("interrupt()", () => {
       log: () => {},
     }).catch((e: unknown) => e)) as Error;
     expect(ready.message).toBe("stopped waiting for the cluster to be ready");
+    expect(Date.now() - started).toBeLessThan(1000);
+  });
+
+  it("starts no further phase, and a cancelled wait is not reported as a timeout", async () => {
+    interrupt(new Error("interrupted by SIGINT"));
+    const ran: string[] = [];
+    const reporter = new TerminalReporter({ write: () => {} });
+    const runner = new Runner<object>(
+      [
+        {
+          name: "kubelet-start",
+          short: "",
+          run: () => Promise.resolve(void ran.push("kubelet-start")),
+        },
+      ],
+      reporter,
+    );
+    await expect(runner.run({})).rejects.toThrow(
+      "error execution phase kubelet-start: not started: the run was interrupted",
+    );
+    expect(ran).toEqual([]);
+    // The kubelet wait of four minutes stops at once and says why, not "not healthy after 4m0s".
+    const access = {
+      probe: () => Promise.reject(new Error("the kubelet was probed")),
+    } as unknown as ClusterAccess;
+    const started = Date.now();
+    const e = (await waitForKubelet(access, {
+      url: "http://127.0.0.1:10248/healthz",
+      timeoutMs: 240_000,
+      log: () => {},
+    }).catch((x: unknown) => x)) as Error;
+    expect(e.message).toBe(
+      "stopped waiting for the kubelet at http://127.0.0.1:10248/healthz to be healthy",
+    );
+    expect((e.cause as Error).message).toBe("interrupted by SIGINT");
     expect(Date.now() - started).toBeLessThan(1000);
   });
 });

@@ -165,6 +165,51 @@ describe("SSH faults", () => {
     }
   });
 
+  it("a cancel ends the connection attempts at once: between retries and mid-handshake", async () => {
+    const label = `w1 (ssh://root@${sshd.address}:22)`;
+    const reason = new Error("interrupted by SIGINT");
+    const cancelled = async (fault: () => Promise<void>, firstLog: RegExp | undefined) => {
+      const cancel = new AbortController();
+      const lines: string[] = [];
+      const connecting = settleTime(
+        SshHost.connect(
+          options({
+            connectTimeoutMs: 20_000,
+            retries: 5,
+            retryDelayMs: 5_000,
+            log: (l) => lines.push(l),
+            signal: cancel.signal,
+          }),
+        ),
+      );
+      await fault();
+      if (firstLog)
+        await expect.poll(() => lines.join("\n"), { timeout: 10_000 }).toMatch(firstLog);
+      else await new Promise((r) => setTimeout(r, 500));
+      const at = Date.now();
+      cancel.abort(reason);
+      const { error } = await connecting;
+      expect((error as SshError).failure).toBe("cancelled");
+      expect((error as SshError).message).toBe(`${label}: cancelled while connecting`);
+      expect((error as SshError).cause).toBe(reason);
+      return (await connecting).at - at;
+    };
+    // Refused, waiting 5 s before the next attempt.
+    await sshd.stop();
+    try {
+      expect(await cancelled(() => Promise.resolve(), /retrying in 5000 ms/)).toBeLessThan(500);
+    } finally {
+      await sshd.start();
+    }
+    // Packets dropped: the attempt waits for a handshake that does not come.
+    await sshd.blackhole(true);
+    try {
+      expect(await cancelled(() => Promise.resolve(), undefined)).toBeLessThan(500);
+    } finally {
+      await sshd.blackhole(false);
+    }
+  });
+
   it("close() ends running commands and is idempotent", async () => {
     const host = await SshHost.connect(options());
     const running = settleTime(host.exec(["sleep", "30"]));

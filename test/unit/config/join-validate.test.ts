@@ -129,7 +129,7 @@ describe("kubeadm's TestValidateDiscoveryKubeConfigPath", () => {
       'JoinConfiguration.discovery.file.kubeConfigPath: "/nope.conf" is not a valid HTTPS URL or a file on disk',
     ]);
     expect(problems({ discovery: { file: { kubeConfigPath: "http://url/file.conf" } } })).toEqual([
-      'JoinConfiguration.discovery.file.kubeConfigPath: "http://url/file.conf": a URL must use https',
+      'JoinConfiguration.discovery.file.kubeConfigPath: "http://url/file.conf": only https URLs and file paths are accepted',
     ]);
   });
 });

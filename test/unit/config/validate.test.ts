@@ -400,7 +400,7 @@ describe("validateJoinConfiguration", () => {
     [
       "http discovery URL",
       { discovery: { file: { kubeConfigPath: "http://example.com/ci" } } },
-      'JoinConfiguration.discovery.file.kubeConfigPath: "http://example.com/ci": a URL must use https',
+      'JoinConfiguration.discovery.file.kubeConfigPath: "http://example.com/ci": only https URLs and file paths are accepted',
     ],
     [
       "control-plane certificate key",

@@ -186,19 +186,27 @@ describe("applying patches", () => {
     ).toThrow(
       /could not apply the patch of type "application\/json-patch\+json" from \/p\/kube-apiserver\+json.json to target "kube-apiserver": .*OPERATION_PATH_UNRESOLVABLE/,
     );
-    expect(() =>
-      applyPatches(
-        "kube-apiserver",
-        pod,
-        set(createPatchFile("/p/kube-apiserver+json.yaml", "kube-apiserver", "json", "op: add\n")),
-      ),
-    ).toThrow(/from \/p\/kube-apiserver\+json.yaml .*a JSON patch must be a list of operations/);
+    // A JSON patch that is not a list is refused earlier, when read (below).
   });
 
   it("names the file holding invalid YAML", () => {
     expect(() =>
       createPatchFile("/p/etcd.yaml", "etcd", "strategic", "spec:\n  containers: [\n"),
     ).toThrow(/patch file \/p\/etcd.yaml is not valid YAML/);
+  });
+});
+
+describe("a patch that is not one (refused when read, before any manifest is written)", () => {
+  // A text that is not YAML parses as one string; as a merge patch, a string replaces the whole
+  // target (RFC 7386), and kube-apiserver.yaml became that string on disk.
+  it.each([
+    ["merge", "kube-apiserver+merge.yaml", "not a patch at all", "a string"],
+    ["strategic", "kube-apiserver.yaml", "- a\n- b\n", "a list"],
+    ["json", "kube-apiserver+json.yaml", "op: add\n", "a mapping"],
+  ] as const)("a %s patch file %s holding %j", (type, name, text, what) => {
+    expect(() => createPatchFile(`/p/${name}`, "kube-apiserver", type, text)).toThrow(
+      `patch file /p/${name}: document 1 is ${what}, not ${type === "json" ? "a list of JSON patch operations" : "a mapping"}`,
+    );
   });
 });
 

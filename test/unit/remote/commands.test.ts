@@ -1,5 +1,8 @@
 import { execFile } from "node:child_process";
 import { describe, expect, it } from "vitest";
+import { displayCommand } from "../../../src/remote/command-limits.js";
+import { run } from "../../../src/remote/host.js";
+import { LocalHost } from "../../../src/remote/local.js";
 import { Semaphore } from "../../../src/remote/ssh/semaphore.js";
 import { shellJoin, shellQuote } from "../../../src/remote/ssh/quote.js";
 import { parseSudoProbe, remoteCommand } from "../../../src/remote/ssh/sudo.js";
@@ -112,5 +115,19 @@ describe("Semaphore", () => {
     await expect(s.acquire()).rejects.toThrow("connection gone");
     r3();
     expect(() => new Semaphore(0)).toThrow(/limit must be ≥ 1/);
+  });
+});
+
+describe("commands in messages", () => {
+  it("quote a failing shell script by its first line, on one line", async () => {
+    const local = new LocalHost({ name: "runner" });
+    const script = 'set -e\nfile=$1\n[ -e "$file" ]\necho done';
+    const e = (await run(local, ["sh", "-c", script, "sh", "/nonexistent/x"]).catch(
+      (x: unknown) => x,
+    )) as Error;
+    expect(e.message).toBe(`runner: "sh -c 'set -e …' sh /nonexistent/x" exited with code 1`);
+    expect(displayCommand(["kubeadm", "init", "--config", "/tmp/a b.yaml"])).toBe(
+      "kubeadm init --config /tmp/a b.yaml",
+    );
   });
 });

@@ -151,4 +151,29 @@ describe("ShellFiles", () => {
     expect(viaShell.readMissing).toBe("ENOENT");
     expect(viaShell.listFile).toBe("ENOTDIR");
   });
+
+  it("refuses a write whose input was corrupted on the way, leaving the target as it was", async () => {
+    // What `sudo -S` left of a password with a new line ("pw\nrest"): the rest comes first.
+    const corrupted = new ShellFiles("h1", (argv, stdin) =>
+      hostileExec(argv, stdin && Buffer.concat([Buffer.from("rest\n"), stdin])),
+    );
+    // A byte lost on the way: as many bytes land, but not the ones sent.
+    const swapped = new ShellFiles("h1", (argv, stdin) =>
+      hostileExec(argv, stdin && Buffer.concat([stdin.subarray(0, -1), Buffer.from("X")])),
+    );
+    const p = join(dir, "verified", "ca.key");
+    await files.writeFile(p, "the key as it was\n", 0o600);
+    await expect(corrupted.writeFile(p, "new key\n", 0o600)).rejects.toThrow(
+      /^h1: cannot write .*ca\.key: \d+ bytes landed where 8 were sent$/,
+    );
+    await expect(swapped.writeFile(p, "new key\n", 0o600)).rejects.toThrow(
+      /^h1: cannot write .*ca\.key: what landed differs from what was sent \(sha256\)$/,
+    );
+    expect(await local.readFile(p)).toEqual(Buffer.from("the key as it was\n"));
+    expect(await readdir(join(dir, "verified"))).toEqual(["ca.key"]);
+    // Binaries too: every byte value, a megabyte of them.
+    const binary = randomBytes(1 << 20);
+    await files.writeFile(join(dir, "verified", "kubelet"), binary, 0o755);
+    expect((await local.readFile(join(dir, "verified", "kubelet"))).equals(binary)).toBe(true);
+  });
 });

@@ -57,6 +57,10 @@ describe("parseHostURL", () => {
       "ssh://ubuntu:***@203.0.113.10:22",
     );
     expect(redactHostURL("ssh://ubuntu@203.0.113.10")).toBe("ssh://ubuntu@203.0.113.10");
+    // Written without ssh://, and passwords holding "@", ":" or "/".
+    expect(redactHostURL("ubuntu:hunter2@203.0.113.10")).toBe("ubuntu:***@203.0.113.10");
+    expect(redactHostURL("ssh://u:p@ss:w/rd@h:22")).toBe("ssh://u:***@h:22");
+    expect(redactHostURL("203.0.113.10:22")).toBe("203.0.113.10:22");
   });
 
   it.each(["local", "ssh://h", "ssh://u@h:2222", "ssh://u@[fd00::1]:22", "ssh://[fd00::1]"])(

@@ -958,6 +958,7 @@ describe("secrets", () => {
       `nodes: [{name: cp, role: control-plane, host: 'ssh://u:${SECRETS[2]}@h'}]`,
     ],
     ["a password in the jump host URL", `ssh: {jumpHost: 'ssh://u:${SECRETS[2]}@bastion'}`],
+    ["a sudo password of two lines", `ssh: {sudoPassword: "${SECRETS[3]}\\n${SECRETS[3]}"}`],
     [
       "a node's secrets",
       `nodes: [{name: cp, role: control-plane, host: 'ssh://u@h', ssh: {privateKey: "${SECRETS[0]}", password: [${SECRETS[2]}], passphrase: ${SECRETS[1]}}}]`,
@@ -971,6 +972,32 @@ describe("secrets", () => {
     }
     expect(message).not.toBe("");
     for (const s of SECRETS) expect(message).not.toContain(s);
+  });
+});
+
+describe("ssh.sudoPassword", () => {
+  const nodes = "nodes: [{name: cp, role: control-plane, host: 'ssh://u@10.0.0.1'}]\n";
+
+  it("drops the one trailing new line a YAML block or a saved secret carries", () => {
+    for (const value of ["|\n    pw-1", '"pw-1\\n"', '"pw-1\\r\\n"']) {
+      const spec = load(`${HEAD}${SSH_OK}  sudoPassword: ${value}\n${nodes}`);
+      expect(spec.ssh.sudoPassword).toBe("pw-1");
+    }
+  });
+
+  it("refuses a new line inside, naming the field and its origin, never the value", () => {
+    expect(problemsOf(`${HEAD}${SSH_OK}  sudoPassword: "pw-1\\nrest"\n${nodes}`)).toEqual([
+      expect.stringMatching(/^cluster\.yaml: ssh\.sudoPassword: holds a new line: /),
+    ]);
+    expect(
+      problemsOf(`${HEAD}${SSH_OK}${nodes}`, {
+        overrides: { sudoPassword: "pw-1\n\n", from: { sudoPassword: "input ssh-sudo-password" } },
+      }),
+    ).toEqual([
+      expect.stringMatching(
+        /^cluster\.yaml: ssh\.sudoPassword \(from input ssh-sudo-password\): holds a new line: /,
+      ),
+    ]);
   });
 });
 
