@@ -1,4 +1,4 @@
-import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, readFile, writeFile } from "node:fs/promises";
 import { dirname } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
@@ -86,9 +86,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  // The bundles are the run's, shared with other files: the run removes them.
   await bed?.stop();
-  for (const js of [mainJs, postJs])
-    if (js) await rm(dirname(js), { recursive: true, force: true });
 }, 120_000);
 
 /** The commands in a step's output that are not kubeforge's own, or carry a node's payload. */

@@ -62,7 +62,7 @@ describe("action main: bad inputs", () => {
     });
     expect(step.code).toBe(1);
     const errors = step.stdout.split("\n").filter((l) => l.startsWith("::error::"));
-    expect(errors).toHaveLength(1);
+    expect(errors, `${step.stdout}\n${step.stderr}`).toHaveLength(1);
     expect(errors[0]).toMatch(new RegExp(`^::error::input ${input}: `));
     expect(errors[0]).toMatch(says);
     expect(step.stdout).not.toContain("::group::");

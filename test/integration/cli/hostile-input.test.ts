@@ -12,16 +12,16 @@ import { bundledCli, type CliResult } from "../../support/cli.js";
 
 type Kubeforge = (args: string[], opts?: { timeoutMs?: number }) => Promise<CliResult>;
 let kubeforge: Kubeforge;
-let bundleDir: string;
 let work: string;
 
 beforeAll(async () => {
-  ({ kubeforge, dir: bundleDir } = await bundledCli());
+  ({ kubeforge } = await bundledCli());
   work = await mkdtemp(join(tmpdir(), "kubeforge-hostile-cli-"));
 }, 60_000);
 
 afterAll(async () => {
-  for (const d of [work, bundleDir]) if (d) await rm(d, { recursive: true, force: true });
+  // The bundle is the run's, shared with other files: only this file's folder goes.
+  if (work) await rm(work, { recursive: true, force: true });
 });
 
 async function file(name: string, text: string): Promise<string> {
