@@ -52,14 +52,19 @@ describe("the simulated API server and CustomResourceDefinitions", () => {
       names: { plural: "widgets", kind: "Widget" },
       scope: "Namespaced",
     });
-    await client.create(widget);
-    // At once: not served, not discovered.
-    expect(
-      (await client.getRaw("/apis/test.example.com/v1/namespaces/default/widgets")).status,
-    ).toBe(404);
-    await expect(client.resource("test.example.com/v1", "Widget")).rejects.toBeInstanceOf(
-      UnservedKindError,
-    );
+    // Before the naming controller has accepted its names: not served, not discovered.
+    const release = cp.api.holdCrdControllers();
+    try {
+      await client.create(widget);
+      expect(
+        (await client.getRaw("/apis/test.example.com/v1/namespaces/default/widgets")).status,
+      ).toBe(404);
+      await expect(client.resource("test.example.com/v1", "Widget")).rejects.toBeInstanceOf(
+        UnservedKindError,
+      );
+    } finally {
+      release();
+    }
     const established = await cp.api.store.waitFor(
       () => {
         const o = cp.api.store.get({ ...CRD_REF, name: "widgets.test.example.com" });

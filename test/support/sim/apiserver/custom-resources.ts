@@ -223,17 +223,28 @@ function nextStatus(crd: StoredObject, now: string): Json | undefined {
 
 /**
  * Runs the naming and establishing controllers over the store's CRDs until stopped. Each step
- * comes `delayMs` after the change that calls for it, as the controllers' queues do.
+ * comes `delayMs` after the change that calls for it, as the controllers' queues do. `hold()`
+ * keeps every step waiting until the function it returns is called: a test sees the state
+ * between a CRD's creation and its acceptance without racing the delay.
  */
 export function startCrdControllers(
   store: ObjectStore,
   log: (line: string) => void,
   delayMs = 100,
-): { stop(): void } {
+): { stop(): void; hold(): () => void } {
   const timers = new Set<NodeJS.Timeout>();
+  let held: Set<string> | undefined;
   const step = (name: string) => {
+    if (held) {
+      held.add(name);
+      return;
+    }
     const timer = setTimeout(() => {
       timers.delete(timer);
+      if (held) {
+        held.add(name);
+        return;
+      }
       const crd = store.get({ apiVersion: CRD_API_VERSION, kind: CRD_KIND, name });
       if (!crd || crd.metadata.deletionTimestamp) return;
       const status = nextStatus(crd, rfc3339(store.now()));
@@ -259,6 +270,14 @@ export function startCrdControllers(
       unsubscribe();
       for (const t of timers) clearTimeout(t);
       timers.clear();
+    },
+    hold: () => {
+      held ??= new Set();
+      return () => {
+        const waiting = held ?? new Set<string>();
+        held = undefined;
+        for (const name of waiting) step(name);
+      };
     },
   };
 }

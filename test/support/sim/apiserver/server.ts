@@ -102,6 +102,8 @@ export interface FakeApiServer {
   readonly port: number;
   readonly store: ObjectStore;
   faults: FaultInjector;
+  /** Holds the CRD naming and establishing controllers; the returned function lets them go on. */
+  holdCrdControllers(): () => void;
   stop(): Promise<void>;
 }
 
@@ -857,6 +859,7 @@ async function serve(
     port,
     store,
     faults,
+    holdCrdControllers: () => crdControllers.hold(),
     async stop() {
       crdControllers.stop();
       for (const w of [...watches]) w();
