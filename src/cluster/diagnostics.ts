@@ -11,6 +11,7 @@ import {
 import { lookPath } from "../node/lookpath.js";
 import { presentCRISockets } from "../node/preflight/cri.js";
 import { fleet } from "../remote/fleet.js";
+import { displayCommand } from "../remote/command-limits.js";
 import type { ExecResult, Host } from "../remote/host.js";
 import { isKeyFileName, redactSecrets } from "./diagnostics/redact.js";
 import { MARKER_PATH } from "./node-state.js";
@@ -101,7 +102,7 @@ class Collector {
     return withTimeout(
       this.host.exec(argv, { sudo: true, readOnly: true, timeoutMs: this.timeoutMs }),
       this.timeoutMs + Math.min(5_000, this.timeoutMs),
-      `"${argv.join(" ")}"`,
+      `"${displayCommand(argv)}"`,
     );
   }
 
@@ -126,13 +127,13 @@ class Collector {
     const r = await this.exec(argv);
     const text = r.stdout.trim();
     const empty = /^-- No entries --$/m.test(text) || text === "";
-    if (r.code === 0 && !empty) return `${header([argv.join(" ")])}${r.stdout}`;
+    if (r.code === 0 && !empty) return `${header([displayCommand(argv)])}${r.stdout}`;
     const why = notFound(r)
       ? "journalctl is not installed on this node"
       : r.code !== 0
         ? `journalctl failed (exit ${r.code}): ${lastLine(r)}`
         : `journald has no kubelet entries (${lastLine(r) || "empty"})`;
-    const parts = [header([`${argv.join(" ")}: ${why}.`, "Falling back to the sources below."])];
+    const parts = [header([`${displayCommand(argv)}: ${why}.`, "Falling back to the sources below."])];
     const status = await this.exec(["systemctl", "status", "kubelet", "--no-pager", "-l"]).catch(
       (e: Error) => ({ code: -1, stdout: "", stderr: e.message }),
     );
@@ -179,21 +180,21 @@ class Collector {
 
   async containers(): Promise<string> {
     const { argv, result } = await this.crictl(["ps", "-a"]);
-    if (result.code !== 0) throw new Error(`"${argv.join(" ")}" failed: ${lastLine(result)}`);
-    return `${header([argv.join(" ")])}${result.stdout}`;
+    if (result.code !== 0) throw new Error(`"${displayCommand(argv)}" failed: ${lastLine(result)}`);
+    return `${header([displayCommand(argv)])}${result.stdout}`;
   }
 
   /** The newest container of a control-plane component (crash loops leave older attempts). */
   private async containerId(component: string): Promise<string | undefined> {
     const { argv, result } = await this.crictl(["ps", "-a", "-o", "json"]);
-    if (result.code !== 0) throw new Error(`"${argv.join(" ")}" failed: ${lastLine(result)}`);
+    if (result.code !== 0) throw new Error(`"${displayCommand(argv)}" failed: ${lastLine(result)}`);
     let list: {
       containers?: { id?: string; metadata?: { name?: string }; createdAt?: string }[];
     };
     try {
       list = JSON.parse(result.stdout) as typeof list;
     } catch {
-      throw new SourceUnavailable(`"${argv.join(" ")}" did not print JSON`);
+      throw new SourceUnavailable(`"${displayCommand(argv)}" did not print JSON`);
     }
     const mine = (list.containers ?? []).filter((c) => c.metadata?.name === component && c.id);
     const created = (c: { createdAt?: string }) => {
@@ -230,8 +231,8 @@ class Collector {
       if (id !== undefined) {
         const { argv, result } = await this.crictl(["logs", "--tail", String(this.tail), id]);
         // crictl writes the container's stdout and stderr to its own (klog logs to stderr).
-        if (result.code === 0) return `${header([argv.join(" ")])}${result.stdout}${result.stderr}`;
-        viaCrictl = `"${argv.join(" ")}" failed: ${lastLine(result)}`;
+        if (result.code === 0) return `${header([displayCommand(argv)])}${result.stdout}${result.stderr}`;
+        viaCrictl = `"${displayCommand(argv)}" failed: ${lastLine(result)}`;
       } else viaCrictl = `the container runtime has no ${component} container`;
     } catch (e) {
       viaCrictl = (e as Error).message;

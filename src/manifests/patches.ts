@@ -123,94 +123,144 @@ export interface PatchDirReader {
   readDir(path: string): Promise<string[]>;
   stat(path: string): Promise<{ isFile: boolean; isDirectory: boolean } | undefined>;
   readFile(path: string): Promise<Buffer>;
+  /** Whether the entry itself is a symbolic link; a reader without it is taken to have none. */
+  isSymbolicLink?(path: string): Promise<boolean>;
 }
 
-const cache = new WeakMap<object, Map<string, Promise<PatchSet>>>();
+/** The most entries a patch directory's tree may hold, and its deepest folder. */
+export const MAX_PATCH_DIR_ENTRIES = 1000;
+export const MAX_PATCH_DIR_DEPTH = 8;
+
+interface LoadedPatchSet {
+  set: PatchSet;
+  /** What reading it says, printed once, by the first caller that prints. */
+  lines: string[];
+  printed: boolean;
+}
+
+const cache = new WeakMap<object, Map<string, Promise<LoadedPatchSet>>>();
 
 /**
  * Reads a patch directory through a host, once per `cacheKey` (default: the reader) and
  * directory, as kubeadm reads it once per process (GetPatchManagerForPath). Files in
  * sub-directories are read too: kubeadm walks the tree (filepath.Walk) in lexical order, and
- * that order is the order patches apply in.
+ * that order is the order patches apply in. Every file is parsed and checked when the directory
+ * is read, so a caller that reads it before writing anything (preflight) stops a bad patch
+ * before any file changes; its lines go to the first caller that passes `log`, where kubeadm
+ * prints them (the first phase that applies patches).
  */
-export function readPatchDirectory(
+export async function readPatchDirectory(
   reader: PatchDirReader,
   dir: string,
   log?: (line: string) => void,
   cacheKey: object = reader,
 ): Promise<PatchSet> {
   let perReader = cache.get(cacheKey);
-  if (!perReader) cache.set(cacheKey, (perReader = new Map<string, Promise<PatchSet>>()));
+  if (!perReader) cache.set(cacheKey, (perReader = new Map<string, Promise<LoadedPatchSet>>()));
   let pending = perReader.get(dir);
   if (!pending) {
-    pending = loadPatchDirectory(reader, dir, log);
+    pending = loadPatchDirectory(reader, dir);
     perReader.set(dir, pending);
     // A failed read is not remembered: the next phase reports it again.
     pending.catch(() => perReader.delete(dir));
   }
-  return pending;
+  const loaded = await pending.catch((e: unknown) => {
+    log?.(`[patches] Reading patches from path "${dir}"`);
+    throw e;
+  });
+  if (log && !loaded.printed) {
+    loaded.printed = true;
+    for (const line of loaded.lines) log(line);
+  }
+  return loaded.set;
 }
 
-async function loadPatchDirectory(
-  reader: PatchDirReader,
-  dir: string,
-  log?: (line: string) => void,
-): Promise<PatchSet> {
-  log?.(`[patches] Reading patches from path "${dir}"`);
+async function loadPatchDirectory(reader: PatchDirReader, dir: string): Promise<LoadedPatchSet> {
+  const lines = [`[patches] Reading patches from path "${dir}"`];
   const info = await reader.stat(dir);
   if (!info) throw new Error(`could not list patch files for path "${dir}": it does not exist`);
   if (!info.isDirectory) {
     throw new Error(`could not list patch files for path "${dir}": not a directory`);
   }
   const set: PatchSet = { dir, files: [], ignored: [] };
-  await walk(reader, dir, set, log);
+  await walk(reader, { root: dir, set, lines, seen: 0 }, dir, 0);
   if (set.files.length > 0) {
-    log?.(
+    lines.push(
       `[patches] Found the following patch files: [${set.files.map((f) => posix.basename(f.source)).join(" ")}]`,
     );
   }
   if (set.ignored.length > 0) {
-    log?.(`[patches] Ignored the following files: [${set.ignored.join(" ")}]`);
+    lines.push(`[patches] Ignored the following files: [${set.ignored.join(" ")}]`);
   }
-  return set;
+  return { set, lines, printed: false };
 }
 
-async function walk(
-  reader: PatchDirReader,
-  dir: string,
-  set: PatchSet,
-  log?: (line: string) => void,
-): Promise<void> {
+interface Walk {
+  root: string;
+  set: PatchSet;
+  lines: string[];
+  /** Entries seen so far, against MAX_PATCH_DIR_ENTRIES. */
+  seen: number;
+}
+
+function tooLarge(w: Walk, what: string): Error {
+  return new Error(
+    `could not list patch files for path "${w.root}": ${what}; point --patches (or patches.directory) at the folder of patch files`,
+  );
+}
+
+async function walk(reader: PatchDirReader, w: Walk, dir: string, depth: number): Promise<void> {
+  if (depth > MAX_PATCH_DIR_DEPTH)
+    throw tooLarge(w, `it nests folders more than ${MAX_PATCH_DIR_DEPTH} deep`);
   const names = [...(await reader.readDir(dir))].sort(compareBytes);
   for (const name of names) {
+    if (++w.seen > MAX_PATCH_DIR_ENTRIES)
+      throw tooLarge(w, `it holds more than ${MAX_PATCH_DIR_ENTRIES} entries`);
     const path = posix.join(dir, name);
     const info = await reader.stat(path);
     if (!info) continue; // vanished, or a dangling link
     if (info.isDirectory) {
-      await walk(reader, path, set, log);
+      // filepath.Walk reports a link as a link and does not descend it; kubeadm then treats the
+      // entry by its name like a file. A linked folder is not followed here either.
+      if (await reader.isSymbolicLink?.(path)) {
+        w.lines.push(`[patches] Ignoring "${name}": a link to a folder is not followed`);
+        w.set.ignored.push(name);
+        continue;
+      }
+      await walk(reader, w, path, depth + 1);
       continue;
     }
-    const parsed = parsePatchFileName(name);
-    if (parsed.kind === "ignored") {
-      log?.(`[patches] Ignoring file "${name}": ${parsed.reason}`);
-      set.ignored.push(name);
+    if (!info.isFile) {
+      // A FIFO or a device would block the read or never end it.
+      w.lines.push(`[patches] Ignoring "${name}": not a regular file`);
+      w.set.ignored.push(name);
       continue;
     }
-    let data: Buffer;
-    try {
-      data = await reader.readFile(path);
-    } catch (e) {
-      throw new Error(`could not read the patch file "${path}": ${(e as Error).message}`, {
-        cause: e,
-      });
-    }
-    if (data.length === 0) {
-      log?.(`[patches] Ignoring empty file: "${name}"`);
-      set.ignored.push(name);
-      continue;
-    }
-    set.files.push(createPatchFile(path, parsed.target, parsed.type, data.toString("utf8")));
+    await readPatchFile(reader, w, path, name);
   }
+}
+
+async function readPatchFile(reader: PatchDirReader, w: Walk, path: string, name: string) {
+  const parsed = parsePatchFileName(name);
+  if (parsed.kind === "ignored") {
+    w.lines.push(`[patches] Ignoring file "${name}": ${parsed.reason}`);
+    w.set.ignored.push(name);
+    return;
+  }
+  let data: Buffer;
+  try {
+    data = await reader.readFile(path);
+  } catch (e) {
+    throw new Error(`could not read the patch file "${path}": ${(e as Error).message}`, {
+      cause: e,
+    });
+  }
+  if (data.length === 0) {
+    w.lines.push(`[patches] Ignoring empty file: "${name}"`);
+    w.set.ignored.push(name);
+    return;
+  }
+  w.set.files.push(createPatchFile(path, parsed.target, parsed.type, data.toString("utf8")));
 }
 
 /**

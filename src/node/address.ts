@@ -1,5 +1,6 @@
 import { parseIP } from "../config/network.js";
 import type { Host } from "../remote/host.js";
+import { displayCommand } from "../remote/command-limits.js";
 
 // The address the API server advertises when the config names none: kubeadm's
 // SetAPIEndpointDynamicDefaults → ChooseAPIServerBindAddress → k8s.io/apimachinery
@@ -102,7 +103,7 @@ export async function detectAdvertiseAddress(host: Host): Promise<string> {
   const result = await host.exec(argv, { readOnly: true });
   if (result.code !== 0) {
     throw new Error(
-      `${host.name}: cannot list the network addresses to choose an advertise address ("${argv.join(" ")}" exited with code ${result.code}: ${result.stderr.trim()}); set --apiserver-advertise-address`,
+      `${host.name}: cannot list the network addresses to choose an advertise address ("${displayCommand(argv)}" exited with code ${result.code}: ${result.stderr.trim()}); set --apiserver-advertise-address`,
     );
   }
   let links: IPLink[];
@@ -110,7 +111,7 @@ export async function detectAdvertiseAddress(host: Host): Promise<string> {
     links = JSON.parse(result.stdout) as IPLink[];
   } catch (e) {
     throw new Error(
-      `${host.name}: "${argv.join(" ")}" did not print JSON; set --apiserver-advertise-address`,
+      `${host.name}: "${displayCommand(argv)}" did not print JSON; set --apiserver-advertise-address`,
       {
         cause: e,
       },

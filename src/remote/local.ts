@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
 import { arch, cpus, hostname, constants as osConstants, release, totalmem } from "node:os";
 import { dirname } from "node:path";
 import {
@@ -218,6 +218,12 @@ export class LocalHost implements Host {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
       throw e;
     }
+  }
+
+  /** Whether the entry itself is a symbolic link (the patch walk does not follow linked folders). */
+  async isSymbolicLink(path: string): Promise<boolean> {
+    const s = await lstat(this.path(path)).catch(() => undefined);
+    return s?.isSymbolicLink() ?? false;
   }
 
   readDir(path: string): Promise<string[]> {

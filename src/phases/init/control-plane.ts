@@ -34,6 +34,17 @@ export async function loadPatches(
   return readPatchDirectory(data.runnerFiles, data.patchesDir, (l) => ctx.log.info(l), data);
 }
 
+/**
+ * Reads and checks every patch of `data.patchesDir` without printing: preflight calls it so a
+ * bad patch stops the run before any file is written (the phases that apply patches print what
+ * reading them said, where kubeadm does).
+ */
+export async function checkPatches(
+  data: Pick<InitData, "patchesDir" | "runnerFiles">,
+): Promise<void> {
+  if (data.patchesDir) await readPatchDirectory(data.runnerFiles, data.patchesDir, undefined, data);
+}
+
 /** Writes one static Pod, patched from `data.patchesDir`, to /etc/kubernetes/manifests. */
 export async function writeStaticPod(
   data: Pick<InitData, "host" | "patchesDir" | "runnerFiles">,

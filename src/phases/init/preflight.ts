@@ -1,3 +1,4 @@
+import { checkPatches } from "./control-plane.js";
 // The "preflight" phase of `kubeforge init`: kubeadm's cmd/phases/init/preflight.go. The root
 // check runs first and alone (kubeadm since PR #128799, 1.33), then the init node checks;
 // errors that --ignore-preflight-errors does not cover stop the workflow with kubeadm's
@@ -32,6 +33,7 @@ export function createPreflightPhase(opts: PreflightPhaseOptions = {}): Phase<In
         warn: (l) => ctx.log.warn(unprefixed(l)),
       };
       ctx.log.info("Running pre-flight checks");
+      await checkPatches(data);
       // kubeadm accepts overlapping pod and service ranges; they are worth a warning, no more.
       for (const w of subnetOverlapWarnings(data.cfg.cluster.networking)) ctx.log.warn(w);
       await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, out);

@@ -1,3 +1,4 @@
+import { checkPatches } from "../init/control-plane.js";
 import { requireReadyForAdditionalControlPlane } from "../../node/preflight/additional-control-plane.js";
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
@@ -25,6 +26,7 @@ export const joinPreflightPhase: Phase<JoinData> = {
     };
     const warn = (l: string) => ctx.log.warn(unprefixed(l));
     ctx.log.info("Running pre-flight checks");
+    await checkPatches(data);
     await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, out);
     const joinChecks = await joinNodeChecks(
       { join: data.cfg, host: data.host, proxyEnv: data.proxyEnv },

@@ -1,3 +1,4 @@
+import { checkPatches } from "../init/control-plane.js";
 import {
   enforceVersionPolicies,
   minimumControlPlaneVersion,
@@ -76,6 +77,7 @@ async function versionPolicy(data: UpgradeData, ctx: PhaseContext): Promise<void
 
 async function runApplyPreflight(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   ctx.log.info("[upgrade/preflight] Running preflight checks");
+  await checkPatches(data);
   await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, output(ctx));
   await checkClusterHealth(data, output(ctx), ctx.log);
   await versionPolicy(data, ctx);
@@ -87,6 +89,7 @@ async function runApplyPreflight(data: UpgradeData, ctx: PhaseContext): Promise<
 
 async function runNodePreflight(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   ctx.log.info("[upgrade/preflight] Running pre-flight checks");
+  await checkPatches(data);
   await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, output(ctx));
   if (!data.isControlPlaneNode) {
     ctx.log.info("[upgrade/preflight] Skipping prepull. Not a control plane node.");

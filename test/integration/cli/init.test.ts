@@ -263,6 +263,26 @@ describe("kubeforge init --rootfs", () => {
     expect(await listFiles(rootfs)).toEqual([]);
   });
 
+  it("refuses a patch that is not one in preflight, naming the file, before writing anything", async () => {
+    const rootfs = await temp("rootfs");
+    const patches = await temp("patches");
+    await writeFile(join(patches, "kube-apiserver+merge.yaml"), "not a patch at all\n");
+    const r = await kubeforge([
+      "init",
+      ...BASE,
+      ...IGNORE,
+      "--rootfs",
+      rootfs,
+      "--patches",
+      patches,
+    ]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(
+      `error execution phase preflight: patch file ${join(patches, "kube-apiserver+merge.yaml")}: document 1 is a string, not a mapping`,
+    );
+    expect(await listFiles(rootfs)).toEqual([]);
+  });
+
   it("fails preflight at the image pull when no runtime answers, whatever is ignored, before writing anything", async () => {
     const rootfs = await temp("rootfs");
     const socket = join(rootfs, "..", "no-runtime.sock");

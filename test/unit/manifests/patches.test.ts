@@ -1,4 +1,5 @@
-import { mkdtemp, mkdir, rm, writeFile } from "node:fs/promises";
+import { execFileSync } from "node:child_process";
+import { mkdtemp, mkdir, rm, symlink, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -7,6 +8,8 @@ import {
   createPatchFile,
   mergePatch,
   parsePatchFileName,
+  MAX_PATCH_DIR_DEPTH,
+  MAX_PATCH_DIR_ENTRIES,
   readPatchDirectory,
   type PatchSet,
 } from "../../../src/manifests/patches.js";
@@ -274,6 +277,45 @@ describe("reading a patch directory through the host", () => {
     expect(lines.filter((l) => l.includes("Reading patches"))).toHaveLength(1);
     const fresh = await readPatchDirectory(new LocalHost({ rootfs: root }), "/patches");
     expect(fresh.files).toHaveLength(2);
+  });
+
+  it("does not follow a linked folder, nor read a FIFO", async () => {
+    await write("kube-apiserver.yaml", "metadata: {annotations: {own: yes}}\n");
+    // A link to a folder of patches elsewhere (for kubeadm's walk, a link is not a folder).
+    await write("../elsewhere/etcd.yaml", "metadata: {annotations: {foreign: yes}}\n");
+    await symlink(join(root, "elsewhere"), join(root, "patches", "linked"));
+    execFileSync("mkfifo", [join(root, "patches", "kube-scheduler.yaml")]);
+    const lines: string[] = [];
+    const set = await readPatchDirectory(host, "/patches", (l) => lines.push(l));
+    expect(set.files.map((f) => f.source)).toEqual(["/patches/kube-apiserver.yaml"]);
+    expect(set.ignored).toEqual(["kube-scheduler.yaml", "linked"]);
+    expect(lines).toContain('[patches] Ignoring "linked": a link to a folder is not followed');
+    expect(lines).toContain('[patches] Ignoring "kube-scheduler.yaml": not a regular file');
+  });
+
+  it("refuses a tree too large or too deep to be a patch folder, naming it", async () => {
+    for (let i = 0; i <= MAX_PATCH_DIR_ENTRIES; i++) await write(`many/f${i}.txt`, "x");
+    await expect(readPatchDirectory(host, "/patches/many")).rejects.toThrow(
+      `could not list patch files for path "/patches/many": it holds more than ${MAX_PATCH_DIR_ENTRIES} entries`,
+    );
+    await write(`deep/${"d/".repeat(MAX_PATCH_DIR_DEPTH + 1)}etcd.yaml`, "a: b\n");
+    await expect(readPatchDirectory(host, "/patches/deep")).rejects.toThrow(
+      `it nests folders more than ${MAX_PATCH_DIR_DEPTH} deep`,
+    );
+  });
+
+  it("prints what reading said once, to the first caller that prints", async () => {
+    await write("etcd.yaml", "metadata: {annotations: {a: b}}\n");
+    const key = {};
+    // Preflight reads it without printing; the phase that applies it prints.
+    await readPatchDirectory(host, "/patches", undefined, key);
+    const lines: string[] = [];
+    await readPatchDirectory(host, "/patches", (l) => lines.push(l), key);
+    await readPatchDirectory(host, "/patches", (l) => lines.push(l), key);
+    expect(lines).toEqual([
+      '[patches] Reading patches from path "/patches"',
+      "[patches] Found the following patch files: [etcd.yaml]",
+    ]);
   });
 
   it("fails on a missing directory, a file instead of one, a bad type and bad content", async () => {
