@@ -133,7 +133,9 @@ class Collector {
       : r.code !== 0
         ? `journalctl failed (exit ${r.code}): ${lastLine(r)}`
         : `journald has no kubelet entries (${lastLine(r) || "empty"})`;
-    const parts = [header([`${displayCommand(argv)}: ${why}.`, "Falling back to the sources below."])];
+    const parts = [
+      header([`${displayCommand(argv)}: ${why}.`, "Falling back to the sources below."]),
+    ];
     const status = await this.exec(["systemctl", "status", "kubelet", "--no-pager", "-l"]).catch(
       (e: Error) => ({ code: -1, stdout: "", stderr: e.message }),
     );
@@ -231,7 +233,8 @@ class Collector {
       if (id !== undefined) {
         const { argv, result } = await this.crictl(["logs", "--tail", String(this.tail), id]);
         // crictl writes the container's stdout and stderr to its own (klog logs to stderr).
-        if (result.code === 0) return `${header([displayCommand(argv)])}${result.stdout}${result.stderr}`;
+        if (result.code === 0)
+          return `${header([displayCommand(argv)])}${result.stdout}${result.stderr}`;
         viaCrictl = `"${displayCommand(argv)}" failed: ${lastLine(result)}`;
       } else viaCrictl = `the container runtime has no ${component} container`;
     } catch (e) {
