@@ -164,7 +164,7 @@ function chart(s: SummaryInput): string {
       tasks: s.phases!.filter((p) => p.node === node).map((p) => ({ ...p, name: p.phase })),
     });
   }
-  const gantt = ganttChart(`${s.cluster}: phases over time`, sections);
+  const gantt = ganttChart(`Cluster ${s.cluster}, phases over time`, sections);
   // Markdown inside an HTML summary: the fence needs blank lines around it.
   return gantt === "" ? "" : `\n${gantt}\n`;
 }

@@ -83,6 +83,7 @@ describe("the summary a reader opens after a red run", () => {
     const blocks = mermaidBlocks(summaryHTML(failed));
     expect(blocks).toHaveLength(1);
     const gantt = readGantt(blocks[0]!);
+    expect(gantt.title).toBe("Cluster ci, phases over time");
     expect(gantt.sections).toEqual(["cluster", "cp-1"]);
     expect(gantt.tasks).toEqual([
       { section: "cluster", name: "connect", tags: [], start: t0 + 5, end: t0 + 905 },
