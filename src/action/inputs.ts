@@ -13,6 +13,8 @@ import { type InputFileError, readInputFile, readInputFileSync } from "../remote
 // here depends on what the main step did. Every problem is one sentence starting with the input.
 
 export type Teardown = "auto" | "always" | "never";
+/** debug: every host's commands, the error's causes and stacks (as with ACTIONS_STEP_DEBUG). */
+export type Verbosity = "normal" | "debug";
 /** GitHub's job.status (the job-status input's default, evaluated again for the post step). */
 export type JobStatus = "success" | "failure" | "cancelled";
 
@@ -25,6 +27,7 @@ export interface ActionInputs {
   dryRun: boolean;
   /** auto (default): remote hosts are torn down in post, the runner left alone; always: the runner too; never: keep all */
   teardown: Teardown;
+  verbosity: Verbosity;
   /**
    * The job's status as GitHub evaluated the input for this step — for the post step, after the
    * job's other steps ran; undefined outside GitHub (the input is empty).
@@ -67,6 +70,7 @@ export const INPUTS = [
   "teardown",
   "dry-run",
   "name",
+  "verbosity",
   "job-status",
 ] as const;
 
@@ -79,6 +83,7 @@ export const SECRET_INPUTS = [
 ] as const;
 
 const TEARDOWN: Teardown[] = ["auto", "always", "never"];
+const VERBOSITY: Verbosity[] = ["normal", "debug"];
 const JOB_STATUS: JobStatus[] = ["success", "failure", "cancelled"];
 // The YAML 1.2 core schema booleans, as @actions/core's getBooleanInput accepts them.
 const TRUE = ["true", "True", "TRUE"];
@@ -130,6 +135,10 @@ export function readInputs(
   const teardown = (get("teardown") || "auto") as Teardown;
   if (!TEARDOWN.includes(teardown)) {
     fail("teardown", `${quoteValue(teardown)} is not one of ${TEARDOWN.join(", ")}`);
+  }
+  const verbosity = (get("verbosity") || "normal") as Verbosity;
+  if (!VERBOSITY.includes(verbosity)) {
+    fail("verbosity", `${quoteValue(verbosity)} is not one of ${VERBOSITY.join(", ")}`);
   }
   const jobStatus = get("job-status");
   if (jobStatus !== "" && !JOB_STATUS.includes(jobStatus as JobStatus)) {
@@ -188,6 +197,7 @@ export function readInputs(
     ...(name !== "" ? { name } : {}),
     dryRun: TRUE.includes(dryRunText),
     teardown,
+    verbosity,
     ...(jobStatus !== "" ? { jobStatus: jobStatus as JobStatus } : {}),
     ...(cluster.trim() !== "" ? { cluster } : {}),
     ...(kubeadmConfig.trim() !== "" ? { kubeadmConfig } : {}),

@@ -17,6 +17,7 @@ import {
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
+import { causeChain, debugOn } from "./debug.js";
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { savePlan } from "./plan.js";
@@ -64,6 +65,7 @@ async function run(
   { spec, source }: { spec: ClusterSpec; source: string },
   stateDir: string,
 ) {
+  const debug = debugOn(inputs.verbosity, core.isDebug());
   reporter.info(
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
   );
@@ -98,6 +100,7 @@ async function run(
       cliPath: siblingCli(),
       tunnelStateFile: tunnelStateFile(stateDir),
       trackConnect: (connect) => hostRecord.track(connect),
+      ...(debug ? { trace: (line: string) => reporter.info(line) } : {}),
     }),
     reporter,
     dryRun: inputs.dryRun,
@@ -111,13 +114,15 @@ async function run(
   if (result.certificateKey) reporter.mask(result.certificateKey);
   if (result.joinCommand) reporter.mask(result.joinCommand);
 
-  const logFile = join(stateDir, "kubeforge.log");
+  // The step's process started with it: from there to a cluster that passed up's readiness gate.
+  const readyMs = performance.now();
   const common = {
     cluster: spec.name,
     dryRun: inputs.dryRun,
     kubernetesVersion: result.kubernetesVersion,
     apiServer: result.apiServer,
     steps: reporter.steps,
+    env: process.env,
   };
   if (inputs.dryRun) {
     const saved = { planFile: join(stateDir, "plan.yaml"), nodeDir: planDirOf(stateDir) };
@@ -143,15 +148,7 @@ async function run(
     reporter.info(
       `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
     );
-    await writeSummary(reporter, {
-      ...common,
-      nodes,
-      files: [
-        { label: "Plan", path: saved.planFile },
-        ...(rendered ? [{ label: "admin.conf (rendered)", path: rendered.adminConfPath }] : []),
-        { label: "Log", path: logFile },
-      ],
-    });
+    await writeSummary(reporter, { ...common, nodes });
     return;
   }
 
@@ -187,10 +184,7 @@ async function run(
     nodes: result.nodes,
     kubeletVersions: versions,
     phases: result.timings,
-    files: [
-      { label: "KUBECONFIG", path: kubeconfigPath },
-      { label: "Log", path: logFile },
-    ],
+    readyMs,
   });
 }
 
@@ -238,12 +232,16 @@ async function main(): Promise<void> {
       ? `${(interruption.reason as Error).message}: ${failure}`
       : failure;
     reporter.record(`ERROR: ${message}`);
+    if (debugOn(inputs?.verbosity, core.isDebug())) {
+      // Printed through the reporter: the runner masks what it registered, the log file too.
+      for (const line of causeChain(error)) reporter.info(`[debug] ${line}`);
+    }
     await writeSummary(reporter, {
       cluster: clusterName ?? inputs?.name ?? DEFAULT_CLUSTER_NAME,
       dryRun: inputs?.dryRun ?? false,
       steps: reporter.steps,
-      files: stateDir ? [{ label: "Log", path: join(stateDir, "kubeforge.log") }] : [],
       error: reporter.redact(message),
+      env: process.env,
     }).catch(() => undefined);
     // A non-Error throw must fail the step too.
     core.setFailed(message);

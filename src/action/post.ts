@@ -9,7 +9,6 @@ import { connectNode } from "../cluster/connect.js";
 import { isDockerNode } from "../cluster/docker-nodes.js";
 import { readMarker } from "../cluster/node-state.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
-import { parseHostURL } from "../config/cluster/host-url.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import { failuresOf, fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
@@ -27,6 +26,10 @@ import {
 import { parseNodeNames, REACHED_STATE, UNREACHABLE_STATE } from "./main-state.js";
 import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
+import { selfHostedRunner, teardownScope } from "./teardown-scope.js";
+import { debugOn } from "./debug.js";
+import { tracedHost } from "../remote/trace.js";
+import { artifactURL, diagnosticsHTML } from "./summary.js";
 
 // The action's post step (action.yml `post`). It runs after the job's other steps, with the same
 // inputs as the main step (GitHub passes the same INPUT_* variables, defaults evaluated again, so
@@ -55,11 +58,6 @@ function specSecrets(spec: ClusterSpec | undefined, inputs: ActionInputs | undef
   return out;
 }
 
-const isRemote = (node: ClusterNodeSpec) => {
-  const url = parseHostURL(node.host);
-  return !("problem" in url) && (url.type === "ssh" || url.type === "docker");
-};
-
 const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
 
 /** A host the main step could not connect to: the post step does not go through the retries again. */
@@ -80,18 +78,26 @@ class Connections {
     private readonly log: (line: string) => void,
     /** Nodes the main step tried and failed to connect to. */
     private readonly unreachableInMain: ReadonlySet<string>,
+    /** Debug logs: each host's commands (remote/trace.ts). */
+    private readonly trace?: (line: string) => void,
   ) {}
+
+  private async openHost(node: ClusterNodeSpec): Promise<Host> {
+    const host = await connectNode(this.spec, node, {
+      readFile: (p) => readFile(p),
+      env: process.env,
+      log: this.log,
+    });
+    const { trace } = this;
+    return trace ? tracedHost(host, (line) => trace(`${node.name}: ${line}`)) : host;
+  }
 
   connect = (node: ClusterNodeSpec): Promise<Host> => {
     let host = this.open.get(node.name);
     if (!host) {
       host = this.unreachableInMain.has(node.name)
         ? Promise.reject(new NotReachedByMain(node.name))
-        : connectNode(this.spec, node, {
-            readFile: (p) => readFile(p),
-            env: process.env,
-            log: this.log,
-          });
+        : this.openHost(node);
       // A failed connection is remembered, not tried again by the next user (teardown after
       // diagnostics): one round of retries per host is enough. Handled here; callers see it.
       host.catch(() => undefined);
@@ -149,21 +155,31 @@ async function printTails(outDir: string, files: string[]): Promise<void> {
   }
 }
 
-async function upload(name: string, outDir: string, files: string[]): Promise<void> {
+/** Where the diagnostics went: an artifact, or why none (the folder stays on the runner). */
+type Upload = { artifact: { name: string; id?: number; bytes?: number } } | { notUploaded: string };
+
+async function upload(name: string, outDir: string, files: string[]): Promise<Upload> {
   const env = process.env;
   if (!env.ACTIONS_RUNTIME_TOKEN || !env.ACTIONS_RESULTS_URL) {
     core.notice(
       `kubeforge: the diagnostics are in ${outDir} on the runner (not uploaded as an artifact: ACTIONS_RUNTIME_TOKEN and ACTIONS_RESULTS_URL are only set when GitHub Actions runs the action)`,
     );
-    return;
+    return { notUploaded: "this is not a GitHub Actions run (no ACTIONS_RUNTIME_TOKEN)" };
   }
   const { DefaultArtifactClient } = await import("@actions/artifact");
   const client = new DefaultArtifactClient();
-  const attempt = async (artifact: string) => {
+  const attempt = async (artifact: string): Promise<Upload> => {
     const r = await client.uploadArtifact(artifact, files, outDir);
     core.info(
       `kubeforge: diagnostics uploaded as the artifact "${artifact}" (${r.size ?? 0} bytes)`,
     );
+    return {
+      artifact: {
+        name: artifact,
+        ...(r.id !== undefined ? { id: r.id } : {}),
+        ...(r.size !== undefined ? { bytes: r.size } : {}),
+      },
+    };
   };
   let error: unknown;
   try {
@@ -183,15 +199,58 @@ async function upload(name: string, outDir: string, files: string[]): Promise<vo
   core.warning(
     `kubeforge: the diagnostics could not be uploaded (${messageOf(error)}); they are in ${outDir} on the runner`,
   );
+  return { notUploaded: `the upload failed (${messageOf(error)})` };
 }
 
-async function collect(
-  spec: ClusterSpec | undefined,
-  name: string,
-  stateDir: string | undefined,
-  connections: Connections | undefined,
-  secrets: string[],
+/** The post step's job summary: why diagnostics were collected and the artifact's link. */
+async function summarize(
+  cluster: string,
+  reason: string,
+  files: number,
+  uploaded: Upload,
+  redact: (text: string) => string,
 ): Promise<void> {
+  if (!process.env.GITHUB_STEP_SUMMARY) return; // outside GitHub: no summary file
+  const env = process.env;
+  const html = diagnosticsHTML(
+    "artifact" in uploaded
+      ? {
+          cluster,
+          reason,
+          files,
+          artifact: {
+            ...uploaded.artifact,
+            ...(artifactURL(uploaded.artifact.id, env)
+              ? { url: artifactURL(uploaded.artifact.id, env)! }
+              : {}),
+          },
+        }
+      : { cluster, reason, files, notUploaded: uploaded.notUploaded },
+    env,
+  );
+  await core.summary.addRaw(redact(html)).write();
+}
+
+interface Collect {
+  spec: ClusterSpec | undefined;
+  name: string;
+  stateDir: string | undefined;
+  connections: Connections | undefined;
+  secrets: string[];
+  /** Why they are collected, for the summary ("the main step failed (in join)"). */
+  reason: string;
+  reporter: GitHubReporter;
+}
+
+async function collect({
+  spec,
+  name,
+  stateDir,
+  connections,
+  secrets,
+  reason,
+  reporter,
+}: Collect): Promise<void> {
   const outDir = stateDirOf(`${name}-diagnostics`, process.env);
   await rm(outDir, { recursive: true, force: true });
   await mkdir(outDir, { recursive: true, mode: 0o700 });
@@ -235,14 +294,11 @@ async function collect(
     return;
   }
   await printTails(outDir, files);
-  await upload(`kubeforge-${name}-diagnostics`, outDir, files);
-}
-
-/** The nodes the `teardown` input covers, and the ones it keeps. */
-function teardownScope(spec: ClusterSpec, teardown: ActionInputs["teardown"]) {
-  if (teardown === "never") return { covered: [], kept: spec.nodes };
-  const covered = spec.nodes.filter((n) => teardown === "always" || isRemote(n));
-  return { covered, kept: spec.nodes.filter((n) => !covered.includes(n)) };
+  const uploaded = await upload(`kubeforge-${name}-diagnostics`, outDir, files);
+  await summarize(name, reason, files.length, uploaded, (t) => reporter.redact(t)).catch(
+    (e: unknown) =>
+      core.warning(`kubeforge: the job summary could not be written: ${messageOf(e)}`),
+  );
 }
 
 async function teardown(
@@ -253,11 +309,14 @@ async function teardown(
   /** Nodes the main step connected to: the only ones it can have changed. */
   reachedByMain: ReadonlySet<string>,
 ): Promise<void> {
-  const { covered, kept } = teardownScope(spec, inputs.teardown);
+  const { covered, kept } = teardownScope(spec.nodes, inputs.teardown, process.env);
   if (kept.length > 0) {
     core.info(
       `kubeforge: teardown ${inputs.teardown} keeps ${kept.map((n) => `${n.name} (${n.host})`).join(", ")}`,
     );
+  }
+  if (inputs.teardown === "auto" && selfHostedRunner(process.env)) {
+    core.info("kubeforge: a self-hosted runner outlives the job: teardown auto resets it too");
   }
   if (covered.length === 0) return;
   await core.group("kubeforge: teardown", async () => {
@@ -376,7 +435,15 @@ async function post(): Promise<void> {
     if (mainFailed) {
       core.info(`kubeforge: ${mainFailure}: collecting its log`);
       try {
-        await collect(undefined, name, stateDir, undefined, secrets);
+        await collect({
+          spec: undefined,
+          name,
+          stateDir,
+          connections: undefined,
+          secrets,
+          reason: mainFailure,
+          reporter,
+        });
       } catch (e) {
         core.warning(`kubeforge: diagnostics could not be collected: ${messageOf(e)}`);
       }
@@ -398,17 +465,23 @@ async function post(): Promise<void> {
   }
   const connections =
     spec && spec.nodes.length > 0
-      ? new Connections(spec, (line) => core.info(line), unreachableInMain)
+      ? new Connections(
+          spec,
+          (line) => core.info(line),
+          unreachableInMain,
+          debugOn(inputs.verbosity, core.isDebug()) ? (line) => core.info(line) : undefined,
+        )
       : undefined;
   try {
     if (failed) {
-      core.info(
-        mainFailed
-          ? `kubeforge: ${mainFailure}: collecting diagnostics`
-          : `kubeforge: ${inputs.jobStatus === "cancelled" ? "the job was cancelled" : "a later step of the job failed"}: collecting diagnostics`,
-      );
+      const reason = mainFailed
+        ? mainFailure
+        : inputs.jobStatus === "cancelled"
+          ? "the job was cancelled"
+          : "a later step of the job failed";
+      core.info(`kubeforge: ${reason}: collecting diagnostics`);
       try {
-        await collect(spec, name, stateDir, connections, secrets);
+        await collect({ spec, name, stateDir, connections, secrets, reason, reporter });
       } catch (e) {
         core.warning(`kubeforge: diagnostics could not be collected: ${messageOf(e)}`);
       }

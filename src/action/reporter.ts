@@ -2,6 +2,7 @@ import { appendFileSync } from "node:fs";
 import * as core from "@actions/core";
 import { printable } from "../workflow/printable.js";
 import type { Reporter } from "../workflow/reporter.js";
+import { epochNow } from "../workflow/runner.js";
 import { maskKubeconfig, maskSecret } from "./mask.js";
 import type { StepTiming } from "./summary.js";
 
@@ -79,14 +80,14 @@ export class GitHubReporter implements Reporter {
     this.record(`=== ${title}`);
     // core.group closes the group when fn throws.
     return this.core.group(title, async () => {
-      const started = performance.now();
+      const startedAt = epochNow();
       let failed = true;
       try {
         const result = await fn();
         failed = false;
         return result;
       } finally {
-        this.steps.push({ title, ms: performance.now() - started, failed });
+        this.steps.push({ title, startedAt, ms: epochNow() - startedAt, failed });
       }
     });
   }

@@ -1,6 +1,7 @@
 import { readFile } from "node:fs/promises";
 import type { ClusterNodeSpec, ClusterSpec } from "../config/cluster/types.js";
 import type { Host } from "../remote/host.js";
+import { tracedHost } from "../remote/trace.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { connectNode, runnerAddresses } from "./connect.js";
 import { publishedApiServerOf } from "./docker-nodes.js";
@@ -50,17 +51,22 @@ export interface ClusterPortsOptions {
   trackConnect?: (
     connect: (node: ClusterNodeSpec) => Promise<Host>,
   ) => (node: ClusterNodeSpec) => Promise<Host>;
+  /** Debug logs: every host's commands and file writes (remote/trace.ts), one line each. */
+  trace?: (line: string) => void;
 }
 
 export function clusterPorts(o: ClusterPortsOptions): ClusterPorts {
   const opener = (docker: "create" | "existing") => {
-    const open = (node: ClusterNodeSpec) =>
-      connectNode(o.spec, node, {
+    const open = async (node: ClusterNodeSpec) => {
+      const host = await connectNode(o.spec, node, {
         readFile: (p) => readFile(p),
         env: o.env,
         log: (line) => o.reporter.info(line),
         docker,
       });
+      const { trace } = o;
+      return trace ? tracedHost(host, (line) => trace(`${node.name}: ${line}`)) : host;
+    };
     return o.trackConnect ? o.trackConnect(open) : open;
   };
   return {

@@ -2,6 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { interruption } from "../remote/interruption.js";
 import { formatGoDuration } from "../config/duration.js";
 import type { KubeClient, KubeObject } from "../kube/types.js";
+import { heartbeat, type HeartbeatOptions } from "../workflow/heartbeat.js";
 
 // `up` ends only when the cluster is usable (engineering notes: kind's --wait "Ready that is not
 // ready"): every node of the Cluster file registered and Ready, and CoreDNS Available. On timeout
@@ -75,6 +76,8 @@ export interface ReadinessOptions {
   /** False for `cni: none`: nodes stay NotReady and CoreDNS Pending until the user installs one. */
   podNetwork?: boolean;
   log: (line: string) => void;
+  /** The "still waiting" lines' interval and clock (workflow/heartbeat.ts); tests shorten it. */
+  heartbeat?: Pick<HeartbeatOptions, "everyMs" | "clock">;
 }
 
 /** Polls until notReady() is empty; throws naming what is not ready at the timeout. */
@@ -85,7 +88,7 @@ export async function waitForCluster(
 ): Promise<void> {
   const start = Date.now();
   const deadline = start + opts.timeoutMs;
-  let last: string[];
+  let last = ["the API server has not answered yet"];
   let reported = "";
   const podNetwork = opts.podNetwork ?? true;
   // Without a pod network CoreDNS stays Pending: not waited for.
@@ -95,52 +98,62 @@ export async function waitForCluster(
       ? `[wait] Waiting up to ${formatGoDuration(opts.timeoutMs)} for ${expectedNodes.length} node(s) to be Ready${dnsDisabled ? "" : " and CoreDNS to be available"}`
       : `[wait] Waiting up to ${formatGoDuration(opts.timeoutMs)} for the API server and ${expectedNodes.length} node(s) to register (no pod network: nodes NotReady and CoreDNS Pending are expected)`,
   );
-  for (;;) {
-    if (interruption.aborted) {
-      throw new Error("stopped waiting for the cluster to be ready", {
-        cause: interruption.reason,
-      });
+  const stop = heartbeat({
+    ...opts.heartbeat,
+    label: "[wait] Still waiting",
+    pending: () => last,
+    log: opts.log,
+  });
+  try {
+    for (;;) {
+      if (interruption.aborted) {
+        throw new Error("stopped waiting for the cluster to be ready", {
+          cause: interruption.reason,
+        });
+      }
+      try {
+        const [nodes, coredns] = await Promise.all([
+          client.list("v1", "Node"),
+          dnsDisabled
+            ? Promise.resolve("disabled" as const)
+            : client
+                .get({
+                  apiVersion: "apps/v1",
+                  kind: "Deployment",
+                  name: "coredns",
+                  namespace: "kube-system",
+                })
+                .catch((e: unknown) => {
+                  if ((e as { status?: number }).status === 404) return undefined;
+                  throw e;
+                }),
+        ]);
+        last = notReady(expectedNodes, nodes, coredns, podNetwork);
+      } catch (e) {
+        last = [`the API server did not answer: ${(e as Error).message}`];
+      }
+      if (last.length === 0) {
+        const after = formatGoDuration(Date.now() - start);
+        opts.log(
+          podNetwork
+            ? `[wait] The cluster is ready after ${after}`
+            : `[wait] The API server answers and every node registered after ${after}; with cni: none the nodes stay NotReady and CoreDNS Pending until you install a pod network (CNI)`,
+        );
+        return;
+      }
+      const summary = last.join("; ");
+      if (summary !== reported) {
+        opts.log(`[wait] Not ready yet: ${summary}`);
+        reported = summary;
+      }
+      if (Date.now() >= deadline) break;
+      // An interrupted run stops waiting at once (the check above says so).
+      await delay(Math.min(opts.intervalMs ?? 1000, deadline - Date.now()), undefined, {
+        signal: interruption,
+      }).catch(() => undefined);
     }
-    try {
-      const [nodes, coredns] = await Promise.all([
-        client.list("v1", "Node"),
-        dnsDisabled
-          ? Promise.resolve("disabled" as const)
-          : client
-              .get({
-                apiVersion: "apps/v1",
-                kind: "Deployment",
-                name: "coredns",
-                namespace: "kube-system",
-              })
-              .catch((e: unknown) => {
-                if ((e as { status?: number }).status === 404) return undefined;
-                throw e;
-              }),
-      ]);
-      last = notReady(expectedNodes, nodes, coredns, podNetwork);
-    } catch (e) {
-      last = [`the API server did not answer: ${(e as Error).message}`];
-    }
-    if (last.length === 0) {
-      const after = formatGoDuration(Date.now() - start);
-      opts.log(
-        podNetwork
-          ? `[wait] The cluster is ready after ${after}`
-          : `[wait] The API server answers and every node registered after ${after}; with cni: none the nodes stay NotReady and CoreDNS Pending until you install a pod network (CNI)`,
-      );
-      return;
-    }
-    const summary = last.join("; ");
-    if (summary !== reported) {
-      opts.log(`[wait] Not ready yet: ${summary}`);
-      reported = summary;
-    }
-    if (Date.now() >= deadline) break;
-    // An interrupted run stops waiting at once (the check above says so).
-    await delay(Math.min(opts.intervalMs ?? 1000, deadline - Date.now()), undefined, {
-      signal: interruption,
-    }).catch(() => undefined);
+  } finally {
+    stop();
   }
   throw new Error(
     `the cluster ${podNetwork ? "is not ready" : "has not come up"} after ${formatGoDuration(opts.timeoutMs)}:\n${last.map((l) => ` - ${l}`).join("\n")}`,

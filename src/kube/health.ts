@@ -1,3 +1,4 @@
+import { withHeartbeat, type HeartbeatOptions } from "../workflow/heartbeat.js";
 import { formatGoDuration } from "../config/duration.js";
 import { joinHostPort } from "../config/network.js";
 import { describeNetworkFailure } from "./errors.js";
@@ -222,6 +223,8 @@ export interface ControlPlaneWaitOptions {
   log: (line: string) => void;
   /** nodeRegistration.criSocket, for the troubleshooting hint. */
   criSocket: string;
+  /** The "still waiting" lines' interval and clock (workflow/heartbeat.ts); tests shorten it. */
+  heartbeat?: Pick<HeartbeatOptions, "everyMs" | "clock">;
 }
 
 async function checkOnce(
@@ -272,27 +275,39 @@ export async function waitForControlPlaneComponents(
   }
   const start = Date.now();
   const deadline = start + opts.timeoutMs;
-  const results = await Promise.all(
-    checks.map(async (check) => {
-      try {
-        await poll(() => checkOnce(check, access, client, deadline), {
-          timeoutMs: opts.timeoutMs,
-          intervalMs: opts.intervalMs ?? API_CALL_RETRY_INTERVAL_MS,
-          what: `${check.name} at ${check.url} to be healthy`,
-        });
-        opts.log(`[control-plane-check] ${check.name} is healthy after ${since(start)}`);
-        return undefined;
-      } catch (e) {
-        if (e instanceof PollStoppedError) throw e;
-        opts.log(`[control-plane-check] ${check.name} is not healthy after ${since(start)}`);
-        const last = e instanceof PollTimeoutError ? e.lastError : e;
-        const reason =
-          last instanceof Error
-            ? last.message
-            : `${check.name} check at ${check.url} did not complete`;
-        return { check, reason, error: e };
-      }
-    }),
+  const pending = new Set(checks.map((c) => c.name));
+  const results = await withHeartbeat(
+    {
+      ...opts.heartbeat,
+      label: "[control-plane-check] Still waiting",
+      pending: () => [...pending],
+      log: opts.log,
+    },
+    () =>
+      Promise.all(
+        checks.map(async (check) => {
+          try {
+            await poll(() => checkOnce(check, access, client, deadline), {
+              timeoutMs: opts.timeoutMs,
+              intervalMs: opts.intervalMs ?? API_CALL_RETRY_INTERVAL_MS,
+              what: `${check.name} at ${check.url} to be healthy`,
+            });
+            opts.log(`[control-plane-check] ${check.name} is healthy after ${since(start)}`);
+            return undefined;
+          } catch (e) {
+            if (e instanceof PollStoppedError) throw e;
+            opts.log(`[control-plane-check] ${check.name} is not healthy after ${since(start)}`);
+            const last = e instanceof PollTimeoutError ? e.lastError : e;
+            const reason =
+              last instanceof Error
+                ? last.message
+                : `${check.name} check at ${check.url} did not complete`;
+            return { check, reason, error: e };
+          } finally {
+            pending.delete(check.name);
+          }
+        }),
+      ),
   );
   const failed = results.filter((r) => r !== undefined);
   if (failed.length === 0) return;

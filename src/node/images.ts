@@ -1,4 +1,5 @@
 import type { Host } from "../remote/host.js";
+import { withHeartbeat, type HeartbeatOptions } from "../workflow/heartbeat.js";
 import { CrictlImages } from "./runtime/crictl-images.js";
 import { whichAsRoot } from "./runtime/which.js";
 
@@ -16,6 +17,8 @@ export interface PrePullOptions {
   pullTimeoutMs?: number;
   /** Ends the pulls running and starts no more; prePullImages then rejects. */
   signal?: AbortSignal;
+  /** The "still pulling" lines' interval and clock (workflow/heartbeat.ts); tests shorten it. */
+  heartbeat?: Pick<HeartbeatOptions, "everyMs" | "clock">;
 }
 
 /**
@@ -45,13 +48,16 @@ export async function prePullImages(
   });
 
   const failures = new Map<string, string>();
+  /** Pulls in flight, for the heartbeat. */
+  const pulling = new Set<string>();
   const pullOne = async (image: string) => {
     if (await runtime.exists(image)) {
       log(`image ${image} already present`);
       return;
     }
     const started = Date.now();
-    const failure = await runtime.pull(image);
+    pulling.add(image);
+    const failure = await runtime.pull(image).finally(() => pulling.delete(image));
     if (failure === undefined) {
       log(`pulled ${image} (${((Date.now() - started) / 1000).toFixed(1)}s)`);
     } else {
@@ -67,8 +73,9 @@ export async function prePullImages(
     }
   };
   // Settled, not all: when cancelled, every worker's pull is gone before this returns.
-  const workers = await Promise.allSettled(
-    Array.from({ length: Math.min(concurrency, wanted.length) }, worker),
+  const workers = await withHeartbeat(
+    { ...opts.heartbeat, label: "still pulling", pending: () => [...pulling], log },
+    () => Promise.allSettled(Array.from({ length: Math.min(concurrency, wanted.length) }, worker)),
   );
   if (signal?.aborted) {
     throw new Error(`${host.name}: image pre-pull cancelled`, { cause: signal.reason });

@@ -21,8 +21,13 @@ export type PhaseOutcome = "done" | "skipped" | "pending" | "failed";
 export interface PhaseTiming {
   path: string;
   outcome: PhaseOutcome;
+  /** When the phase started, in milliseconds since the epoch (for a chart of phases over time). */
+  startedAt: number;
   ms: number;
 }
+
+/** The wall clock with performance.now()'s resolution, in milliseconds since the epoch. */
+export const epochNow = () => performance.timeOrigin + performance.now();
 
 /**
  * One line for logs and summaries: the top-level phases with their times ("certs 0.86s"),
@@ -226,13 +231,19 @@ export class Runner<D> {
       await this.runSiblings(phase.phases ?? [], path, data, walk);
       return;
     }
-    const started = performance.now();
+    const startedAt = epochNow();
+    const timing = (outcome: PhaseOutcome) => ({
+      path,
+      outcome,
+      startedAt,
+      ms: epochNow() - startedAt,
+    });
     try {
       const outcome = await this.runOne(phase, path, this.topOf(path), data, walk.opts);
       if (outcome === "done") await this.runSiblings(phase.phases ?? [], path, data, walk);
-      this.timings.push({ path, outcome, ms: performance.now() - started });
+      this.timings.push(timing(outcome));
     } catch (e) {
-      this.timings.push({ path, outcome: "failed", ms: performance.now() - started });
+      this.timings.push(timing("failed"));
       throw e;
     }
   }

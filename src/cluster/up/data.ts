@@ -108,7 +108,7 @@ export interface UpOutcome {
   /** The first control plane created a bootstrap token in this run (init or token step). */
   tokenCreated: boolean;
   /** Phase timings per node (the node workflows' top-level phases). */
-  timings: { node: string; phase: string; ms: number }[];
+  timings: { node: string; phase: string; startedAt: number; ms: number }[];
   /** The CA pins joins were pinned to (admin.conf's certificate-authority-data). */
   caCertHashes?: string[];
   /** The API server admin.conf on the runner names. */

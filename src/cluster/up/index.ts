@@ -51,7 +51,7 @@ export interface UpResult {
   /** The worker join command (with the token): a secret. */
   joinCommand: string;
   /** Phase timings per node, for summaries. */
-  timings: { node: string; phase: string; ms: number }[];
+  timings: { node: string; phase: string; startedAt: number; ms: number }[];
   /** What up planned (in a dry run: what it would do). */
   plan: UpPlan;
   /** Dry run: the first control plane's rendered init, when there was one to render. */

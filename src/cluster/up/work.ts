@@ -70,7 +70,8 @@ export class HostWork implements UpWork {
 
   private record(node: string, result: NodeRunResult): void {
     for (const t of result.timings) {
-      if (!t.path.includes("/")) this.d.outcome.timings.push({ node, phase: t.path, ms: t.ms });
+      if (t.path.includes("/")) continue;
+      this.d.outcome.timings.push({ node, phase: t.path, startedAt: t.startedAt, ms: t.ms });
     }
   }
 

@@ -22,6 +22,7 @@ describe("readInputs", () => {
     expect(i).toEqual({
       dryRun: false,
       teardown: "auto",
+      verbosity: "normal",
       overrides: { from: {} },
     });
   });
@@ -46,6 +47,7 @@ describe("readInputs", () => {
         "ssh-sudo-password": "sudo-pw",
         cluster: "cluster.yaml",
         "job-status": "failure",
+        verbosity: "debug",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
@@ -53,6 +55,7 @@ describe("readInputs", () => {
       name: "e2e",
       dryRun: true,
       teardown: "never",
+      verbosity: "debug",
       jobStatus: "failure",
       cluster: "cluster.yaml",
       sshPrivateKey: "KEY\n",
@@ -83,6 +86,12 @@ describe("readInputs", () => {
       },
     });
     expect(stateDirOf(i.name!, { RUNNER_TEMP: "/rt" })).toBe("/rt/kubeforge-e2e");
+  });
+
+  it("takes verbosity normal or debug only", () => {
+    expect(() => readInputs(inputsOf({ verbosity: "verbose" }), {})).toThrow(
+      'input verbosity: "verbose" is not one of normal, debug',
+    );
   });
 
   it("takes job-status only as GitHub's job.status spells it", () => {

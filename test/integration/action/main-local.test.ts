@@ -213,8 +213,11 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
   }, 600_000);
 
   /** post.js after the job's steps, with main's saved state (as STATE_*) and the same inputs. */
-  async function post(over: Record<string, string>): Promise<StepResult> {
-    const state: Record<string, string> = {};
+  async function post(
+    over: Record<string, string>,
+    runnerEnvironment = "github-hosted",
+  ): Promise<StepResult> {
+    const state: Record<string, string> = { RUNNER_ENVIRONMENT: runnerEnvironment };
     for (const [k, v] of main.state) state[`STATE_${k}`] = v;
     const step = await runStep(
       postJs,
@@ -229,7 +232,7 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
     return step;
   }
 
-  it("post, teardown auto: the runner itself is left alone", async () => {
+  it("post, teardown auto on a GitHub-hosted runner: the runner itself is left alone", async () => {
     expect(main?.code).toBe(0);
     const step = await post({ teardown: "auto" });
     expect(step.stdout).toContain("kubeforge: teardown auto keeps runner (local)");
@@ -270,9 +273,12 @@ describe("action on the runner itself, as a non-root user with sudo", () => {
     expect(step.stdout).toContain("a later step of the job failed");
   }, 300_000);
 
-  it("post, teardown always: this machine is reset", async () => {
+  // teardown: always takes the same path for a local node (teardown-scope.test.ts has the scopes).
+  it("post, teardown auto on a self-hosted runner: this machine is reset for the next job", async () => {
     expect(main?.code).toBe(0);
-    const step = await post({ teardown: "always" });
+    const step = await post({ teardown: "auto" }, "self-hosted");
+    expect(step.stdout).toContain("teardown auto resets it too");
+    expect(step.stdout).not.toContain("teardown auto keeps");
     expect(step.stdout).toContain("kubeforge: reset runner");
     expect((await runner.daemonPids()).kubelet).toBeUndefined();
     expect(await readdir(runner.path("etc/kubernetes/manifests")).catch(() => [])).toEqual([]);

@@ -1,8 +1,9 @@
 import { execFile } from "node:child_process";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { opensslCAPin } from "../../support/ca-pin.js";
+import { mermaidBlocks, readGantt } from "../../support/mermaid-gantt.js";
 import { testDir } from "../../support/temp-dir.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
@@ -258,6 +259,26 @@ describe("action main step over SSH", () => {
     );
     expect(step.summary).toMatch(/<td>join workers<\/td><td>\d+\.\d s<\/td>/);
     expect(step.summary).toMatch(/<td>cp-1<\/td><td>certs<\/td><td>\d+\.\d s<\/td>/);
+    expect(step.summary).toContain("<tr><th>Nodes</th><td>1 control plane, 1 worker</td></tr>");
+    expect(step.summary).toMatch(
+      /<tr><th>Ready after<\/th><td>(\d+\.\d s|\d+ min \d\d s)<\/td><\/tr>/,
+    );
+    // The phases over time: the step's groups in order, then each node's init or join phases.
+    const blocks = mermaidBlocks(step.summary);
+    expect(blocks).toHaveLength(1);
+    const gantt = readGantt(blocks[0]!);
+    expect(gantt.sections).toEqual(["cluster", "cp-1", "w-1"]);
+    const cluster = gantt.tasks.filter((t) => t.section === "cluster");
+    expect(cluster.map((t) => t.name)).toEqual(groups);
+    for (const [a, b] of cluster.slice(1).map((t, i) => [cluster[i]!, t] as const)) {
+      expect(b.start).toBeGreaterThanOrEqual(a.end - 1);
+    }
+    expect(gantt.tasks.filter((t) => t.section === "cp-1").map((t) => t.name)).toContain("certs");
+    expect(gantt.tasks.filter((t) => t.section === "w-1").map((t) => t.name)).toContain(
+      "kubelet-start",
+    );
+    // Nothing a reader cannot open after the job: no path on the runner.
+    expect(step.summary).not.toContain(dirname(step.runnerTemp));
   });
 
   it("registers every secret before printing it and writes none to its own files", async () => {
@@ -390,6 +411,9 @@ describe("action main step over SSH", () => {
     expect(log).toMatch(/^=== connect$/m);
     expect(log).toMatch(/^ERROR: failed on 1 of 2 hosts:\n - w-1: .*host key mismatch/m);
     expect(failed.summary).toContain("kubeforge: cluster broken (failed)");
+    const gantt = readGantt(mermaidBlocks(failed.summary)[0]!);
+    expect(gantt.tasks.map((t) => [t.name, t.tags])).toEqual([["connect", ["crit"]]]);
+    expect(failed.summary).not.toContain(dirname(failed.runnerTemp));
     expect(failed.outputs.size).toBe(0);
     expect(failed.env.has("KUBECONFIG")).toBe(false);
   }, 180_000);

@@ -1,6 +1,7 @@
 import { mkdir, readdir, readFile, stat, writeFile } from "node:fs/promises";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { dirname, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from "vitest";
+import { startArtifactService } from "../../support/artifact-service.js";
 import { testDir } from "../../support/temp-dir.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile, diagnostics, runner, type Runner } from "../up/support.js";
@@ -203,6 +204,39 @@ describe("action post step over SSH", () => {
     // teardown: never
     expect(await Promise.all(bed.hosts.map(clusterState))).toEqual(before);
     expect(before.every((s) => s.marker && s.kubelet)).toBe(true);
+  }, 300_000);
+
+  it("main failed, on GitHub: the diagnostics are uploaded and the summary links them", async () => {
+    const service = await startArtifactService();
+    onTestFinished(() => service.close());
+    const step = await post({
+      teardown: "never",
+      outcome: "failure",
+      env: {
+        ACTIONS_RUNTIME_TOKEN: service.token,
+        ACTIONS_RESULTS_URL: service.url,
+        GITHUB_SERVER_URL: "https://github.com",
+        GITHUB_REPOSITORY: "octo/app",
+        GITHUB_RUN_ID: "9001",
+      },
+    });
+    if (step.code !== 0) throw new Error(failureReport(step));
+    expect(step.stdout).not.toMatch(/::warning::/);
+    // The service received the zip of the folder.
+    expect(service.artifacts.map((a) => a.name)).toEqual([`kubeforge-${NAME}-diagnostics`]);
+    const [artifact] = service.artifacts;
+    expect(artifact!.bytes.subarray(0, 4)).toEqual(Buffer.from("PK\x03\x04", "latin1"));
+    for (const f of ["cp-1/kubelet.log", "w-1/crictl-ps.txt"]) {
+      expect(artifact!.bytes.includes(f), f).toBe(true);
+    }
+    // The post step's summary: why, and the artifact's page.
+    expect(step.summary).toContain(`kubeforge: diagnostics of cluster ${NAME}`);
+    expect(step.summary).toContain("Collected because the main step failed (in join)");
+    expect(step.summary).toContain(
+      `<a href="https://github.com/octo/app/actions/runs/9001/artifacts/${artifact!.id}">kubeforge-${NAME}-diagnostics</a>`,
+    );
+    expect(step.summary).not.toContain(dirname(step.runnerTemp));
+    expectNoSecret(step, { summary: step.summary });
   }, 300_000);
 
   it("main failed, teardown auto: diagnostics, a failed upload is a warning, hosts clean", async () => {

@@ -89,16 +89,16 @@ describe("summarizeTimings", () => {
   it("lists top-level phases with their times and outcomes", () => {
     expect(
       summarizeTimings([
-        { path: "certs/ca", outcome: "done", ms: 100 },
-        { path: "certs", outcome: "done", ms: 860 },
-        { path: "etcd", outcome: "failed", ms: 12 },
-        { path: "addon", outcome: "pending", ms: 0 },
+        { path: "certs/ca", outcome: "done", startedAt: 0, ms: 100 },
+        { path: "certs", outcome: "done", startedAt: 0, ms: 860 },
+        { path: "etcd", outcome: "failed", startedAt: 0, ms: 12 },
+        { path: "addon", outcome: "pending", startedAt: 0, ms: 0 },
       ]),
     ).toBe("certs 0.86s, etcd 0.01s (failed), addon (pending)");
   });
 
   it("lists sub-phases when only those ran", () => {
-    expect(summarizeTimings([{ path: "certs/ca", outcome: "done", ms: 1234 }])).toBe(
+    expect(summarizeTimings([{ path: "certs/ca", outcome: "done", startedAt: 0, ms: 1234 }])).toBe(
       "certs/ca 1.23s",
     );
   });

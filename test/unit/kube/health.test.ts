@@ -240,6 +240,32 @@ describe("waitForControlPlaneComponents", () => {
     ]);
   });
 
+  it("says every so often which components it still waits for", async () => {
+    const { access, client } = scripted({
+      "client:/livez": [...Array<number>(12).fill(500), 200],
+      "https://127.0.0.1:10257/healthz": [200],
+      "https://127.0.0.1:10259/livez": [200],
+    });
+    const logs: string[] = [];
+    await waitForControlPlaneComponents(access, client, checks, {
+      timeoutMs: 5000,
+      intervalMs: 10,
+      log: (l) => logs.push(l),
+      criSocket: "unix:///run/containerd/containerd.sock",
+      heartbeat: { everyMs: 25 },
+    });
+    const beats = logs.filter((l) => l.includes("Still waiting"));
+    expect(beats.length).toBeGreaterThan(0);
+    // The other two answered at once: only kube-apiserver is pending.
+    for (const b of beats) {
+      expect(b).toMatch(/^\[control-plane-check\] Still waiting after \d+s: kube-apiserver$/);
+    }
+    // None after the wait ended.
+    const count = logs.length;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(logs).toHaveLength(count);
+  });
+
   it("names each failed component, its URL, the timeout and the last error, then kubeadm's crictl hint", async () => {
     const { access, client } = scripted({
       "client:/livez": [0],

@@ -108,6 +108,26 @@ describe("prePullImages", () => {
     expect(pullsAfter).toHaveLength(6);
   });
 
+  it("says every so often which pulls are still running", async () => {
+    const lines: string[] = [];
+    await prePullImages(node(), images(2), {
+      criSocket: SOCKET,
+      concurrency: 2,
+      log: (l) => lines.push(l),
+      heartbeat: { everyMs: 100 },
+    });
+    const beats = lines.filter((l) => l.startsWith("still pulling"));
+    // Each pull takes 0.3 s in the fake: the beats name the images still being pulled.
+    expect(beats.length).toBeGreaterThan(0);
+    for (const b of beats) {
+      expect(b).toMatch(
+        /^still pulling after \d+s: registry\.k8s\.io\/img-[01]:v1(, registry\.k8s\.io\/img-[01]:v1)?$/,
+      );
+    }
+    // Nothing beats once the last pull is done.
+    expect(lines.at(-1)).toMatch(/^pulled /);
+  });
+
   it("serialises with concurrency 1", async () => {
     await prePullImages(node(), images(3), { criSocket: SOCKET, concurrency: 1 });
     expect(await maxParallel()).toBe(1);
