@@ -16,16 +16,15 @@ import {
 import { validateIgnorePreflightErrors } from "../node/preflight/checks.js";
 import { presentCRISockets } from "../node/preflight/cri.js";
 import type { ResetData } from "../phases/reset/data.js";
-import { realResetEtcd, type ResetEtcdAccess } from "../phases/reset/etcd-access.js";
-import { resetPhases } from "../phases/reset/index.js";
 import {
-  readFileIfExists,
-  type ExecOptions,
-  type ExecResult,
-  type FileStat,
-  type Host,
-  type HostFacts,
-} from "../remote/host.js";
+  dryRunResetEtcd,
+  realResetEtcd,
+  type ResetEtcdAccess,
+} from "../phases/reset/etcd-access.js";
+import { resetPhases } from "../phases/reset/index.js";
+import { DRY_RUN_WORDING, RUN_WORDING } from "../phases/reset/wording.js";
+import { ReportingDryRunHost } from "../remote/dry-run.js";
+import { readFileIfExists, type Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { Runner } from "../workflow/runner.js";
 
@@ -36,7 +35,8 @@ import { Runner } from "../workflow/runner.js";
 // cluster's certificatesDir, the default).
 // A dry run reads the real machine (what would be removed is what exists now) and reports every
 // change — command, file or directory removal — instead of making it; the etcd member is not
-// touched. Unlike init and join, there is nothing to render, so no dry-run folder.
+// touched. Unlike init and join, there is nothing to render, so no dry-run folder. The dry run
+// lives in the data (resetEffects): the phases run the same code either way.
 
 /** kubeadm's `kubeadm reset` flags kubeforge supports. */
 export interface ResetFlags {
@@ -108,64 +108,35 @@ For information on how to perform this cleanup manually, please see:
 
 const DEFAULT_API_REQUEST_TIMEOUT_MS = 10_000;
 
+export interface ResetEffectsInput {
+  /** The machine to reset. */
+  host: Host;
+  /** How its etcd member is removed in a real run. */
+  etcd: ResetEtcdAccess;
+  dryRun: boolean;
+  /** --force: no confirmation. */
+  force: boolean;
+  /** Where a dry run reports each change it does not make. */
+  report: (line: string) => void;
+}
+
 /**
- * The machine seen through a dry run: everything is read from the real host, every change is
- * reported and not made. Commands marked read-only run for real.
+ * What the reset phases change the machine through, and how they tell it: the real host and
+ * etcd, or a dry run's — the machine read for real with every change reported, no etcd
+ * contacted, "Would ..." lines — so that the phases run the same code either way.
  */
-export class ResetDryRunHost implements Host {
-  readonly name: string;
-
-  constructor(
-    private readonly real: Host,
-    private readonly report: (line: string) => void,
-  ) {
-    this.name = real.name;
+export function resetEffects(
+  input: ResetEffectsInput,
+): Pick<ResetData, "host" | "etcd" | "wording" | "askToConfirm"> {
+  if (input.dryRun) {
+    return {
+      host: new ReportingDryRunHost(input.host, input.report),
+      etcd: dryRunResetEtcd(),
+      wording: DRY_RUN_WORDING,
+      askToConfirm: false,
+    };
   }
-
-  /** The real host's --rootfs: command arguments name machine paths. */
-  get rootfs(): string | undefined {
-    const r = (this.real as { rootfs?: unknown }).rootfs;
-    return typeof r === "string" ? r : undefined;
-  }
-
-  exec(argv: string[], opts: ExecOptions = {}): Promise<ExecResult> {
-    if (opts.readOnly) return this.real.exec(argv, opts);
-    this.report(`[dryrun] Would run on ${this.name}: ${argv.join(" ")}`);
-    return Promise.resolve({ code: 0, stdout: "", stderr: "" });
-  }
-  readFile(path: string): Promise<Buffer> {
-    return this.real.readFile(path);
-  }
-  writeFile(path: string, _data: string | Buffer, mode: number): Promise<void> {
-    this.report(`[dryrun] Would write ${path} (mode ${mode.toString(8).padStart(4, "0")})`);
-    return Promise.resolve();
-  }
-  mkdirp(path: string): Promise<void> {
-    this.report(`[dryrun] Would create the directory ${path}`);
-    return Promise.resolve();
-  }
-  exists(path: string): Promise<boolean> {
-    return this.real.exists(path);
-  }
-  stat(path: string): Promise<FileStat | undefined> {
-    return this.real.stat(path);
-  }
-  readDir(path: string): Promise<string[]> {
-    return this.real.readDir(path);
-  }
-  async remove(path: string, opts: { recursive?: boolean } = {}): Promise<void> {
-    const s = await this.real.stat(path);
-    if (!s) return;
-    this.report(
-      `[dryrun] Would remove ${path}${s.isDirectory && opts.recursive ? " and everything in it" : ""}`,
-    );
-  }
-  hostname(): Promise<string> {
-    return this.real.hostname();
-  }
-  facts(): Promise<HostFacts> {
-    return this.real.facts();
-  }
+  return { host: input.host, etcd: input.etcd, wording: RUN_WORDING, askToConfirm: !input.force };
 }
 
 /** A certificates directory reset may empty: absolute, and not the root. */
@@ -284,13 +255,15 @@ export async function prepareReset(request: ResetRequest): Promise<PreparedReset
       ? checkCertificatesDir(view.config.certificatesDir, "the cluster's certificatesDir")
       : DEFAULT_CERTIFICATES_DIR);
 
-  const host = request.dryRun
-    ? new ResetDryRunHost(request.host, (line) => reporter.info(line))
-    : request.host;
   const data: ResetData = {
-    host,
+    ...resetEffects({
+      host: request.host,
+      etcd: request.etcd ?? realResetEtcd(),
+      dryRun: request.dryRun,
+      force: flags.force === true,
+      report: (line) => reporter.info(line),
+    }),
     dryRun: request.dryRun,
-    force: flags.force === true,
     confirm: request.confirm,
     ignorePreflightErrors,
     certificatesDir,
@@ -298,7 +271,6 @@ export async function prepareReset(request: ResetRequest): Promise<PreparedReset
     cleanupTmpDir: flags.cleanupTmpDir === true,
     clusterConfiguration: view.config,
     client: view.client,
-    etcd: request.etcd ?? realResetEtcd(),
     removeEtcdMember: request.removeEtcdMember !== false,
     state: {},
   };

@@ -6,7 +6,7 @@ import type { ConfigDocuments } from "../config/types.js";
 import { NodeClusterAccess } from "../kube/access.js";
 import { DryRunClusterAccess } from "../kube/dry-run.js";
 import type { ClusterAccess } from "../kube/types.js";
-import { DryRunHost } from "../remote/dry-run.js";
+import { DryRunHost, wouldRunLine } from "../remote/dry-run.js";
 import type { Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
 
@@ -75,9 +75,7 @@ export async function runMode(request: RunModeRequest): Promise<RunMode> {
     request.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-dry-run-"))),
   );
   return {
-    host: new DryRunHost(request.host, dryRunDir, (name, argv) =>
-      info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
-    ),
+    host: new DryRunHost(request.host, dryRunDir, (name, argv) => info(wouldRunLine(name, argv))),
     api: request.api ?? new DryRunClusterAccess(request.stdout, info),
     output: (text) => {
       for (const line of text.replace(/\n$/, "").split("\n")) info(line);

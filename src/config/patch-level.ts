@@ -18,3 +18,19 @@ export function atOrAfterPatch(version: string, since: string): boolean {
 export function extraArgsKeepOrder(version: string, release: Release): boolean {
   return atOrAfterPatch(version, release.behaviour.extraArgsKeepOrderSince);
 }
+
+/**
+ * The release kubeadm of `version` names in its ContainerRuntimeVersion warning ("1.36"), or
+ * undefined when that kubeadm has no such check (before 1.35).
+ */
+export function runtimeConfigFallbackRemovedIn(
+  version: string,
+  release: Release,
+): string | undefined {
+  const wordings = release.behaviour.runtimeConfigWarning ?? [];
+  const first = wordings[0];
+  if (first === undefined) return undefined;
+  // A version that is no exact patch (a label not resolved yet) reads as the minor's first one.
+  const applying = wordings.filter((w) => atOrAfterPatch(version, w.since));
+  return (applying.at(-1) ?? first).removedIn;
+}

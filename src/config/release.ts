@@ -76,6 +76,18 @@ export interface ReleaseBehaviour {
   kubeadmAPIV1beta3: boolean;
   /** encryptionAlgorithm may be ECDSA-P384 (added in 1.34, kubernetes/kubernetes#131677). */
   encryptionAlgorithmECDSAP384: boolean;
+  /**
+   * kubeadm's ContainerRuntimeVersion preflight check (kubernetes/kubernetes#134906, new in
+   * 1.35; absent before): from each patch listed on, the release its warning names as the one
+   * that drops the kubelet's cgroupDriver fallback. Read through runtimeConfigFallbackRemovedIn().
+   */
+  runtimeConfigWarning?: readonly RuntimeConfigWarningWording[];
+}
+
+/** From patch `since` on, kubeadm's warning says the fallback "will be removed in `removedIn`". */
+export interface RuntimeConfigWarningWording {
+  since: string;
+  removedIn: string;
 }
 
 /** Kubernetes version a config asks for: an exact version or a label still to resolve. */

@@ -107,6 +107,13 @@ export const RELEASES: readonly Release[] = [
       kubeletAPIAdminBindingSince: "v1.35.5", // kubernetes/kubernetes#138957 cherry-pick
       // kubernetes/kubernetes#135853 (release-1.35), in v1.35.1 (2026-02-10).
       extraArgsKeepOrderSince: "v1.35.1",
+      // kubeadm v1.35.0, v1.35.1 and v1.35.3 print "... will be removed in 1.36" (users' logs);
+      // kubernetes/kubernetes#139268 (release-1.35 cherry-pick of #139122, merged 2026-09-12)
+      // says 1.38. [M] the first patch carrying it: the one after the September 2026 patches.
+      runtimeConfigWarning: [
+        { since: "v1.35.0", removedIn: "1.36" },
+        { since: "v1.35.9", removedIn: "1.38" },
+      ],
       // kubernetes/kubernetes#133778: kubeadm no longer passes --pod-infra-container-image;
       // the kubelet flag itself was removed in 1.35 (kubernetes/kubernetes#133779).
       podInfraContainerImageFlag: false,
@@ -143,6 +150,10 @@ export const RELEASES: readonly Release[] = [
       kubeletAPIAdminBindingSince: "v1.36.1", // kubernetes/kubernetes#138957 cherry-pick
       // kubernetes/kubernetes#135400 merged on master before 1.36 (CHANGELOG-1.36).
       extraArgsKeepOrderSince: "v1.36.0",
+      // kubernetes/kubernetes#136898 (master, 2026-02-10) moved the warning from 1.36 to 1.37;
+      // the release-1.36 cherry-pick of #139122 (1.38), kubernetes/kubernetes#139267, is not
+      // merged.
+      runtimeConfigWarning: [{ since: "v1.36.0", removedIn: "1.37" }],
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,
@@ -176,6 +187,9 @@ export const RELEASES: readonly Release[] = [
       kubeletAPIAdminBindingSince: "v1.37.0", // kubernetes/kubernetes#138957 (master)
       // Since 1.36 on master.
       extraArgsKeepOrderSince: "v1.37.0",
+      // kubernetes/kubernetes#139122 (CHANGELOG-1.37): "For older kubelet versions than 1.38,
+      // it will return a preflight warning."
+      runtimeConfigWarning: [{ since: "v1.37.0", removedIn: "1.38" }],
       podInfraContainerImageFlag: false,
       kubeletFinalizeSubphase: FINALIZE_SUBPHASE,
       nullCreationTimestamp: false,

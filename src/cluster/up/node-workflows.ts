@@ -209,7 +209,10 @@ export async function preflightJoin(
     isPrivilegedUserCheck(host),
     ...(await joinNodeChecks(
       { join: data.cfg, host, proxyEnv: data.proxyEnv },
-      { warn: out.warn, kubeadmMinor: cluster.release.minor },
+      {
+        warn: out.warn,
+        kubeadm: { version: cluster.cfg.cluster.kubernetesVersion, release: cluster.release },
+      },
     )),
   ];
   if (data.cfg.join.controlPlane) {

@@ -5,10 +5,12 @@
 // (ContainerRuntime.IsRunning) and fails when it does not answer or is not ready.
 // kubeforge talks CRI through `crictl` on the host when it is installed; without crictl it can
 // only see whether the socket exists, and then trusts a present socket.
+import { runtimeConfigFallbackRemovedIn } from "../../config/patch-level.js";
+import type { Release } from "../../config/release.js";
 import type { Host } from "../../remote/host.js";
 import { lookPath, type LookupOptions } from "../lookpath.js";
 import { socketExists } from "../runtime/socket.js";
-import { type Check, fail, makeCheck, pass } from "./checks.js";
+import { type Check, fail, makeCheck, pass, warn } from "./checks.js";
 
 /** The socket path of a CRI endpoint ("unix:///run/containerd/containerd.sock" or a bare path). */
 export function criSocketPath(endpoint: string): string {
@@ -109,4 +111,72 @@ export function criCheck(host: Host, endpoint: string, connection: CRIConnection
     }
     return pass();
   });
+}
+
+// kubeadm's ContainerRuntimeVersion check (kubernetes/kubernetes#134906, in 1.35): asks the
+// runtime for its RuntimeConfig (the cgroup driver, KEP-4033) and warns when the runtime does not
+// implement that CRI method (containerd 1.7: "rpc error: code = Unimplemented desc = method
+// RuntimeConfig not implemented"), because the kubelet's fallback to its own cgroupDriver goes
+// in a later release. A warning in every release kubeforge supports: the error for kubelets
+// from 1.38 on is kubernetes/kubernetes#135923, not merged. The wording is the one kubeadm
+// v1.35.0 prints (users' logs of `kubeadm init`, `join` and `upgrade apply`), with the release
+// the version table names (#136898: 1.37, #139122 and its 1.35 cherry-pick #139268: 1.38).
+// kubeforge asks through `crictl runtime-config` (cri-tools ≥ 1.28: "get runtime config: call
+// RuntimeConfig RPC: <the runtime's error>"). [M] kubeadm's answer to other failures of the
+// call; kubeforge gives none: without crictl, or with a crictl too old to ask, it cannot tell.
+
+export const RUNTIME_CONFIG_KEP =
+  "https://git.k8s.io/enhancements/keps/sig-node/4033-group-driver-detection-over-cri";
+
+/** kubeadm's ContainerRuntimeVersion warning, naming the release that drops the fallback. */
+export function runtimeConfigWarning(removedIn: string): string {
+  return `You must update your container runtime to a version that supports the CRI method RuntimeConfig. Falling back to using cgroupDriver from kubelet config will be removed in ${removedIn}. For more information, see ${RUNTIME_CONFIG_KEP}`;
+}
+
+/** Whether the runtime at `endpoint` answers RuntimeConfig; undefined when crictl cannot tell. */
+export async function supportsRuntimeConfig(
+  host: Host,
+  crictl: string,
+  endpoint: string,
+): Promise<boolean | undefined> {
+  const r = await host.exec([crictl, "--runtime-endpoint", endpoint, "runtime-config"], {
+    sudo: true,
+    readOnly: true,
+    timeoutMs: 30_000,
+  });
+  if (r.code === 0) return true;
+  return /code = Unimplemented/.test(`${r.stderr}\n${r.stdout}`) ? false : undefined;
+}
+
+/** The "ContainerRuntimeVersion" check of kubeadm ≥ 1.35 (`removedIn` from the version table). */
+export function containerRuntimeVersionCheck(
+  host: Host,
+  endpoint: string,
+  connection: CRIConnection,
+  removedIn: string,
+): Check {
+  return makeCheck("ContainerRuntimeVersion", async () => {
+    if (!connection.connected || connection.crictl === undefined) return pass();
+    const supported = await supportsRuntimeConfig(host, connection.crictl, endpoint);
+    return supported === false ? warn(runtimeConfigWarning(removedIn)) : pass();
+  });
+}
+
+/** The kubeadm kubeforge stands for: its exact version and its row of the version table. */
+export interface KubeadmRelease {
+  readonly version: string;
+  readonly release: Release;
+}
+
+/** The ContainerRuntimeVersion check when kubeadm of that release has one (1.35+), else none. */
+export function containerRuntimeVersionChecks(
+  host: Host,
+  endpoint: string,
+  connection: CRIConnection,
+  kubeadm: KubeadmRelease,
+): Check[] {
+  const removedIn = runtimeConfigFallbackRemovedIn(kubeadm.version, kubeadm.release);
+  return removedIn === undefined
+    ? []
+    : [containerRuntimeVersionCheck(host, endpoint, connection, removedIn)];
 }

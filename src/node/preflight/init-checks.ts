@@ -16,7 +16,13 @@ import type { Host } from "../../remote/host.js";
 import { execChecks } from "./binaries.js";
 import type { LookupOptions } from "../lookpath.js";
 import { type Check, type CheckResult, makeCheck } from "./checks.js";
-import { connectCRI, criCheck, criConnectWarning } from "./cri.js";
+import {
+  connectCRI,
+  containerRuntimeVersionChecks,
+  criCheck,
+  criConnectWarning,
+  type KubeadmRelease,
+} from "./cri.js";
 import {
   dirAvailableCheck,
   fileAvailableCheck,
@@ -127,19 +133,26 @@ export interface NodeRegistration {
 /**
  * The common checks of init and join (kubeadm's addCommonChecks), for a Linux host. Join passes
  * kubernetesVersion "" as kubeadm does: no conntrack check and no kubelet-newer-than-cluster skew
- * check. `kubeadmMinor` is the minor of the kubeadm kubeforge stands for (the kubelet's minimum).
+ * check. `kubeadmMinor` is the minor of the kubeadm kubeforge stands for (the kubelet's minimum);
+ * `kubeadm`, when known, its exact version, which decides the ContainerRuntimeVersion check.
  */
 export async function commonChecks(
   host: Host,
   nodeReg: NodeRegistration,
   kubernetesVersion: string,
   kubeadmMinor: number,
-  opts: LookupOptions & Pick<InitChecksOptions, "warn">,
+  opts: LookupOptions & Pick<InitChecksOptions, "warn"> & { kubeadm?: KubeadmRelease },
 ): Promise<Check[]> {
   const checks: Check[] = [];
   const cri = await connectCRI(host, nodeReg.criSocket, opts);
-  if (cri.connected) checks.push(criCheck(host, nodeReg.criSocket, cri));
-  else opts.warn?.(criConnectWarning(cri.reason));
+  if (cri.connected) {
+    // [M] kubeadm builds ContainerRuntimeVersion with the socket alone, right after CRI (its log
+    // line follows CRI's in checks.go); kubeforge runs it on a runtime it could connect to.
+    checks.push(criCheck(host, nodeReg.criSocket, cri));
+    if (opts.kubeadm) {
+      checks.push(...containerRuntimeVersionChecks(host, nodeReg.criSocket, cri, opts.kubeadm));
+    }
+  } else opts.warn?.(criConnectWarning(cri.reason));
   checks.push(swapCheck(host));
   checks.push(...execChecks(host, kubernetesVersion, opts));
   checks.push(
@@ -186,7 +199,10 @@ export async function initNodeChecks(
   if (!opts.secondaryControlPlane) {
     const nodeReg = cfg.init.nodeRegistration;
     checks.push(
-      ...(await commonChecks(host, nodeReg, kubernetesVersion, input.release.minor, opts)),
+      ...(await commonChecks(host, nodeReg, kubernetesVersion, input.release.minor, {
+        ...opts,
+        kubeadm: { version: kubernetesVersion, release: input.release },
+      })),
     );
     const { v4, v6 } = families(cfg);
     if (v4) {

@@ -4,6 +4,7 @@ import { goSplitHostPort, ipFamily } from "../../config/network.js";
 import type { JoinConfig } from "../../config/types.js";
 import type { Host } from "../../remote/host.js";
 import type { Check } from "./checks.js";
+import type { KubeadmRelease } from "./cri.js";
 import { fileAvailableCheck, fileContentCheck } from "./file-checks.js";
 import {
   IPV4_FORWARD,
@@ -34,6 +35,12 @@ export interface JoinChecksOptions extends Pick<InitChecksOptions, "warn" | "sea
    * `up`, which knows the version it installs, passes it.
    */
   kubeadmMinor?: number;
+  /**
+   * The exact kubeadm kubeforge stands for, when known before discovery (`up`): its
+   * ContainerRuntimeVersion check runs among the common checks. Without it (a join that learns
+   * the version by discovery), the join preflight runs that check after discovery.
+   */
+  kubeadm?: KubeadmRelease;
 }
 
 /**
@@ -55,7 +62,7 @@ export async function joinNodeChecks(
       host,
       cfg.nodeRegistration,
       "",
-      opts.kubeadmMinor ?? OLDEST_SUPPORTED_MINOR,
+      opts.kubeadm?.release.minor ?? opts.kubeadmMinor ?? OLDEST_SUPPORTED_MINOR,
       opts,
     )),
   ];

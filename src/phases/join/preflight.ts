@@ -3,6 +3,7 @@ import { requireReadyForAdditionalControlPlane } from "../../node/preflight/addi
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
+import { connectCRI, containerRuntimeVersionChecks } from "../../node/preflight/cri.js";
 import { imagePullInput, pullControlPlaneImages } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase } from "../../workflow/phase.js";
@@ -13,6 +14,9 @@ import type { JoinData } from "./data.js";
 // the cluster); then the cluster's configuration is read with the bootstrap token (discovery
 // happens here); a control plane then checks the cluster can take it, runs init's checks and
 // pulls the control-plane images, as init does.
+// kubeadm's ContainerRuntimeVersion check is one of the join checks, worded for kubeadm's own
+// version; kubeforge stands for the cluster's version, which it learns by discovery, so it runs
+// that check right after discovery instead.
 
 const unprefixed = (line: string) => line.replace(/^\[preflight\] /, "").replace(/^\t/, "");
 
@@ -35,6 +39,14 @@ export const joinPreflightPhase: Phase<JoinData> = {
     await runChecks(joinChecks, data.ignorePreflightErrors, out);
 
     const { cfg, release } = await data.clusterConfig();
+    const nodeReg = data.cfg.join.nodeRegistration;
+    const runtimeChecks = containerRuntimeVersionChecks(
+      data.host,
+      nodeReg.criSocket,
+      await connectCRI(data.host, nodeReg.criSocket),
+      { version: cfg.cluster.kubernetesVersion, release },
+    );
+    await runChecks(runtimeChecks, data.ignorePreflightErrors, out);
     if (data.cfg.join.controlPlane) {
       const hasCertificateKey = data.certificateKey !== undefined;
       await requireReadyForAdditionalControlPlane(

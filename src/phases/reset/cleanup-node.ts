@@ -19,6 +19,7 @@ import { cleanDir, goList, isDirEmpty, messageOf } from "./clean.js";
 import { removeKubernetesContainers } from "./containers.js";
 import type { ResetData } from "./data.js";
 import { KUBELET_RUN_DIR, resolveKubeletDir, unmountUnder } from "./unmount.js";
+import { tell, type ResetWording } from "./wording.js";
 
 // kubeadm's cleanup-node phase (cmd/phases/reset/cleanupnode.go, v1.35), in its order: stop the
 // kubelet; unmount what is mounted below /var/lib/kubelet (a failure stops the reset); remove
@@ -77,9 +78,7 @@ async function stopKubelet(data: ResetData, log: Logger, lookup: LookupOptions):
     log.warn("[reset] Please ensure kubelet is stopped manually");
     return;
   }
-  log.info(
-    data.dryRun ? "[reset] Would stop the kubelet service" : "[reset] Stopping the kubelet service",
-  );
+  log.info(data.wording.before("stop", "the kubelet service"));
   try {
     await init.serviceStop("kubelet");
   } catch (e) {
@@ -98,21 +97,18 @@ async function unmountKubeletDir(data: ResetData, log: Logger): Promise<boolean>
     else log.warn(line);
     return false;
   }
-  log.info(
-    `[reset] ${data.dryRun ? "Would unmount" : "Unmounting"} mounted directories in "${KUBELET_RUN_DIR}"`,
-  );
+  log.info(data.wording.before("unmount", `mounted directories in "${KUBELET_RUN_DIR}"`));
   await unmountUnder(data.host, resolved.realPath);
   return true;
 }
 
 async function removeContainers(data: ResetData, log: Logger, lookup: LookupOptions) {
-  if (data.dryRun) log.info("[reset] Would remove Kubernetes-managed containers");
+  tell(log, data.wording.beforeDone("remove", "Kubernetes-managed containers"));
   try {
     const { sandboxes } = await removeKubernetesContainers(data.host, data.criSocket, lookup);
-    if (!data.dryRun && sandboxes.length > 0) {
-      log.info(
-        `[reset] Removed ${sandboxes.length} Kubernetes-managed pod sandbox(es) through ${data.criSocket}`,
-      );
+    if (sandboxes.length > 0) {
+      const what = `${sandboxes.length} Kubernetes-managed pod sandbox(es) through ${data.criSocket}`;
+      tell(log, data.wording.after("remove", what));
     }
   } catch (e) {
     log.warn(`[reset] Failed to remove containers: ${messageOf(e)}`);
@@ -124,12 +120,10 @@ async function cleanDirsAndFiles(
   host: Host,
   dirs: string[],
   files: string[],
-  dryRun: boolean,
+  wording: ResetWording,
   log: Logger,
 ) {
-  log.info(
-    `[reset] ${dryRun ? "Would delete" : "Deleting"} contents of directories: ${goList(dirs)}`,
-  );
+  log.info(wording.before("delete", `contents of directories: ${goList(dirs)}`));
   for (const dir of dirs) {
     try {
       await cleanDir(host, dir);
@@ -138,7 +132,7 @@ async function cleanDirsAndFiles(
     }
   }
   if (files.length === 0) return;
-  log.info(`[reset] ${dryRun ? "Would delete" : "Deleting"} files: ${goList(files)}`);
+  log.info(wording.before("delete", `files: ${goList(files)}`));
   for (const file of files) {
     try {
       await host.remove(file, { recursive: true });
@@ -150,11 +144,9 @@ async function cleanDirsAndFiles(
 
 /** kubeforge's node-local API server proxy (several control planes without an endpoint). */
 async function removeApiServerProxy(data: ResetData, log: Logger): Promise<void> {
-  const { host, dryRun } = data;
+  const { host } = data;
   if (!(await host.exists(APISERVER_PROXY_UNIT_PATH))) return;
-  log.info(
-    `[reset] ${dryRun ? "Would stop and delete" : "Stopping and deleting"} the API server proxy ${APISERVER_PROXY_UNIT}`,
-  );
+  log.info(data.wording.before("stop and delete", `the API server proxy ${APISERVER_PROXY_UNIT}`));
   try {
     const init = await getInitSystem(host);
     await init?.serviceStop(APISERVER_PROXY_UNIT);
@@ -171,10 +163,10 @@ async function removeApiServerProxy(data: ResetData, log: Logger): Promise<void>
 
 /** kubeforge's additions (see the top of this file). */
 async function cleanKubeforgeState(data: ResetData, log: Logger): Promise<void> {
-  const { host, dryRun } = data;
+  const { host, wording } = data;
   const etcdDir = data.state.etcdDataDir;
   if (etcdDir && !(await isDirEmpty(host, etcdDir))) {
-    await cleanDirsAndFiles(host, [etcdDir], [], dryRun, log);
+    await cleanDirsAndFiles(host, [etcdDir], [], wording, log);
   }
   const present = async (paths: string[]) =>
     (await Promise.all(paths.map(async (p) => ((await host.exists(p)) ? p : undefined)))).filter(
@@ -183,13 +175,11 @@ async function cleanKubeforgeState(data: ResetData, log: Logger): Promise<void> 
   const cniDirs = [];
   for (const dir of [CNI_CONFIG_DIR, CNI_STATE_DIR])
     if (!(await isDirEmpty(host, dir))) cniDirs.push(dir);
-  if (cniDirs.length > 0) await cleanDirsAndFiles(host, cniDirs, [], dryRun, log);
+  if (cniDirs.length > 0) await cleanDirsAndFiles(host, cniDirs, [], wording, log);
   await removeApiServerProxy(data, log);
   const own = await present(KUBEFORGE_DIRS);
   if (own.length > 0) {
-    log.info(
-      `[reset] ${dryRun ? "Would delete" : "Deleting"} contents of kubeforge's directories: ${goList(own)}`,
-    );
+    log.info(wording.before("delete", `contents of kubeforge's directories: ${goList(own)}`));
     for (const dir of own) {
       try {
         // Emptied, not removed: the folder may be a mount point (a separate disk, a test host).
@@ -204,9 +194,7 @@ async function cleanKubeforgeState(data: ResetData, log: Logger): Promise<void> 
     timeoutMs: 10_000,
   });
   if (link.code === 0) {
-    log.info(
-      `[reset] ${dryRun ? "Would delete" : "Deleting"} the pod network bridge ${BRIDGE_NAME}`,
-    );
+    log.info(wording.before("delete", `the pod network bridge ${BRIDGE_NAME}`));
     const del = await host.exec(["ip", "link", "delete", BRIDGE_NAME], {
       sudo: true,
       timeoutMs: 10_000,
@@ -237,7 +225,7 @@ export function createCleanupNodePhase(opts: CleanupNodeOptions = {}): Phase<Res
       }
       dirs.push(data.certificatesDir);
       if (data.cleanupTmpDir) dirs.push(KUBERNETES_TMP_DIR);
-      await cleanDirsAndFiles(data.host, dirs, KUBECONFIG_FILES_TO_DELETE, data.dryRun, log);
+      await cleanDirsAndFiles(data.host, dirs, KUBECONFIG_FILES_TO_DELETE, data.wording, log);
       await cleanKubeforgeState(data, log);
     },
   };

@@ -2,17 +2,21 @@ import type { ClusterConfiguration } from "../../config/types.js";
 import type { KubeClient } from "../../kube/types.js";
 import type { Host } from "../../remote/host.js";
 import type { ResetEtcdAccess } from "./etcd-access.js";
+import type { ResetWording } from "./wording.js";
 
 /**
  * What `reset` phases read (kubeadm: cmd/reset.go resetData). Built by prepareReset before any
  * phase runs; nothing here needs the API server, which may already be gone.
- * In a dry run `host` reads the real machine and reports every change instead of making it.
+ * Dry run is a property of this data, not of the phases: in a dry run `host` reads the real
+ * machine and reports every change instead of making it, `etcd` contacts no etcd, `wording` says
+ * "Would ..." and nobody is asked to confirm. Phases run the same code either way.
  */
 export interface ResetData {
   readonly host: Host;
+  /** For the Runner's report; phases do not read it. */
   readonly dryRun: boolean;
-  /** --force: no confirmation. */
-  readonly force: boolean;
+  /** Whether to ask before anything changes: not with --force, not in a dry run. */
+  readonly askToConfirm: boolean;
   /**
    * Asks the user a yes/no question (kubeadm's InteractivelyConfirmAction); absent when nobody
    * can answer (standard input is not a terminal).
@@ -32,6 +36,8 @@ export interface ResetData {
   readonly client: KubeClient | undefined;
   /** How this node's etcd member is removed. */
   readonly etcd: ResetEtcdAccess;
+  /** How the phases tell what they change. */
+  readonly wording: ResetWording;
   /** false when the whole cluster goes (kubeforge down): the data directory is cleaned only. */
   readonly removeEtcdMember: boolean;
   /** What the phases found and did, for later phases. */

@@ -31,8 +31,8 @@ export interface LocalEtcdMember {
   clientURL: string;
 }
 
-/** What removing the member did. */
-export type EtcdRemoval = "removed" | "only-member" | "not-a-member";
+/** What removing the member did; "dry-run": nothing, as asked. */
+export type EtcdRemoval = "removed" | "only-member" | "not-a-member" | "dry-run";
 
 export interface ResetEtcdAccess {
   removeMember(
@@ -65,6 +65,11 @@ async function endpointsFromAPI(client: KubeClient, timeoutMs: number): Promise<
   } catch {
     return [];
   }
+}
+
+/** A dry run's etcd access: it contacts no etcd and removes nothing. */
+export function dryRunResetEtcd(): ResetEtcdAccess {
+  return { removeMember: () => Promise.resolve("dry-run") };
 }
 
 export function realResetEtcd(opts: RealResetEtcdOptions = {}): ResetEtcdAccess {

@@ -4,7 +4,7 @@ import type { Phase } from "../../workflow/phase.js";
 import type { ResetData } from "./data.js";
 
 // kubeadm's reset preflight phase (cmd/phases/reset/preflight.go, v1.35): unless --force (or a
-// dry run), warn and ask for confirmation; then the root check alone (RunRootCheckOnly:
+// dry run: askToConfirm says which), warn and ask for confirmation; then the root check alone (RunRootCheckOnly:
 // IsPrivilegedUser, which --ignore-preflight-errors can lower to a warning).
 // kubeforge runs in CI more than at a terminal: when nobody can answer the question, the reset
 // is refused with a message that says to pass --force, instead of reading an empty answer.
@@ -24,7 +24,7 @@ export const resetPreflightPhase: Phase<ResetData> = {
   name: "preflight",
   short: "Run reset pre-flight checks",
   run: async (data, ctx) => {
-    if (!data.force && !data.dryRun) {
+    if (data.askToConfirm) {
       ctx.log.warn(
         "[reset] WARNING: Changes made to this host by 'kubeforge init' or 'kubeforge join' will be reverted.",
       );

@@ -8,7 +8,8 @@ import { readFileIfExists } from "../../remote/host.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import { cleanDir, isDirEmpty, messageOf } from "./clean.js";
 import type { ResetData } from "./data.js";
-import type { LocalEtcdMember } from "./etcd-access.js";
+import type { EtcdRemoval, LocalEtcdMember } from "./etcd-access.js";
+import { tell } from "./wording.js";
 
 // kubeadm's remove-etcd-member phase (cmd/phases/reset/removeetcdmember.go, v1.35): on a node
 // with a local etcd, remove its member from the etcd cluster, then delete the contents of the
@@ -115,10 +116,6 @@ async function etcdCredentials(data: ResetData) {
 
 async function removeMember(data: ResetData, member: LocalEtcdMember, ctx: PhaseContext) {
   const who = `${member.name ? `${member.name} ` : ""}(${member.peerURL})`;
-  if (data.dryRun) {
-    ctx.log.info("[reset] Would remove the etcd member on this node from the etcd cluster");
-    return;
-  }
   try {
     const outcome = await data.etcd.removeMember(
       data.host,
@@ -126,7 +123,8 @@ async function removeMember(data: ResetData, member: LocalEtcdMember, ctx: Phase
       await etcdCredentials(data),
       data.client,
     );
-    const lines = {
+    const lines: Record<EtcdRemoval, string> = {
+      "dry-run": "[reset] Would remove the etcd member on this node from the etcd cluster",
       removed: `[reset] Removed etcd member ${who} from the etcd cluster`,
       "only-member": `[reset] The etcd member ${who} is the only remaining member of the etcd cluster: not removing it`,
       "not-a-member": `[reset] The etcd member ${who} was already removed from the etcd cluster`,
@@ -160,16 +158,13 @@ export const removeEtcdMemberPhase: Phase<ResetData> = {
     } else if (where.member) {
       await removeMember(data, where.member, ctx);
     }
-    if (!data.dryRun) data.state.etcdDataDir = where.dataDir;
+    data.state.etcdDataDir = where.dataDir;
     if (await isDirEmpty(data.host, where.dataDir)) return;
-    if (data.dryRun) {
-      ctx.log.info(`[reset] Would delete contents of the etcd data directory: ${where.dataDir}`);
-      await cleanDir(data.host, where.dataDir);
-      return;
-    }
+    const what = `contents of the etcd data directory: ${where.dataDir}`;
+    tell(ctx.log, data.wording.beforeDone("delete", what));
     try {
       await cleanDir(data.host, where.dataDir);
-      ctx.log.info(`[reset] Deleted contents of the etcd data directory: ${where.dataDir}`);
+      tell(ctx.log, data.wording.after("delete", what));
     } catch (e) {
       ctx.log.warn(
         `[reset] Failed to delete contents of the etcd directory: "${where.dataDir}", error: ${messageOf(e)}`,

@@ -1,4 +1,3 @@
-import { posix } from "node:path";
 import { isNotFound } from "../../kube/errors.js";
 import type { DryRunKubeClient } from "../../kube/dry-run.js";
 import type {
@@ -12,13 +11,11 @@ import type {
   RawResponse,
 } from "../../kube/types.js";
 import type { ResourceInfo } from "../../kube/resources.js";
-import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "../../remote/host.js";
-import { LocalHost } from "../../remote/local.js";
 
-// `upgrade --dry-run` works on a cluster and a node that exist (kubeadm's upgrade dry-run
-// client reads through to the real API server and prints every write; its dry-run kubelet and
-// manifest folders start from the real files). Both views here: reads see the real cluster and
-// host (and what the dry run itself wrote), writes go to stdout and to the dry-run folder.
+// `upgrade --dry-run` works on a cluster that exists (kubeadm's upgrade dry-run client reads
+// through to the real API server and prints every write). The cluster's view is here: reads see
+// the real cluster (and what the dry run itself wrote), writes go to stdout. The node's view is
+// remote/dry-run.ts's OverlayDryRunHost.
 
 /** A DryRunKubeClient whose reads fall through to the real cluster. */
 export class ReadThroughDryRunClient implements KubeClient {
@@ -82,76 +79,4 @@ export function singleClientAccess(
   probe: (url: string, opts: ProbeOptions) => Promise<RawResponse>,
 ): ClusterAccess {
   return { clientFor: () => client(), probe };
-}
-
-/**
- * A host seen through an upgrade dry run: reads come from the dry-run folder when the run wrote
- * the file there, else from the real host; writes and removals stay in the dry-run folder (a
- * removal hides the real file); commands that change the machine are reported, not run.
- */
-export class OverlayDryRunHost implements Host {
-  readonly name: string;
-  private readonly overlay: LocalHost;
-  private readonly removed = new Set<string>();
-
-  constructor(
-    private readonly real: Host,
-    readonly dryRunDir: string,
-    private readonly wouldRun: (host: string, argv: string[]) => void,
-  ) {
-    this.name = real.name;
-    this.overlay = new LocalHost({ rootfs: dryRunDir, name: real.name });
-  }
-
-  private hidden(path: string): boolean {
-    const p = posix.normalize(path);
-    for (const r of this.removed) if (p === r || p.startsWith(`${r}/`)) return true;
-    return false;
-  }
-
-  exec(argv: string[], opts: ExecOptions = {}): Promise<ExecResult> {
-    if (opts.readOnly) return this.real.exec(argv, opts);
-    this.wouldRun(this.name, argv);
-    return Promise.resolve({ code: 0, stdout: "", stderr: "" });
-  }
-  async readFile(path: string): Promise<Buffer> {
-    if (await this.overlay.exists(path)) return this.overlay.readFile(path);
-    if (this.hidden(path)) return this.overlay.readFile(path); // ENOENT, as a real read
-    return this.real.readFile(path);
-  }
-  writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
-    this.removed.delete(posix.normalize(path));
-    return this.overlay.writeFile(path, data, mode);
-  }
-  mkdirp(path: string, mode?: number): Promise<void> {
-    return this.overlay.mkdirp(path, mode);
-  }
-  async exists(path: string): Promise<boolean> {
-    if (await this.overlay.exists(path)) return true;
-    return !this.hidden(path) && this.real.exists(path);
-  }
-  async stat(path: string): Promise<FileStat | undefined> {
-    const own = await this.overlay.stat(path);
-    if (own) return own;
-    return this.hidden(path) ? undefined : this.real.stat(path);
-  }
-  async readDir(path: string): Promise<string[]> {
-    const names = new Set(await this.overlay.readDir(path));
-    if (!this.hidden(path)) {
-      for (const n of await this.real.readDir(path)) {
-        if (!this.hidden(posix.join(path, n))) names.add(n);
-      }
-    }
-    return [...names].sort();
-  }
-  async remove(path: string, opts?: { recursive?: boolean }): Promise<void> {
-    this.removed.add(posix.normalize(path));
-    await this.overlay.remove(path, opts);
-  }
-  hostname(): Promise<string> {
-    return this.real.hostname();
-  }
-  facts(): Promise<HostFacts> {
-    return this.real.facts();
-  }
 }

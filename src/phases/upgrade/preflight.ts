@@ -5,7 +5,8 @@ import {
   parseSemantic,
   versionPolicyVerdict,
 } from "../../config/upgrade-policy.js";
-import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
+import { type Check, runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
+import { connectCRI, containerRuntimeVersionChecks } from "../../node/preflight/cri.js";
 import { imagePullInput, runPullImagesCheck } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
@@ -14,15 +15,36 @@ import { checkClusterHealth } from "./health.js";
 import { clusterVersion, kubeletVersions } from "./versions.js";
 
 // The preflight phases of `upgrade apply` (cmd/phases/upgrade/apply/preflight.go) and `upgrade
-// node` (cmd/phases/upgrade/node/preflight.go), v1.35. apply: the root check alone, the cluster
+// node` (cmd/phases/upgrade/node/preflight.go), v1.35. apply: the root check and
+// ContainerRuntimeVersion (RunUpgradeChecks, quoted in kubernetes/kubernetes#135090), the cluster
 // health checks, the version skew policy, the confirmation, then the control-plane images of
-// the target pulled. node: the root check, and on a control plane the image pull only — no
+// the target pulled. node: the root check and ContainerRuntimeVersion, and on a control plane
+// the image pull only — no
 // health checks and no policy (it has no version of its own: it reads kubeadm-config).
 
 const output = (ctx: PhaseContext): PreflightOutput => ({
   info: (l) => ctx.log.info(l),
   warn: (l) => ctx.log.warn(l),
 });
+
+/**
+ * kubeadm's checks of both upgrades: the root check, then RunUpgradeChecks, whose
+ * ContainerRuntimeVersion (1.35+) is kubeforge's too (kubeadm's upgrade runs also list
+ * SystemVerification{isUpgrade}, which kubeforge leaves out).
+ */
+async function upgradeChecks(data: UpgradeData): Promise<Check[]> {
+  const socket = data.cfg.init.nodeRegistration.criSocket;
+  const kubeadm = { version: data.kubeadmVersion, release: data.release };
+  return [
+    isPrivilegedUserCheck(data.host),
+    ...containerRuntimeVersionChecks(
+      data.host,
+      socket,
+      await connectCRI(data.host, socket),
+      kubeadm,
+    ),
+  ];
+}
 
 /** The pull at the end of preflight, in kubeadm's upgrade words. */
 async function pullImages(data: UpgradeData, ctx: PhaseContext): Promise<void> {
@@ -78,7 +100,7 @@ async function versionPolicy(data: UpgradeData, ctx: PhaseContext): Promise<void
 async function runApplyPreflight(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   ctx.log.info("[upgrade/preflight] Running preflight checks");
   await checkPatches(data);
-  await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, output(ctx));
+  await runChecks(await upgradeChecks(data), data.ignorePreflightErrors, output(ctx));
   await checkClusterHealth(data, output(ctx), ctx.log);
   await versionPolicy(data, ctx);
   if (data.sessionIsInteractive && !(await data.confirm("Are you sure you want to proceed?"))) {
@@ -90,7 +112,7 @@ async function runApplyPreflight(data: UpgradeData, ctx: PhaseContext): Promise<
 async function runNodePreflight(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   ctx.log.info("[upgrade/preflight] Running pre-flight checks");
   await checkPatches(data);
-  await runChecks([isPrivilegedUserCheck(data.host)], data.ignorePreflightErrors, output(ctx));
+  await runChecks(await upgradeChecks(data), data.ignorePreflightErrors, output(ctx));
   if (!data.isControlPlaneNode) {
     ctx.log.info("[upgrade/preflight] Skipping prepull. Not a control plane node.");
     return;

@@ -22,6 +22,7 @@ import { detectAdvertiseAddress } from "../../node/address.js";
 import { validateIgnorePreflightErrors } from "../../node/preflight/checks.js";
 import { KeyPool } from "../../pki/keys.js";
 import { kubeconfigFile } from "../../pki/paths.js";
+import { OverlayDryRunHost, wouldRunLine } from "../../remote/dry-run.js";
 import type { Host } from "../../remote/host.js";
 import { LocalHost } from "../../remote/local.js";
 import { routeThrough } from "../../remote/route.js";
@@ -34,7 +35,7 @@ import {
   upgradeInitConfig,
 } from "./cluster-config.js";
 import { KUBEADM_UPGRADE_TIMING, type UpgradeData, type UpgradeTiming } from "./data.js";
-import { OverlayDryRunHost, ReadThroughDryRunClient, singleClientAccess } from "./dry-run.js";
+import { ReadThroughDryRunClient, singleClientAccess } from "./dry-run.js";
 import { dryRunUpgradeEtcd, realUpgradeEtcd } from "./etcd-access.js";
 import { applyPhases, nodePhases } from "./index.js";
 import { KUBEADM_TMP_DIR } from "./paths.js";
@@ -208,7 +209,7 @@ export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedU
       request.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-upgrade-dryrun-"))),
     );
     nodeHost = new OverlayDryRunHost(host, dryRunDir, (name, argv) =>
-      info(`[dryrun] Would run on ${name}: ${argv.join(" ")}`),
+      info(wouldRunLine(name, argv)),
     );
     const recorder = new DryRunKubeClient(request.stdout, info);
     client = once(async () => new ReadThroughDryRunClient(await realClient(), recorder));

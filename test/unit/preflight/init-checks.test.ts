@@ -79,9 +79,13 @@ describe("initNodeChecks", () => {
     ]);
   });
 
-  it("adds CRI first among the common checks when the runtime answers", async () => {
+  it("adds CRI first among the common checks when the runtime answers, then ContainerRuntimeVersion (kubeadm 1.35+)", async () => {
     const r = await names({}, crictlWorks);
-    expect(r.names.slice(head().length + 2, head().length + 4)).toEqual(["CRI", "Swap"]);
+    expect(r.names.slice(head().length + 2, head().length + 5)).toEqual([
+      "CRI",
+      "ContainerRuntimeVersion",
+      "Swap",
+    ]);
     expect(r.warnings).toEqual([]);
   });
 

@@ -1,5 +1,6 @@
 import { join } from "node:path";
 import { runCrictl } from "./crictl.js";
+import { readFaults } from "./faults.js";
 import { fileImageStore } from "./images.js";
 import { RemoteRuntime } from "./runtime-client.js";
 
@@ -44,6 +45,7 @@ async function main(): Promise<number> {
       err: (t) => void process.stderr.write(t),
     },
     fileImageStore(join(dir, "images")),
+    () => readFaults(dir),
   );
 }
 

@@ -2,6 +2,7 @@ import { chmod, mkdir, readFile, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { isIP } from "node:net";
 import { join } from "node:path";
+import type { NodeFaults } from "./faults.js";
 import { memoryImageStore, normalizeReference, type ImageStore } from "./images.js";
 import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
 
@@ -40,6 +41,13 @@ import type { PodStatus, SandboxResult, SandboxRuntime } from "./runtime.js";
 // - `inspecti [-q] IMAGE...` prints the images' status as JSON ({"status": Image} per image, the
 //   verbose "info" left out with -q; image.go imageStatusCommand, json by default) and fails with
 //   "no such image \"X\" present" when the runtime has none (exit 1).
+// - `runtime-config` prints the runtime's RuntimeConfig as a table (runtime_config.go, cri-tools
+//   ≥ 1.28): "cgroup driver:   SYSTEMD" — containerd ≥ 2.0 answers the RPC (containerd#8722:
+//   the default handler's driver, systemd when none says). With the node fault
+//   runtimeConfigUnimplemented the runtime is one from before KEP-4033 (containerd 1.7), whose
+//   CRI server answers "rpc error: code = Unimplemented desc = method RuntimeConfig not
+//   implemented" (the gRPC stub's text, as kubelets log it on containerd 1.7), which crictl
+//   wraps: "get runtime config: call RuntimeConfig RPC: <that error>".
 // - failures print a logrus fatal line on stderr and exit 1.
 // Only the endpoint of containerd (unix:///run/containerd/containerd.sock; /var/run is a link to
 // /run) reaches the simulated runtime: any other endpoint fails to connect, as on a node where
@@ -249,6 +257,7 @@ export async function runCrictl(
   runtime: SandboxRuntime,
   io: CrictlIO,
   images: ImageStore = memoryImageStore(),
+  faults: () => Promise<NodeFaults> = () => Promise.resolve({}),
 ): Promise<number> {
   try {
     // Global options end at the first non-option word: the command.
@@ -460,6 +469,16 @@ export async function runCrictl(
         }
         const pulled = await images.add(image);
         io.out(`Image is up to date for ${pulled.id}\n`);
+        return 0;
+      }
+      case "runtime-config": {
+        await runtime.list(); // connects, as the RPC would
+        if ((await faults()).runtimeConfigUnimplemented) {
+          fatal(
+            "get runtime config: call RuntimeConfig RPC: rpc error: code = Unimplemented desc = method RuntimeConfig not implemented",
+          );
+        }
+        io.out("cgroup driver:   SYSTEMD\n");
         return 0;
       }
       case "inspecti": {

@@ -1,7 +1,7 @@
 import { mkdir, readFile, rename, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 
-// SIMULATION (test double). Faults of one simulated node, for failure-path tests of `upgrade`:
+// SIMULATION (test double). Faults of one simulated node, for failure-path tests:
 // a test instrument, not a Kubernetes behaviour. They live in a JSON file in the runtime's
 // folder (the simulation's own files, never a node path), read on every sync by the kubelet
 // and by the container runtime, so a test can switch them on and off while both run in their
@@ -14,6 +14,10 @@ import { join } from "node:path";
 //                      ImagePullBackOff: pkg/kubelet/images/image_manager.go); no container of
 //                      the pod ever starts, so the pod stays Pending and kubeadm's
 //                      WaitForPodsWithLabel (phase Running) times out.
+//   runtimeConfigUnimplemented
+//                      the container runtime predates the CRI RuntimeConfig method (KEP-4033;
+//                      containerd 1.7): the call answers Unimplemented (crictl.ts), which
+//                      kubeadm's ContainerRuntimeVersion preflight check warns about.
 // A kubelet that fails to start is the installed binary's own fault (binary.ts); a Job that
 // stays pending is a taint no Node's pods tolerate (apiserver/controllers/jobs.ts).
 
@@ -22,6 +26,7 @@ export interface NodeFaults {
   frozenStaticPods?: string[];
   /** Full image references. */
   unpullableImages?: string[];
+  runtimeConfigUnimplemented?: boolean;
 }
 
 export const FAULTS_FILE = "faults.json";

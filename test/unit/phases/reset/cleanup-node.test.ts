@@ -1,7 +1,6 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ResetDryRunHost } from "../../../../src/cluster/reset.js";
 import {
   cleanupNodePhase,
   KUBECONFIG_FILES_TO_DELETE,
@@ -234,7 +233,7 @@ describe("cleanup-node", () => {
     await writeNodeFiles(root, NODE_FILES);
     const h = machine({ mounts: [VOLUME], bridge: true });
     const reported: string[] = [];
-    const data = resetData(new ResetDryRunHost(h, (l) => reported.push(l)), { dryRun: true });
+    const data = resetData(h, { dryRun: true, report: (l) => reported.push(l) });
     const log = await runResetPhase(cleanupNodePhase, data);
     expect(changes(h)).toEqual([]);
     expect(await ls("etc/kubernetes/manifests")).toEqual(["etcd.yaml", "kube-apiserver.yaml"]);

@@ -1,5 +1,6 @@
 import { mkdir, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
+import { resetEffects } from "../../../../src/cluster/reset.js";
 import type { ResetData } from "../../../../src/phases/reset/data.js";
 import type { ResetEtcdAccess } from "../../../../src/phases/reset/etcd-access.js";
 import type { Host } from "../../../../src/remote/host.js";
@@ -7,7 +8,8 @@ import type { Phase } from "../../../../src/workflow/phase.js";
 import { Runner } from "../../../../src/workflow/runner.js";
 import { recordingLogger, type RecordingLogger } from "../../../support/init-fixtures.js";
 
-// Shared by the reset phase tests: ResetData over a host, an etcd access that records its calls,
+// Shared by the reset phase tests: ResetData over a host (a dry run's when asked, as prepareReset
+// builds it), an etcd access that records its calls,
 // node files written under a rootfs, and the real Runner to run one phase.
 
 export const CRI = "unix:///var/run/containerd/containerd.sock";
@@ -26,11 +28,26 @@ export function recordingEtcd(
   return { access, calls };
 }
 
-export function resetData(host: Host, over: Partial<ResetData> = {}): ResetData {
+/** What a test may set: the data's fields, and the flags and report the effects are built from. */
+export type ResetDataOverrides = Partial<Omit<ResetData, "host" | "wording" | "askToConfirm">> & {
+  /** --force; default true (no question). */
+  force?: boolean;
+  /** Where a dry run reports the changes it does not make. */
+  report?: (line: string) => void;
+};
+
+/** ResetData over a real host, its effects built as prepareReset builds them (resetEffects). */
+export function resetData(host: Host, over: ResetDataOverrides = {}): ResetData {
+  const { force = true, dryRun = false, report = () => undefined, etcd, ...rest } = over;
   return {
-    host,
-    dryRun: false,
-    force: true,
+    ...resetEffects({
+      host,
+      etcd: etcd ?? recordingEtcd("removed").access,
+      dryRun,
+      force,
+      report,
+    }),
+    dryRun,
     confirm: undefined,
     ignorePreflightErrors: new Set(),
     certificatesDir: "/etc/kubernetes/pki",
@@ -38,10 +55,9 @@ export function resetData(host: Host, over: Partial<ResetData> = {}): ResetData 
     cleanupTmpDir: false,
     clusterConfiguration: undefined,
     client: undefined,
-    etcd: recordingEtcd("removed").access,
     removeEtcdMember: true,
     state: {},
-    ...over,
+    ...rest,
   };
 }
 

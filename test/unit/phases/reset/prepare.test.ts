@@ -1,14 +1,10 @@
 import { readdir } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import {
-  prepareReset,
-  RESET_DONE,
-  ResetDryRunHost,
-  type ResetRequest,
-} from "../../../../src/cluster/reset.js";
+import { prepareReset, RESET_DONE, type ResetRequest } from "../../../../src/cluster/reset.js";
 import { renderInstanceConfig } from "../../../../src/manifests/kubelet.js";
 import type { ClusterAccess, KubeClient, KubeObject } from "../../../../src/kube/types.js";
+import { ReportingDryRunHost } from "../../../../src/remote/dry-run.js";
 import type { LocalHost } from "../../../../src/remote/local.js";
 import { HostDouble, type CommandStub } from "../../../support/host-double.js";
 import { recordingLogger, tempRootHost } from "../../../support/init-fixtures.js";
@@ -220,7 +216,7 @@ describe("prepareReset: flags and the run", () => {
 
   it("passes --skip-phases and --force on; unknown phases fail before anything runs", async () => {
     const p = await prepareReset(request({ flags: { skipPhases: ["nope"], force: true } }));
-    expect(p.data.force).toBe(true);
+    expect(p.data.askToConfirm).toBe(false);
     await expect(p.runner.run(p.data, { skipPhases: p.skipPhases })).rejects.toThrow(
       /invalid phase name "nope" in --skip-phases: valid names are preflight, remove-etcd-member, cleanup-node/,
     );
@@ -237,14 +233,14 @@ describe("prepareReset: flags and the run", () => {
   });
 });
 
-describe("ResetDryRunHost", () => {
+describe("ReportingDryRunHost", () => {
   it("reads the real machine and reports, without making, every change", async () => {
     await writeNodeFiles(root, {
       "/etc/kubernetes/admin.conf": "kubeconfig",
       "/var/lib/kubelet/pki/a.pem": "pem",
     });
     const reported: string[] = [];
-    const dry = new ResetDryRunHost(host, (l) => reported.push(l));
+    const dry = new ReportingDryRunHost(host, (l) => reported.push(l));
     expect((await dry.readFile("/etc/kubernetes/admin.conf")).toString()).toBe("kubeconfig");
     expect(dry.rootfs).toBe(root);
     await dry.remove("/etc/kubernetes/admin.conf");
@@ -265,9 +261,34 @@ describe("ResetDryRunHost", () => {
     expect(await readdir(join(root, "var/lib/kubelet/pki"))).toEqual(["a.pem"]);
   });
 
+  it("shows what it reported removed as gone, as a real removal would leave it", async () => {
+    await writeNodeFiles(root, {
+      "/etc/kubernetes/admin.conf": "kubeconfig",
+      "/etc/kubernetes/kubelet.conf": "kubeconfig",
+      "/var/lib/kubelet/pki/a.pem": "pem",
+    });
+    const reported: string[] = [];
+    const dry = new ReportingDryRunHost(host, (l) => reported.push(l));
+    await dry.remove("/etc/kubernetes/admin.conf");
+    await dry.remove("/var/lib/kubelet/pki", { recursive: true });
+    expect(await dry.exists("/etc/kubernetes/admin.conf")).toBe(false);
+    expect(await dry.stat("/var/lib/kubelet/pki/a.pem")).toBeUndefined();
+    await expect(dry.readFile("/var/lib/kubelet/pki/a.pem")).rejects.toMatchObject({
+      code: "ENOENT",
+    });
+    expect(await dry.readDir("/etc/kubernetes")).toEqual(["kubelet.conf"]);
+    await dry.remove("/etc/kubernetes/admin.conf");
+    expect(reported).toHaveLength(2);
+    expect((await readdir(join(root, "etc/kubernetes"))).sort()).toEqual([
+      "admin.conf",
+      "kubelet.conf",
+    ]);
+  });
+
   it("is what a dry run's phases see", async () => {
     const { data } = await prepareReset(request({ dryRun: true }));
-    expect(data.host).toBeInstanceOf(ResetDryRunHost);
+    expect(data.host).toBeInstanceOf(ReportingDryRunHost);
+    expect(data.askToConfirm).toBe(false);
     expect(data.dryRun).toBe(true);
   });
 });
