@@ -5,6 +5,7 @@ import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterOverrides, ClusterSpec } from "../config/cluster/types.js";
 import { splitSkipPhases } from "../cluster/up/skip-phases.js";
+import { dockerNodes, parseNodeCounts } from "../config/docker/expand.js";
 import { quoteValue } from "../config/values.js";
 import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
@@ -67,6 +68,7 @@ export const INPUTS = [
   "teardown",
   "dry-run",
   "name",
+  "nodes",
   "job-status",
 ] as const;
 
@@ -169,6 +171,15 @@ export function readInputs(
   if (skip.length > 0) {
     overrides.skipPhases = skip;
     from.skipPhases = "input skip-phases";
+  }
+  const counts = get("nodes");
+  if (counts !== "") {
+    const parsed = parseNodeCounts(counts);
+    if ("problem" in parsed) fail("nodes", parsed.problem);
+    else {
+      overrides.nodes = dockerNodes(parsed);
+      from.nodes = "input nodes";
+    }
   }
   const pins = list(get("ssh-host-key-fingerprints"));
   if (pins.length > 0) {
@@ -292,7 +303,10 @@ export async function clusterFromInputs(
       ? await pathOrText("cluster", inputs.cluster, env)
       : {
           text: DEFAULT_CLUSTER_TEXT,
-          source: "the default cluster (one node on the runner)",
+          source:
+            inputs.overrides.nodes !== undefined
+              ? "input nodes"
+              : "the default cluster (one node on the runner)",
           baseDir: workspaceOf(env),
         };
   try {

@@ -201,6 +201,11 @@ export interface ClusterOverrides {
   installPackages?: boolean;
   /** prepare.prePullImages. */
   prePullImages?: boolean;
+  /**
+   * Replaces a Cluster that lists no nodes of its own (a file that lists some is refused: its
+   * nodes' own settings would be lost).
+   */
+  nodes?: Pick<ClusterNodeSpec, "name" | "role" | "host">[];
   /** Where each value came from, e.g. { podSubnet: "input pod-network-cidr" }. */
   from?: Partial<Record<Exclude<keyof ClusterOverrides, "from">, string>>;
 }

@@ -46,6 +46,7 @@ describe("readInputs", () => {
         "ssh-sudo-password": "sudo-pw",
         cluster: "cluster.yaml",
         "job-status": "failure",
+        nodes: "1 control-plane, 2 workers",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
@@ -66,6 +67,11 @@ describe("readInputs", () => {
         serviceSubnet: "10.2.0.0/16",
         wait: "90s",
         cni: "/ws/manifests/cni.yaml",
+        nodes: [
+          { name: "cp-1", role: "control-plane", host: "docker" },
+          { name: "w-1", role: "worker", host: "docker" },
+          { name: "w-2", role: "worker", host: "docker" },
+        ],
         kubeletBinary: "https://example.com/kubelet#sha256=00",
         skipPhases: ["addon/kube-proxy", "preflight"],
         hostKeyFingerprints: ["SHA256:a", "SHA256:b"],
@@ -76,6 +82,7 @@ describe("readInputs", () => {
           serviceSubnet: "input service-cidr",
           wait: "input wait",
           cni: "input cni",
+          nodes: "input nodes",
           kubeletBinary: "input kubelet-binary",
           skipPhases: "input skip-phases",
           hostKeyFingerprints: "input ssh-host-key-fingerprints",
