@@ -6,6 +6,7 @@ import { loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterOverrides, ClusterSpec } from "../config/cluster/types.js";
 import { splitSkipPhases } from "../cluster/up/skip-phases.js";
 import { dockerNodes, parseNodeCounts } from "../config/docker/expand.js";
+import { parseImageSources, splitImageList, type ImageSource } from "../config/image-sources.js";
 import { quoteValue } from "../config/values.js";
 import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
@@ -41,6 +42,8 @@ export interface ActionInputs {
   sshPassphrase?: string;
   sshPassword?: string;
   sshSudoPassword?: string;
+  /** The load-images input: images and archives imported into every node after `up`. */
+  loadImages?: ImageSource[];
   /**
    * Everything else, as Cluster overrides (each `from` names its input). Paths in cni and
    * kubelet-binary are resolved against the workspace; kubeadm-config and ssh-private-key are
@@ -69,6 +72,7 @@ export const INPUTS = [
   "dry-run",
   "name",
   "nodes",
+  "load-images",
   "job-status",
 ] as const;
 
@@ -181,6 +185,8 @@ export function readInputs(
       from.nodes = "input nodes";
     }
   }
+  const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
+  if ("problem" in images) fail("load-images", images.problem);
   const pins = list(get("ssh-host-key-fingerprints"));
   if (pins.length > 0) {
     overrides.hostKeyFingerprints = pins;
@@ -206,6 +212,7 @@ export function readInputs(
     ...(sshPassphrase !== "" ? { sshPassphrase } : {}),
     ...(sshPassword !== "" ? { sshPassword } : {}),
     ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
+    ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
     overrides,
   };
 }

@@ -17,6 +17,7 @@ import {
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
+import { checkInputImages, loadInputImages } from "./images.js";
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { savePlan } from "./plan.js";
@@ -87,18 +88,19 @@ async function run(
   if (inputs.dryRun) await rm(planDirOf(stateDir), { recursive: true, force: true });
   // Which hosts this step reached: the post step tears down only what it may have changed.
   const hostRecord = new HostRecord((name, value) => core.saveState(name, value));
+  // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
+  // (the runner ends a job's leftover processes when the job ends).
+  const ports = clusterPorts({
+    spec,
+    reporter,
+    env: process.env,
+    cliPath: siblingCli(),
+    tunnelStateFile: tunnelStateFile(stateDir),
+    trackConnect: (connect) => hostRecord.track(connect),
+  });
   const result = await up({
     spec,
-    // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
-    // (the runner ends a job's leftover processes when the job ends).
-    ports: clusterPorts({
-      spec,
-      reporter,
-      env: process.env,
-      cliPath: siblingCli(),
-      tunnelStateFile: tunnelStateFile(stateDir),
-      trackConnect: (connect) => hostRecord.track(connect),
-    }),
+    ports,
     reporter,
     dryRun: inputs.dryRun,
     kubeconfigPath,
@@ -167,6 +169,7 @@ async function run(
   core.setOutput("ca-cert-hash", result.caCertHash);
   core.setOutput("certificate-key", result.certificateKey ?? "");
   core.exportVariable("KUBECONFIG", kubeconfigPath);
+  await loadInputImages(inputs.loadImages, spec, ports.connect, reporter);
   for (const n of result.nodes) {
     reporter.info(
       `[kubeforge] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,
@@ -206,12 +209,19 @@ async function main(): Promise<void> {
     inputs = readInputs((name) => core.getInput(name, { trimWhitespace: false }));
     // The Cluster first: its name names the state folder. A Cluster that cannot be read still
     // gets its log written (in the name input's folder, or the default's) before the step fails.
+    // Images and archives to load are checked with the Cluster, before anything is written.
+    const toLoad = inputs.loadImages;
     const loaded = await clusterFromInputs(inputs, process.env, {
       warn: (m) => reporter.warn(m),
-    }).then(
-      (cluster) => ({ cluster }),
-      (error: unknown) => ({ error }),
-    );
+    })
+      .then(async (cluster) => {
+        await checkInputImages(toLoad);
+        return cluster;
+      })
+      .then(
+        (cluster) => ({ cluster }),
+        (error: unknown) => ({ error }),
+      );
     if ("cluster" in loaded) {
       maskSpecSecrets(loaded.cluster.spec, reporter);
       clusterName = loaded.cluster.spec.name;

@@ -47,6 +47,7 @@ describe("readInputs", () => {
         cluster: "cluster.yaml",
         "job-status": "failure",
         nodes: "1 control-plane, 2 workers",
+        "load-images": "app:dev,\n out/app.tar",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
@@ -60,6 +61,10 @@ describe("readInputs", () => {
       sshPassphrase: " pass phrase ",
       sshPassword: "pw",
       sshSudoPassword: "sudo-pw",
+      loadImages: [
+        { kind: "image", ref: "app:dev" },
+        { kind: "archive", path: "/ws/out/app.tar" },
+      ],
       overrides: {
         name: "e2e",
         kubernetesVersion: "1.35",
