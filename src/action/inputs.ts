@@ -73,6 +73,7 @@ export const INPUTS = [
   "name",
   "nodes",
   "load-images",
+  "storage",
   "job-status",
 ] as const;
 
@@ -161,6 +162,7 @@ export function readInputs(
   // A manifest file is relative to the workspace; any other word is left for validation.
   const cniFile = /\//.test(cni) || /\.(ya?ml|json)$/i.test(cni);
   text("cni", "cni", cniFile ? runnerPath(cni, env) : cni);
+  text("storage", "storage", get("storage"));
   const kubelet = get("kubelet-binary");
   if (kubelet !== "") text("kubeletBinary", "kubelet-binary", runnerPath(kubelet, env));
   const skip = list(get("skip-phases"));

@@ -59,6 +59,7 @@ function applyOverrides(
     "name",
     "kubernetesVersion",
     "cni",
+    "storage",
     "wait",
     "kubeletBinary",
     "skipPhases",

@@ -48,6 +48,7 @@ describe("readInputs", () => {
         "job-status": "failure",
         nodes: "1 control-plane, 2 workers",
         "load-images": "app:dev,\n out/app.tar",
+        storage: "none",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
@@ -72,6 +73,7 @@ describe("readInputs", () => {
         serviceSubnet: "10.2.0.0/16",
         wait: "90s",
         cni: "/ws/manifests/cni.yaml",
+        storage: "none",
         nodes: [
           { name: "cp-1", role: "control-plane", host: "docker" },
           { name: "w-1", role: "worker", host: "docker" },
@@ -87,6 +89,7 @@ describe("readInputs", () => {
           serviceSubnet: "input service-cidr",
           wait: "input wait",
           cni: "input cni",
+          storage: "input storage",
           nodes: "input nodes",
           kubeletBinary: "input kubelet-binary",
           skipPhases: "input skip-phases",
