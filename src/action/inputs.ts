@@ -25,6 +25,8 @@ export interface ActionInputs {
    */
   name?: string;
   dryRun: boolean;
+  /** true: kubeforge and kubectl on PATH, no cluster built. */
+  installOnly: boolean;
   /** auto (default): remote hosts are torn down in post, the runner left alone; always: the runner too; never: keep all */
   teardown: Teardown;
   /**
@@ -74,6 +76,7 @@ export const INPUTS = [
   "nodes",
   "load-images",
   "storage",
+  "install-only",
   "job-status",
 ] as const;
 
@@ -133,6 +136,20 @@ export function readInputs(
   const dryRunText = get("dry-run");
   if (dryRunText !== "" && !TRUE.includes(dryRunText) && !FALSE.includes(dryRunText)) {
     fail("dry-run", `${quoteValue(dryRunText)} is not true or false`);
+  }
+  const installOnlyText = get("install-only");
+  if (
+    installOnlyText !== "" &&
+    !TRUE.includes(installOnlyText) &&
+    !FALSE.includes(installOnlyText)
+  ) {
+    fail("install-only", `${quoteValue(installOnlyText)} is not true or false`);
+  }
+  if (TRUE.includes(installOnlyText) && TRUE.includes(dryRunText)) {
+    fail(
+      "install-only",
+      "builds no cluster, so there is nothing for dry-run to plan: give one or the other",
+    );
   }
   const teardown = (get("teardown") || "auto") as Teardown;
   if (!TEARDOWN.includes(teardown)) {
@@ -206,6 +223,7 @@ export function readInputs(
   return {
     ...(name !== "" ? { name } : {}),
     dryRun: TRUE.includes(dryRunText),
+    installOnly: TRUE.includes(installOnlyText),
     teardown,
     ...(jobStatus !== "" ? { jobStatus: jobStatus as JobStatus } : {}),
     ...(cluster.trim() !== "" ? { cluster } : {}),

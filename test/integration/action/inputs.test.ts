@@ -21,6 +21,7 @@ describe("readInputs", () => {
     const i = readInputs(inputsOf({}), {});
     expect(i).toEqual({
       dryRun: false,
+      installOnly: false,
       teardown: "auto",
       overrides: { from: {} },
     });
@@ -55,6 +56,7 @@ describe("readInputs", () => {
     expect(i).toEqual({
       name: "e2e",
       dryRun: true,
+      installOnly: false,
       teardown: "never",
       jobStatus: "failure",
       cluster: "cluster.yaml",
