@@ -5,6 +5,8 @@ import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import { loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterOverrides, ClusterSpec } from "../config/cluster/types.js";
 import { splitSkipPhases } from "../cluster/up/skip-phases.js";
+import { dockerNodes, parseNodeCounts } from "../config/docker/expand.js";
+import { parseImageSources, splitImageList, type ImageSource } from "../config/image-sources.js";
 import { quoteValue } from "../config/values.js";
 import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
@@ -25,6 +27,8 @@ export interface ActionInputs {
    */
   name?: string;
   dryRun: boolean;
+  /** true: kubeforge and kubectl on PATH, no cluster built. */
+  installOnly: boolean;
   /** auto (default): remote hosts are torn down in post, the runner left alone; always: the runner too; never: keep all */
   teardown: Teardown;
   verbosity: Verbosity;
@@ -43,6 +47,8 @@ export interface ActionInputs {
   sshPassphrase?: string;
   sshPassword?: string;
   sshSudoPassword?: string;
+  /** The load-images input: images and archives imported into every node after `up`. */
+  loadImages?: ImageSource[];
   /**
    * Everything else, as Cluster overrides (each `from` names its input). Paths in cni and
    * kubelet-binary are resolved against the workspace; kubeadm-config and ssh-private-key are
@@ -71,6 +77,10 @@ export const INPUTS = [
   "dry-run",
   "name",
   "verbosity",
+  "nodes",
+  "load-images",
+  "storage",
+  "install-only",
   "job-status",
 ] as const;
 
@@ -132,6 +142,20 @@ export function readInputs(
   if (dryRunText !== "" && !TRUE.includes(dryRunText) && !FALSE.includes(dryRunText)) {
     fail("dry-run", `${quoteValue(dryRunText)} is not true or false`);
   }
+  const installOnlyText = get("install-only");
+  if (
+    installOnlyText !== "" &&
+    !TRUE.includes(installOnlyText) &&
+    !FALSE.includes(installOnlyText)
+  ) {
+    fail("install-only", `${quoteValue(installOnlyText)} is not true or false`);
+  }
+  if (TRUE.includes(installOnlyText) && TRUE.includes(dryRunText)) {
+    fail(
+      "install-only",
+      "builds no cluster, so there is nothing for dry-run to plan: give one or the other",
+    );
+  }
   const teardown = (get("teardown") || "auto") as Teardown;
   if (!TEARDOWN.includes(teardown)) {
     fail("teardown", `${quoteValue(teardown)} is not one of ${TEARDOWN.join(", ")}`);
@@ -164,6 +188,7 @@ export function readInputs(
   // A manifest file is relative to the workspace; any other word is left for validation.
   const cniFile = /\//.test(cni) || /\.(ya?ml|json)$/i.test(cni);
   text("cni", "cni", cniFile ? runnerPath(cni, env) : cni);
+  text("storage", "storage", get("storage"));
   const kubelet = get("kubelet-binary");
   if (kubelet !== "") text("kubeletBinary", "kubelet-binary", runnerPath(kubelet, env));
   const skip = list(get("skip-phases"));
@@ -179,6 +204,17 @@ export function readInputs(
     overrides.skipPhases = skip;
     from.skipPhases = "input skip-phases";
   }
+  const counts = get("nodes");
+  if (counts !== "") {
+    const parsed = parseNodeCounts(counts);
+    if ("problem" in parsed) fail("nodes", parsed.problem);
+    else {
+      overrides.nodes = dockerNodes(parsed);
+      from.nodes = "input nodes";
+    }
+  }
+  const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
+  if ("problem" in images) fail("load-images", images.problem);
   const pins = list(get("ssh-host-key-fingerprints"));
   if (pins.length > 0) {
     overrides.hostKeyFingerprints = pins;
@@ -196,6 +232,7 @@ export function readInputs(
   return {
     ...(name !== "" ? { name } : {}),
     dryRun: TRUE.includes(dryRunText),
+    installOnly: TRUE.includes(installOnlyText),
     teardown,
     verbosity,
     ...(jobStatus !== "" ? { jobStatus: jobStatus as JobStatus } : {}),
@@ -205,6 +242,7 @@ export function readInputs(
     ...(sshPassphrase !== "" ? { sshPassphrase } : {}),
     ...(sshPassword !== "" ? { sshPassword } : {}),
     ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
+    ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
     overrides,
   };
 }
@@ -302,7 +340,10 @@ export async function clusterFromInputs(
       ? await pathOrText("cluster", inputs.cluster, env)
       : {
           text: DEFAULT_CLUSTER_TEXT,
-          source: "the default cluster (one node on the runner)",
+          source:
+            inputs.overrides.nodes !== undefined
+              ? "input nodes"
+              : "the default cluster (one node on the runner)",
           baseDir: workspaceOf(env),
         };
   try {

@@ -18,6 +18,9 @@ import {
   type ActionInputs,
 } from "./inputs.js";
 import { causeChain, debugOn } from "./debug.js";
+import { checkInputImages, loadInputImages } from "./images.js";
+import { installTools } from "./tools.js";
+import { resolveKubernetesVersion } from "../node/release-version.js";
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
 import { savePlan } from "./plan.js";
@@ -59,12 +62,56 @@ async function writeSummary(reporter: GitHubReporter, s: SummaryInput): Promise<
   await core.summary.addRaw(reporter.redact(summaryHTML(s))).write();
 }
 
+/** kubeforge and kubectl on PATH for the next steps; with `kubectl`, its failure is only a warning. */
+async function toolsOnPath(
+  reporter: GitHubReporter,
+  spec: ClusterSpec,
+  kubernetesVersion: string | undefined,
+  opts: { required: boolean },
+): Promise<void> {
+  const request = {
+    env: process.env,
+    cliPath: siblingCli(),
+    spec,
+    log: (l: string) => reporter.info(l),
+  };
+  let dir: string;
+  try {
+    dir = await installTools({
+      ...request,
+      ...(kubernetesVersion !== undefined ? { kubernetesVersion } : {}),
+    });
+  } catch (e) {
+    if (opts.required) throw e;
+    reporter.warn(
+      `[tools] kubectl ${kubernetesVersion} could not be put on PATH (the runner's own kubectl, if any, stays): ${(e as Error).message}`,
+    );
+    dir = await installTools(request);
+  }
+  core.addPath(dir);
+}
+
+/** install-only: the tools on PATH, for the cluster's version; no host is contacted. */
+async function installOnly(reporter: GitHubReporter, spec: ClusterSpec): Promise<void> {
+  const { version } = await resolveKubernetesVersion(spec.kubernetesVersion, {
+    env: process.env,
+    fetch: globalThis.fetch,
+    warn: (m) => reporter.warn(m),
+  });
+  await toolsOnPath(reporter, spec, version, { required: true });
+  core.setOutput("kubernetes-version", version);
+  reporter.info(
+    `[kubeforge] install-only: kubeforge and kubectl ${version} are on PATH; no cluster was built`,
+  );
+}
+
 async function run(
   reporter: GitHubReporter,
   inputs: ActionInputs,
   { spec, source }: { spec: ClusterSpec; source: string },
   stateDir: string,
 ) {
+  if (inputs.installOnly) return installOnly(reporter, spec);
   const debug = debugOn(inputs.verbosity, core.isDebug());
   reporter.info(
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
@@ -89,19 +136,20 @@ async function run(
   if (inputs.dryRun) await rm(planDirOf(stateDir), { recursive: true, force: true });
   // Which hosts this step reached: the post step tears down only what it may have changed.
   const hostRecord = new HostRecord((name, value) => core.saveState(name, value));
+  // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
+  // (the runner ends a job's leftover processes when the job ends).
+  const ports = clusterPorts({
+    spec,
+    reporter,
+    env: process.env,
+    cliPath: siblingCli(),
+    tunnelStateFile: tunnelStateFile(stateDir),
+    trackConnect: (connect) => hostRecord.track(connect),
+    ...(debug ? { trace: (line: string) => reporter.info(line) } : {}),
+  });
   const result = await up({
     spec,
-    // The runner-side tunnel is the CLI bundle next to this one, detached; it outlives the step
-    // (the runner ends a job's leftover processes when the job ends).
-    ports: clusterPorts({
-      spec,
-      reporter,
-      env: process.env,
-      cliPath: siblingCli(),
-      tunnelStateFile: tunnelStateFile(stateDir),
-      trackConnect: (connect) => hostRecord.track(connect),
-      ...(debug ? { trace: (line: string) => reporter.info(line) } : {}),
-    }),
+    ports,
     reporter,
     dryRun: inputs.dryRun,
     kubeconfigPath,
@@ -145,6 +193,7 @@ async function run(
       core.setOutput("ca-cert-hash", result.caCertHash);
       core.setOutput("certificate-key", result.certificateKey ?? "");
     }
+    await toolsOnPath(reporter, spec, undefined, { required: true });
     reporter.info(
       `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
     );
@@ -164,6 +213,12 @@ async function run(
   core.setOutput("ca-cert-hash", result.caCertHash);
   core.setOutput("certificate-key", result.certificateKey ?? "");
   core.exportVariable("KUBECONFIG", kubeconfigPath);
+  await loadInputImages(inputs.loadImages, spec, ports.connect, reporter);
+  // kubectl from the download node preparation made (cached): none when preparation is off,
+  // whose hosts were prepared elsewhere and whose runner may reach no release server.
+  await toolsOnPath(reporter, spec, spec.prepare.enabled ? result.kubernetesVersion : undefined, {
+    required: false,
+  });
   for (const n of result.nodes) {
     reporter.info(
       `[kubeforge] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,
@@ -200,12 +255,19 @@ async function main(): Promise<void> {
     inputs = readInputs((name) => core.getInput(name, { trimWhitespace: false }));
     // The Cluster first: its name names the state folder. A Cluster that cannot be read still
     // gets its log written (in the name input's folder, or the default's) before the step fails.
+    // Images and archives to load are checked with the Cluster, before anything is written.
+    const toLoad = inputs.loadImages;
     const loaded = await clusterFromInputs(inputs, process.env, {
       warn: (m) => reporter.warn(m),
-    }).then(
-      (cluster) => ({ cluster }),
-      (error: unknown) => ({ error }),
-    );
+    })
+      .then(async (cluster) => {
+        await checkInputImages(toLoad);
+        return cluster;
+      })
+      .then(
+        (cluster) => ({ cluster }),
+        (error: unknown) => ({ error }),
+      );
     if ("cluster" in loaded) {
       maskSpecSecrets(loaded.cluster.spec, reporter);
       clusterName = loaded.cluster.spec.name;

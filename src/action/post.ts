@@ -453,6 +453,10 @@ async function post(): Promise<void> {
     );
     return;
   }
+  if (inputs.installOnly) {
+    core.info("kubeforge: install-only: no cluster was built, nothing to collect or tear down");
+    return;
+  }
   // Only the hosts the main step tried: one it never connected to holds nothing of this run's
   // (it stopped before, e.g. at another cluster's state folder), and is left alone.
   const tried = (n: ClusterNodeSpec) => reachedByMain.has(n.name) || unreachableInMain.has(n.name);

@@ -6,6 +6,7 @@ import { registerCerts, registerToken } from "./certs.js";
 import { registerConfig } from "./config.js";
 import { registerInit } from "./init.js";
 import { registerJoin } from "./join.js";
+import { registerLoadImages } from "./load-images.js";
 import { registerReset } from "./reset.js";
 import { registerUp } from "./up.js";
 import { registerUpgrade } from "./upgrade.js";
@@ -38,7 +39,7 @@ const program = new Command()
 // The commands that run commands on hosts: Ctrl-C (or a CI job's cancellation) cancels those
 // commands instead of leaving them to run on (remote/interruption.ts). Not the runner-side
 // tunnel, which has its own way to stop.
-const WORKFLOWS = new Set(["init", "join", "reset", "up", "down", "upgrade"]);
+const WORKFLOWS = new Set(["init", "join", "reset", "up", "down", "upgrade", "load-images"]);
 program.hook("preAction", (_program, action) => {
   let top = action;
   while (top.parent && top.parent !== program) top = top.parent;
@@ -49,6 +50,7 @@ registerInit(program);
 registerJoin(program);
 registerReset(program);
 registerUp(program);
+registerLoadImages(program);
 registerUpgrade(program);
 registerConfig(program);
 registerCerts(program);

@@ -28,7 +28,7 @@ interface ClusterCommandOptions {
   skipPhases?: string[];
 }
 
-async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
+export async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
   if (file === undefined) return defaultClusterSpec();
   const path = resolve(file);
   const text = await readInputFile(path, "the Cluster file");

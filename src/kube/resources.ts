@@ -47,6 +47,13 @@ export const RESOURCES: readonly ResourceInfo[] = [
     namespaced: false,
   },
   {
+    kind: "StorageClass",
+    group: "storage.k8s.io",
+    version: "v1",
+    plural: "storageclasses",
+    namespaced: false,
+  },
+  {
     kind: "Lease",
     group: "coordination.k8s.io",
     version: "v1",

@@ -93,6 +93,8 @@ export interface UpWork {
   labelNodes(admin: KubeClient): Promise<void>;
   /** The pod network (`cni`). */
   installPodNetwork(admin: KubeClient): Promise<void>;
+  /** The default StorageClass (`storage`). */
+  installStorage(admin: KubeClient): Promise<void>;
   /** Waits until the cluster is usable (readiness.ts). */
   waitForCluster(admin: KubeClient, dnsDisabled: boolean): Promise<void>;
   /** admin.conf on the runner, pointing at an address it reaches; returns that server. */

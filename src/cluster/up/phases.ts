@@ -217,6 +217,13 @@ const cni: Phase<UpData> = {
   run: async (d) => d.work.installPodNetwork(await d.session.adminClient()),
 };
 
+const storage: Phase<UpData> = {
+  name: "storage",
+  short: "Install the default StorageClass: the local-path provisioner, or none",
+  runIf: (d) => d.session.spec.storage !== "none",
+  run: async (d) => d.work.installStorage(await d.session.adminClient()),
+};
+
 const wait: Phase<UpData> = {
   name: "wait",
   short: "Wait until every node is Ready and CoreDNS Available (registered, with cni: none)",
@@ -255,6 +262,7 @@ export function upPhases(): Phase<UpData>[] {
     join,
     nodes,
     cni,
+    storage,
     wait,
     kubeconfig,
   ];

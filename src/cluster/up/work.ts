@@ -27,6 +27,7 @@ import {
 } from "./node-workflows.js";
 import { joinDocumentsOf } from "./plan.js";
 import { installPodNetwork } from "./pod-network.js";
+import { installStorage } from "./storage.js";
 import { ImagePulls, prepareNodes } from "./prepare.js";
 import { claimRenderFolder, NOT_RENDERED, renderedInit } from "./render-init.js";
 
@@ -212,6 +213,10 @@ export class HostWork implements UpWork {
       (name) => this.d.session.hostOf(name),
       (m) => this.log(m),
     );
+  }
+
+  async installStorage(admin: KubeClient): Promise<void> {
+    await installStorage(this.spec, admin, (m) => this.log(m));
   }
 
   async waitForCluster(admin: KubeClient, dnsDisabled: boolean): Promise<void> {

@@ -10,6 +10,7 @@ import {
   DEFAULT_ENDPOINT_PORT,
   DEFAULT_POD_SUBNET,
   DEFAULT_SERVICE_SUBNET,
+  DEFAULT_STORAGE,
   DEFAULT_WAIT,
   defaultNodeName,
   defaultPrepare,
@@ -41,6 +42,8 @@ import {
   type ClusterSshSpec,
   type CniType,
   type NodeRole,
+  STORAGE_TYPES,
+  type StorageType,
 } from "./types.js";
 import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
 import { removedAPIVersionProblems } from "../validate.js";
@@ -402,6 +405,13 @@ function normalizeEndpoint(text: string, bindPort: number): string | undefined {
   const hp = parseHostPort(text);
   if ("problem" in hp) return undefined;
   return joinHostPort(hp.host, hp.port ?? bindPort);
+}
+
+function buildStorage(value: string | undefined, r: FieldReader): StorageType {
+  if (value === undefined) return DEFAULT_STORAGE;
+  if ((STORAGE_TYPES as readonly string[]).includes(value)) return value as StorageType;
+  r.report("storage", `${q(value)} is not ${STORAGE_TYPES.join(" or ")}`);
+  return DEFAULT_STORAGE;
 }
 
 function buildCni(input: ClusterInput, r: FieldReader, ctx: PathContext): ClusterSpec["cni"] {
@@ -784,6 +794,7 @@ export function buildClusterSpec(
     ...(endpoint !== undefined ? { controlPlaneEndpoint: endpoint } : {}),
     networking,
     cni,
+    storage: buildStorage(input.storage, r),
     kubeadm,
     ssh: clusterSsh,
     nodes,

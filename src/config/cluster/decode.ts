@@ -14,6 +14,7 @@ export const CLUSTER_FIELDS = [
   "controlPlaneEndpoint",
   "networking",
   "cni",
+  "storage",
   "kubeadm",
   "ssh",
   "nodes",
@@ -88,6 +89,7 @@ export interface ClusterInput {
   networking?: { podSubnet?: string; serviceSubnet?: string; dnsDomain?: string };
   /** The string form, or the object form's fields. */
   cni?: { text?: string; type?: string; manifest?: string };
+  storage?: string;
   kubeadm?: { documents?: string; configFile?: string; patchesDir?: string };
   ssh?: Partial<ClusterSshSpec>;
   nodes?: NodeInput[];
@@ -303,6 +305,7 @@ export function decodeClusterDocument(doc: Record<string, unknown>, r: FieldRead
     }),
     networking: networking(),
     cni: decodeCni(doc.cni, r),
+    storage: r.string(doc.storage, "storage"),
     kubeadm: kubeadm(),
     ssh: decodeSsh(doc.ssh, "ssh", r),
     nodes: r.list(doc.nodes, "nodes")?.map((n, i) => decodeNode(n, `nodes[${i}]`, r)),

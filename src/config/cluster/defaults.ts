@@ -7,6 +7,7 @@ import {
   CLUSTER_KIND,
   type ClusterPrepareSpec,
   type ClusterSpec,
+  type StorageType,
 } from "./types.js";
 
 // The Cluster file's defaults. The kubeadm ones (service subnet, DNS domain, version label)
@@ -21,6 +22,8 @@ export const DEFAULT_CLUSTER_NAME = "kubeforge";
 export const DEFAULT_POD_SUBNET = "10.244.0.0/16";
 export { DEFAULT_DNS_DOMAIN, DEFAULT_SERVICE_SUBNET };
 export const DEFAULT_WAIT = "5m";
+/** PersistentVolumeClaims bind out of the box, as in kind, k3s and minikube. */
+export const DEFAULT_STORAGE: StorageType = "local-path";
 export const DEFAULT_CONCURRENCY = 8;
 export const MAX_CONCURRENCY = 64;
 /** kubeadm's API server port (constants.KubeAPIServerPort), for an endpoint given without one. */
@@ -62,6 +65,7 @@ export function defaultClusterSpec(): ClusterSpec {
       dnsDomain: DEFAULT_DNS_DOMAIN,
     },
     cni: { type: "bridge" },
+    storage: DEFAULT_STORAGE,
     kubeadm: {},
     ssh: { port: DEFAULT_SSH_PORT },
     nodes: [

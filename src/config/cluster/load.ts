@@ -33,9 +33,16 @@ export interface LoadClusterOptions extends PathContext {
 
 type OverrideKey = Exclude<keyof ClusterOverrides, "from">;
 
-/** Applies overrides to the raw document; returns the field paths they set → their origin. */
-function applyOverrides(doc: Record<string, unknown>, o: ClusterOverrides): Map<string, string> {
+/**
+ * Applies overrides to the raw document; returns the field paths they set → their origin, and
+ * the fields an override may not replace (`clashes`: reported once the reader exists).
+ */
+function applyOverrides(
+  doc: Record<string, unknown>,
+  o: ClusterOverrides,
+): { origins: Map<string, string>; clashes: { path: string; message: string }[] } {
   const origins = new Map<string, string>();
+  const clashes: { path: string; message: string }[] = [];
   const set = (key: OverrideKey, path: string, apply: (value: unknown) => void) => {
     const value = o[key];
     if (value === undefined) return;
@@ -52,6 +59,7 @@ function applyOverrides(doc: Record<string, unknown>, o: ClusterOverrides): Map<
     "name",
     "kubernetesVersion",
     "cni",
+    "storage",
     "wait",
     "kubeletBinary",
     "skipPhases",
@@ -92,7 +100,18 @@ function applyOverrides(doc: Record<string, unknown>, o: ClusterOverrides): Map<
     const s = section("ssh");
     if (s) s.hostKeyFingerprints = v;
   });
-  return origins;
+  set("nodes", "nodes", (v) => {
+    if (doc.nodes !== undefined && doc.nodes !== null) {
+      clashes.push({
+        path: "nodes",
+        message:
+          "the Cluster file lists nodes of its own; give the node counts or the file's nodes, not both",
+      });
+      return;
+    }
+    doc.nodes = v;
+  });
+  return { origins, clashes };
 }
 
 function splitDocuments(docs: unknown[], source: string, problems: string[]) {
@@ -170,7 +189,7 @@ export function loadClusterSpec(
   }
 
   const raw = structuredClone(clusters[0]!.doc);
-  const origins = applyOverrides(raw, opts.overrides ?? {});
+  const { origins, clashes } = applyOverrides(raw, opts.overrides ?? {});
   const originOf = (path: string): string | undefined => {
     for (const [prefix, origin] of origins) {
       if (path === prefix || path.startsWith(`${prefix}.`) || path.startsWith(`${prefix}[`)) {
@@ -180,6 +199,7 @@ export function loadClusterSpec(
     return undefined;
   };
   const reader = new FieldReader(problems, source, originOf);
+  for (const c of clashes) reader.report(c.path, c.message);
   const input = decodeClusterDocument(raw, reader);
 
   const sources: KubeadmSource[] = [];

@@ -6,6 +6,7 @@ import {
   DEFAULT_DNS_DOMAIN,
   DEFAULT_POD_SUBNET,
   DEFAULT_SERVICE_SUBNET,
+  DEFAULT_STORAGE,
   DEFAULT_WAIT,
   MAX_CONCURRENCY,
   defaultNodeName,
@@ -86,6 +87,9 @@ nodes:
 # - {name: cp-1, role: control-plane, host: "ssh://ubuntu@203.0.113.10:22"}
 # - {name: w-1, role: worker, host: "ssh://ubuntu@203.0.113.11", taints: [{key: gpu, value: "true", effect: NoSchedule}]}
 # - {name: w-2, role: worker, host: docker}
+# The default StorageClass, installed after the pod network: local-path (Rancher's local-path
+# provisioner; volumes are folders under /opt/local-path-provisioner on the pod's node) or none.
+storage: ${DEFAULT_STORAGE}
 # How long to wait for every node to be Ready and CoreDNS available (a Go duration).
 wait: ${DEFAULT_WAIT}
 # Workers joined at once (1 to ${MAX_CONCURRENCY}).

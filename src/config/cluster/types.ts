@@ -61,6 +61,9 @@ export interface ClusterSshSpec {
 }
 
 export type CniType = "bridge" | "none" | "manifest";
+/** local-path: Rancher's local-path provisioner as the default StorageClass; none: no StorageClass. */
+export type StorageType = "local-path" | "none";
+export const STORAGE_TYPES: readonly StorageType[] = ["local-path", "none"];
 
 export interface ClusterSpec {
   apiVersion: typeof CLUSTER_API_VERSION;
@@ -79,6 +82,8 @@ export interface ClusterSpec {
   networking: { podSubnet: string; serviceSubnet: string; dnsDomain: string };
   /** manifest: a resolved path on the runner or an https URL. */
   cni: { type: CniType; manifest?: string };
+  /** The default StorageClass `up` installs after the pod network. */
+  storage: StorageType;
   kubeadm: {
     /** Every extra kubeadm document (the file's own, inline, configFile's), joined by `---`. */
     documents?: string;
@@ -183,6 +188,8 @@ export interface ClusterOverrides {
   serviceSubnet?: string;
   /** String form: "bridge", "none", a manifest path or an https URL. */
   cni?: string;
+  /** "local-path" or "none" (checked like the file's). */
+  storage?: string;
   wait?: string;
   kubeletBinary?: string;
   skipPhases?: string[];
@@ -201,6 +208,11 @@ export interface ClusterOverrides {
   installPackages?: boolean;
   /** prepare.prePullImages. */
   prePullImages?: boolean;
+  /**
+   * Replaces a Cluster that lists no nodes of its own (a file that lists some is refused: its
+   * nodes' own settings would be lost).
+   */
+  nodes?: Pick<ClusterNodeSpec, "name" | "role" | "host">[];
   /** Where each value came from, e.g. { podSubnet: "input pod-network-cidr" }. */
   from?: Partial<Record<Exclude<keyof ClusterOverrides, "from">, string>>;
 }

@@ -16,13 +16,13 @@ export const MAX_WORKERS = 50;
 const ITEM = /^(\d+)\s+(control-planes?|workers?)$/;
 
 /**
- * Reads "1 control-plane, 2 workers" (items separated by commas, each "<count> control-plane"
+ * Reads "1 control-plane, 2 workers" (items separated by commas or new lines, each "<count> control-plane"
  * or "<count> worker", singular or plural, each kind at most once). A problem is one phrase
  * naming what is wrong, without the rest of the text.
  */
 export function parseNodeCounts(text: string): NodeCounts | { problem: string } {
   const items = text
-    .split(",")
+    .split(/[,\n]/)
     .map((s) => s.trim().replace(/\s+/g, " "))
     .filter((s) => s !== "");
   if (items.length === 0)

@@ -8,7 +8,7 @@ import type { DockerHost } from "./host.js";
 export { DockerCluster, dockerNodesOf } from "./cluster.js";
 export { DockerHost } from "./host.js";
 export { DockerEngine } from "./engine.js";
-export { loadImagesIntoNodes } from "./load-images.js";
+export { exportImages, missingImages } from "./load-images.js";
 export { ensureNodeImage, loadImage, nodeImageRef, saveImage } from "./image.js";
 
 const clusters = new WeakMap<ClusterSpec, Promise<DockerCluster>>();

@@ -21,6 +21,7 @@ describe("readInputs", () => {
     const i = readInputs(inputsOf({}), {});
     expect(i).toEqual({
       dryRun: false,
+      installOnly: false,
       teardown: "auto",
       verbosity: "normal",
       overrides: { from: {} },
@@ -48,12 +49,16 @@ describe("readInputs", () => {
         cluster: "cluster.yaml",
         "job-status": "failure",
         verbosity: "debug",
+        nodes: "1 control-plane, 2 workers",
+        "load-images": "app:dev,\n out/app.tar",
+        storage: "none",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
     expect(i).toEqual({
       name: "e2e",
       dryRun: true,
+      installOnly: false,
       teardown: "never",
       verbosity: "debug",
       jobStatus: "failure",
@@ -62,6 +67,10 @@ describe("readInputs", () => {
       sshPassphrase: " pass phrase ",
       sshPassword: "pw",
       sshSudoPassword: "sudo-pw",
+      loadImages: [
+        { kind: "image", ref: "app:dev" },
+        { kind: "archive", path: "/ws/out/app.tar" },
+      ],
       overrides: {
         name: "e2e",
         kubernetesVersion: "1.35",
@@ -69,6 +78,12 @@ describe("readInputs", () => {
         serviceSubnet: "10.2.0.0/16",
         wait: "90s",
         cni: "/ws/manifests/cni.yaml",
+        storage: "none",
+        nodes: [
+          { name: "cp-1", role: "control-plane", host: "docker" },
+          { name: "w-1", role: "worker", host: "docker" },
+          { name: "w-2", role: "worker", host: "docker" },
+        ],
         kubeletBinary: "https://example.com/kubelet#sha256=00",
         skipPhases: ["addon/kube-proxy", "preflight"],
         hostKeyFingerprints: ["SHA256:a", "SHA256:b"],
@@ -79,6 +94,8 @@ describe("readInputs", () => {
           serviceSubnet: "input service-cidr",
           wait: "input wait",
           cni: "input cni",
+          storage: "input storage",
+          nodes: "input nodes",
           kubeletBinary: "input kubelet-binary",
           skipPhases: "input skip-phases",
           hostKeyFingerprints: "input ssh-host-key-fingerprints",

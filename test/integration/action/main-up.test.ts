@@ -242,6 +242,7 @@ describe("action main step over SSH", () => {
       "init cp-1",
       "join workers",
       "nodes",
+      "storage",
       "wait",
     ]);
     expect(step.stdout.match(/^::group::/gm)!.length).toBe(

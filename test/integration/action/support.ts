@@ -45,6 +45,8 @@ export interface StepResult {
   /** The raw GITHUB_STATE file (every value saved, not only the last of each name). */
   stateFile: string;
   summary: string;
+  /** Folders the step added to PATH for later steps (GITHUB_PATH, one a line). */
+  paths: string[];
   runnerTemp: string;
   /** Values the step registered with ::add-mask:: (unescaped), in order. */
   masks: string[];
@@ -80,7 +82,13 @@ export async function runStep(mainJs: string, o: RunStepOptions): Promise<StepRe
   const work = await fileDir("kubeforge-action-step-");
   const runnerTemp = o.runnerTemp ?? join(work, "runner-temp");
   const files: Record<string, string> = {};
-  for (const k of ["GITHUB_OUTPUT", "GITHUB_ENV", "GITHUB_STATE", "GITHUB_STEP_SUMMARY"]) {
+  for (const k of [
+    "GITHUB_OUTPUT",
+    "GITHUB_ENV",
+    "GITHUB_STATE",
+    "GITHUB_STEP_SUMMARY",
+    "GITHUB_PATH",
+  ]) {
     files[k] = join(work, k);
     await writeFile(files[k], "");
   }
@@ -135,6 +143,7 @@ export async function runStep(mainJs: string, o: RunStepOptions): Promise<StepRe
     state: commandFile(stateFile),
     stateFile,
     summary: await read("GITHUB_STEP_SUMMARY"),
+    paths: (await read("GITHUB_PATH")).split("\n").filter((l) => l !== ""),
     runnerTemp,
     masks: result.stdout
       .split("\n")

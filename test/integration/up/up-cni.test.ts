@@ -18,18 +18,23 @@ import {
 // a real kubelet reports them without a CNI) and hands out admin.conf, so a later step can
 // install a network; then `up` again with `cni: <manifest>` applies a manifest of kinds beyond
 // kubeforge's own (a CRD and its custom resource, a PodDisruptionBudget...) to that cluster.
+// The first run has `storage: none` (no StorageClass), the second the default: the local-path
+// provisioner's objects and the default StorageClass, applied after the pod network.
 
 let bed: SshTestbed;
 let r: Runner;
 let kubeconfig: string;
 
-const withCni = (cni: string) =>
+const withCni = (cni: string, storage?: string) =>
   clusterFile({
     name: "ci",
     controlPlanes: [bed.host("cp-1")],
     workers: [bed.host("w-1")],
   })
-    .replace("prepare: {enabled: false}", `cni: ${cni}\nprepare: {enabled: false}`)
+    .replace(
+      "prepare: {enabled: false}",
+      `cni: ${cni}\n${storage ? `storage: ${storage}\n` : ""}prepare: {enabled: false}`,
+    )
     // Certificates outside /etc/kubernetes/pki: up pins joins to admin.conf's CA, as kubeadm.
     .concat(
       "---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: ClusterConfiguration\ncertificatesDir: /etc/kubernetes/custom-pki\n",
@@ -47,7 +52,7 @@ afterAll(async () => {
 
 describe("kubeforge up: the pod network", () => {
   it("cni: none ends with every node registered NotReady, and admin.conf written", async () => {
-    const path = await r.writeClusterFile(withCni("none"));
+    const path = await r.writeClusterFile(withCni("none", "none"));
     const result = await r.kubeforge(["up", "-f", path, "--kubeconfig", kubeconfig]);
     if (result.code !== 0) throw new Error(await diagnostics(bed, result));
     expect(result.stdout.trim()).toBe(kubeconfig);
@@ -67,6 +72,15 @@ describe("kubeforge up: the pod network", () => {
       "coredns",
     ]);
     expect(coredns.status?.availableReplicas ?? 0).toBe(0);
+    // storage: none: no StorageClass, nothing of the provisioner.
+    const classes = await r.kubectl<{ items: unknown[] }>(kubeconfig, ["get", "storageclasses"]);
+    expect(classes.items).toEqual([]);
+    const namespaces = await r.kubectl<{ items: { metadata: { name: string } }[] }>(kubeconfig, [
+      "get",
+      "namespaces",
+    ]);
+    expect(namespaces.items.map((n) => n.metadata.name)).not.toContain("local-path-storage");
+    expect(result.stderr).not.toMatch(/\[up\] storage:/);
   }, 420_000);
 
   it("the nodes turn Ready once the user's network writes its CNI configuration", async () => {
@@ -96,6 +110,24 @@ describe("kubeforge up: the pod network", () => {
     const result = await r.kubeforge(["up", "-f", path, "--kubeconfig", kubeconfig]);
     if (result.code !== 0) throw new Error(await diagnostics(bed, result));
     expect(result.stderr).toContain(`applied ${CNI_MANIFEST_OBJECTS} objects from ${manifest}`);
+    // The default storage, after the pod network: the default StorageClass and its provisioner.
+    const cniAt = result.stderr.indexOf(`applied ${CNI_MANIFEST_OBJECTS} objects`);
+    const storageAt = result.stderr.indexOf("[up] storage: StorageClass local-path (the default)");
+    expect(storageAt, result.stderr).toBeGreaterThan(cniAt);
+    const sc = await r.kubectl<{
+      metadata: { annotations: Record<string, string> };
+      provisioner: string;
+      volumeBindingMode: string;
+    }>(kubeconfig, ["get", "storageclass", "local-path"]);
+    expect(sc.metadata.annotations["storageclass.kubernetes.io/is-default-class"]).toBe("true");
+    expect(sc.provisioner).toBe("rancher.io/local-path");
+    expect(sc.volumeBindingMode).toBe("WaitForFirstConsumer");
+    const provisioner = await r.kubectl<{
+      spec: { template: { spec: { containers: { image: string }[] } } };
+    }>(kubeconfig, ["-n", "local-path-storage", "get", "deployment", "local-path-provisioner"]);
+    expect(provisioner.spec.template.spec.containers[0]!.image).toBe(
+      "docker.io/rancher/local-path-provisioner:v0.0.37",
+    );
     // Read back with kubectl, which finds the custom resource through the server's discovery.
     const pool = await r.kubectl<{ spec: { cidr: string } }>(kubeconfig, [
       "get",

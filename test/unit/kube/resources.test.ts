@@ -85,6 +85,7 @@ describe("request paths", () => {
     ],
     ["apps/v1", "Deployment", "kube-system", "/apis/apps/v1/namespaces/kube-system/deployments"],
     ["batch/v1", "Job", "kube-system", "/apis/batch/v1/namespaces/kube-system/jobs"],
+    ["storage.k8s.io/v1", "StorageClass", undefined, "/apis/storage.k8s.io/v1/storageclasses"],
   ])("collectionPath(%s, %s, %s) = %s", (apiVersion, kind, namespace, path) => {
     expect(collectionPath(apiVersion, kind, namespace)).toBe(path);
   });
@@ -107,6 +108,7 @@ describe("request paths", () => {
       "Secret",
       "Service",
       "ServiceAccount",
+      "StorageClass",
     ]);
   });
 

@@ -137,6 +137,9 @@ const resources: ResourceInfo[] = [
   r("rbac.authorization.k8s.io", "v1", "rolebindings", "RoleBinding", true),
   r("rbac.authorization.k8s.io", "v1", "clusterroles", "ClusterRole", false),
   r("rbac.authorization.k8s.io", "v1", "clusterrolebindings", "ClusterRoleBinding", false),
+  // storage.k8s.io/v1. k8s: pkg/registry/storage/rest/storage_storage.go,
+  // pkg/registry/storage/storageclass/storage/storage.go (ShortNames "sc", cluster-scoped)
+  r("storage.k8s.io", "v1", "storageclasses", "StorageClass", false, { shortNames: ["sc"] }),
   // certificates.k8s.io/v1. k8s: pkg/registry/certificates/rest/storage_certificates.go
   r("certificates.k8s.io", "v1", "certificatesigningrequests", "CertificateSigningRequest", false, {
     shortNames: ["csr"],
@@ -177,7 +180,7 @@ export function setCustomResources(crd: string, infos: ResourceInfo[]): void {
  * Groups in the order kube-apiserver lists them in /apis (core first, by priority); the groups
  * of custom resources follow. k8s: pkg/controlplane/apiserver/aggregator.go
  * (apiVersionPriorities: batch 17400 between authorization 17600 and certificates 17300;
- * coordination 16500 before apiextensions 16400),
+ * rbac 17000, storage 16800, coordination 16500 before apiextensions 16400),
  * staging/src/k8s.io/kube-aggregator/pkg/controllers/autoregister and
  * pkg/controlplane/controller/crdregistration (CRD groups at priority 1000, after every built-in).
  */
@@ -189,6 +192,7 @@ export const GROUP_ORDER = [
   "certificates.k8s.io",
   "policy",
   "rbac.authorization.k8s.io",
+  "storage.k8s.io",
   "coordination.k8s.io",
   "apiextensions.k8s.io",
 ];

@@ -29,6 +29,7 @@ function spec(documents?: string): ClusterSpec {
       dnsDomain: "cluster.local",
     },
     cni: { type: "bridge" },
+    storage: "local-path",
     kubeadm: documents ? { documents } : {},
     ssh: {},
     nodes: [],

@@ -176,6 +176,10 @@ class RecordingWork implements UpWork {
     this.calls.push("cni");
     return Promise.resolve();
   }
+  installStorage(): Promise<void> {
+    this.calls.push("storage");
+    return Promise.resolve();
+  }
   waitForCluster(_admin: KubeClient, dnsDisabled: boolean): Promise<void> {
     this.calls.push("wait");
     this.dnsDisabled = dnsDisabled;
@@ -278,6 +282,7 @@ describe("up's phases", () => {
       ...work.calls.slice(10, 12),
       "labels",
       "cni",
+      "storage",
       "wait",
       "kubeconfig",
     ]);
@@ -340,6 +345,7 @@ describe("up's phases", () => {
       "join w-2",
       "labels",
       "cni",
+      "storage",
       "wait",
       "kubeconfig",
     ]);
@@ -352,7 +358,23 @@ describe("up's phases", () => {
       { "cp-1": done("cp-1", "control-plane") },
       { server: "https://10.0.0.1:6443" },
     );
-    expect(work.calls).toEqual(["prepareInit cp-1", "labels", "cni", "wait", "kubeconfig"]);
+    expect(work.calls).toEqual([
+      "prepareInit cp-1",
+      "labels",
+      "cni",
+      "storage",
+      "wait",
+      "kubeconfig",
+    ]);
+  });
+
+  it("storage: none installs no StorageClass; the default installs it after the pod network", async () => {
+    const none = await runUp(
+      clusterSpec([NODES[0]!], ["prepare: {enabled: false}", "storage: none"]),
+      { "cp-1": done("cp-1", "control-plane") },
+      { server: "https://10.0.0.1:6443" },
+    );
+    expect(none.work.calls).toEqual(["prepareInit cp-1", "labels", "cni", "wait", "kubeconfig"]);
   });
 
   it("refuses a finished cluster asked for another API endpoint, before any host changes", async () => {
@@ -435,7 +457,7 @@ describe("up's phases", () => {
     const { work } = await runUp(
       clusterSpec([NODES[0]!, NODES[1]!, NODES[3]!], ["prepare: {enabled: false}"]),
       {},
-      { skipPhases: ["cni", "wait", "join/workers"] },
+      { skipPhases: ["cni", "storage", "wait", "join/workers"] },
     );
     expect(work.calls.slice(4)).toEqual(["api-proxy", "init", "join cp-2", "labels", "kubeconfig"]);
   });
@@ -473,7 +495,7 @@ describe("up's phases", () => {
       'phase "join/control-planes" depends on "init", which --skip-phases skips',
     );
     await expect(runUp(spec, {}, { skipPhases: ["cnii"] })).rejects.toThrow(
-      /invalid phase name "cnii" in --skip-phases: valid names are containers, connect, facts, plan, reset-stale, .*, cni, wait, kubeconfig/,
+      /invalid phase name "cnii" in --skip-phases: valid names are containers, connect, facts, plan, reset-stale, .*, cni, storage, wait, kubeconfig/,
     );
   });
 });

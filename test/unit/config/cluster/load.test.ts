@@ -84,6 +84,7 @@ describe("the example of issue 5", () => {
         dnsDomain: "cluster.local",
       },
       cni: { type: "bridge" },
+      storage: "local-path",
       kubeadm: {},
       ssh,
       nodes: [

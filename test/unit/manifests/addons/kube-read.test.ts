@@ -25,8 +25,8 @@ describe("reading objects back as Kubernetes does", () => {
       "Deployment.spec.bogus: unknown field",
       "Deployment.spec.template.spec.containers[0].ports[0].containerPort: expected an integer",
     ]);
-    expect(schemaProblems({ apiVersion: "v1", kind: "Pod" })).toEqual([
-      "no schema known for v1/Pod",
+    expect(schemaProblems({ apiVersion: "v1", kind: "Endpoints" })).toEqual([
+      "no schema known for v1/Endpoints",
     ]);
   });
 

@@ -15,6 +15,9 @@ type Model = { getAttributeTypeMap(): AttributeType[] };
 
 const MODELS: Record<string, string> = {
   "v1/ConfigMap": "V1ConfigMap",
+  "v1/Namespace": "V1Namespace",
+  "v1/Pod": "V1Pod",
+  "storage.k8s.io/v1/StorageClass": "V1StorageClass",
   "v1/Service": "V1Service",
   "v1/ServiceAccount": "V1ServiceAccount",
   "apps/v1/Deployment": "V1Deployment",
