@@ -102,6 +102,7 @@ describe("request paths", () => {
       "Namespace",
       "Node",
       "Pod",
+      "PodDisruptionBudget",
       "Role",
       "RoleBinding",
       "Secret",
