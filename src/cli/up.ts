@@ -28,7 +28,7 @@ interface ClusterCommandOptions {
   skipPhases?: string[];
 }
 
-async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
+export async function readSpec(file: string | undefined, reporter: Reporter): Promise<ClusterSpec> {
   if (file === undefined) return defaultClusterSpec();
   const path = resolve(file);
   const text = await readInputFile(path, "the Cluster file");
@@ -50,7 +50,11 @@ export function defaultKubeconfigPath(name: string): string {
   return join(homedir(), ".kube", `kubeforge-${name}.conf`);
 }
 
-function portsFor(spec: ClusterSpec, reporter: Reporter, kubeconfigPath: string): ClusterPorts {
+export function portsFor(
+  spec: ClusterSpec,
+  reporter: Reporter,
+  kubeconfigPath: string,
+): ClusterPorts {
   return clusterPorts({
     spec,
     reporter,
