@@ -50,7 +50,11 @@ export function defaultKubeconfigPath(name: string): string {
   return join(homedir(), ".kube", `kubeforge-${name}.conf`);
 }
 
-function portsFor(spec: ClusterSpec, reporter: Reporter, kubeconfigPath: string): ClusterPorts {
+export function portsFor(
+  spec: ClusterSpec,
+  reporter: Reporter,
+  kubeconfigPath: string,
+): ClusterPorts {
   return clusterPorts({
     spec,
     reporter,

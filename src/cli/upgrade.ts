@@ -9,6 +9,7 @@ import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter } from "../workflow/reporter.js";
 import { summarizeTimings } from "../workflow/runner.js";
 import { hostFor, list, phaseTreeHelp, readConfig } from "./options.js";
+import { addClusterUpgrade } from "./upgrade-cluster.js";
 
 // `kubeforge upgrade plan|diff|apply|node` and `upgrade apply|node phase <phase>`, with
 // kubeadm's flag names (cmd/upgrade/*.go, v1.35) plus kubeforge's --rootfs and --dry-run-dir.
@@ -213,8 +214,9 @@ export function registerUpgrade(program: Command): void {
   const upgrade = program
     .command("upgrade")
     .description(
-      "Upgrade this node of a kubeadm/kubeforge cluster to a newer Kubernetes version, as kubeadm upgrade does",
+      "Upgrade a whole cluster (-f cluster.yaml --to V), or this node of a kubeadm/kubeforge cluster as kubeadm upgrade does (plan, diff, apply, node)",
     );
+  addClusterUpgrade(upgrade);
 
   addCommon(
     upgrade

@@ -15,6 +15,11 @@ export interface NodeMarker {
   role: NodeRole;
   status: "started" | "done";
   kubernetesVersion: string;
+  /**
+   * The last cluster-level upgrade that touched the node (cluster/upgrade): `step` "started"
+   * until the node runs `to`, so a run stopped half-way is resumed, never taken for finished.
+   */
+  upgrade?: { from: string; to: string; step: "started" | "done" };
 }
 
 export type NodeCondition =

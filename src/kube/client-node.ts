@@ -287,6 +287,15 @@ class KubeConfigClient implements KubeClient {
     await this.call<unknown>(operationOf("delete", ref), HttpMethod.DELETE, path);
   }
 
+  async createSubresource<T = unknown>(
+    ref: ObjectRef,
+    subresource: string,
+    body: unknown,
+  ): Promise<T> {
+    const path = `${objectPathOf(await this.resource(ref.apiVersion, ref.kind), ref)}/${subresource}`;
+    return await this.call<T>(operationOf("create", ref), HttpMethod.POST, path, { body });
+  }
+
   async getRaw(path: string): Promise<RawResponse> {
     const absolute = path.startsWith("/") ? path : `/${path}`;
     return await this.send({ verb: "getRaw", path: absolute }, HttpMethod.GET, absolute);

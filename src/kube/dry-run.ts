@@ -259,6 +259,11 @@ export class DryRunKubeClient implements KubeClient {
     return Promise.resolve();
   }
 
+  createSubresource<T = unknown>(ref: ObjectRef, subresource: string, body: unknown): Promise<T> {
+    this.print("CREATE", `${objectPath(ref)}/${subresource}`, body);
+    return Promise.resolve(structuredClone(body) as T);
+  }
+
   getRaw(path: string): Promise<RawResponse> {
     this.log(`[dryrun] Would GET ${path}`);
     return Promise.resolve({ status: 200, body: "ok" });

@@ -54,6 +54,13 @@ export const RESOURCES: readonly ResourceInfo[] = [
     namespaced: false,
   },
   {
+    kind: "PodDisruptionBudget",
+    group: "policy",
+    version: "v1",
+    plural: "poddisruptionbudgets",
+    namespaced: true,
+  },
+  {
     kind: "Lease",
     group: "coordination.k8s.io",
     version: "v1",

@@ -43,6 +43,8 @@ export interface KubeClient {
     type: PatchType,
   ): Promise<T>;
   delete(ref: ObjectRef): Promise<void>;
+  /** POST to a subresource of the object ("eviction" of a Pod); returns the answer's body. */
+  createSubresource<T = unknown>(ref: ObjectRef, subresource: string, body: unknown): Promise<T>;
   /** GET of an absolute API path ("/livez") with this client's credentials; never throws on status. */
   getRaw(path: string): Promise<RawResponse>;
   /**

@@ -1,5 +1,6 @@
 import { fleet } from "../../remote/fleet.js";
 import { hasDockerNodes } from "../docker-nodes.js";
+import { connectPhase, factsPhase } from "../session-phases.js";
 import type { Phase } from "../../workflow/phase.js";
 import type { UpData } from "./data.js";
 
@@ -41,17 +42,11 @@ const containers: Phase<UpData> = {
   run: (d) => d.session.createContainers(),
 };
 
-const connect: Phase<UpData> = {
-  name: "connect",
-  short: "Connect to every host (SSH, or this machine)",
-  run: (d) => d.session.connectAll(),
-};
+const connect = connectPhase<UpData>();
 
-const facts: Phase<UpData> = {
-  name: "facts",
-  short: "Inspect every host: system, resources, address, runtime, what it holds of a cluster",
-  run: async (d) => void (await d.session.inventory()),
-};
+const facts = factsPhase<UpData>(
+  "Inspect every host: system, resources, address, runtime, what it holds of a cluster",
+);
 
 const plan: Phase<UpData> = {
   name: "plan",

@@ -36,7 +36,7 @@ async function localSha256(path: string): Promise<string> {
  * The machine path a command sees for a host path: LocalHost's --rootfs maps file operations
  * but not command arguments (the same rule as phases/reset/unmount.ts rootfsOf).
  */
-function commandPath(host: Host, path: string): string {
+export function commandPath(host: Host, path: string): string {
   const rootfs = (host as { rootfs?: unknown }).rootfs;
   return typeof rootfs === "string" && rootfs !== "" ? posix.join(rootfs, path) : path;
 }

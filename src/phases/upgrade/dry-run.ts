@@ -58,6 +58,9 @@ export class ReadThroughDryRunClient implements KubeClient {
   delete(ref: ObjectRef): Promise<void> {
     return this.recorder.delete(ref);
   }
+  createSubresource<T = unknown>(ref: ObjectRef, subresource: string, body: unknown): Promise<T> {
+    return this.recorder.createSubresource<T>(ref, subresource, body);
+  }
   getRaw(path: string): Promise<RawResponse> {
     return this.real.getRaw(path);
   }

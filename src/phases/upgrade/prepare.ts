@@ -11,6 +11,8 @@ import {
   loadUpgradeConfiguration,
   type DefaultedUpgradeConfiguration,
 } from "../../config/upgrade-config.js";
+import type { ResolvedVersion } from "../../config/release.js";
+import type { InitConfig } from "../../config/types.js";
 import { releaseFor } from "../../config/versions.js";
 import { resolveKubernetesVersion } from "../../node/release-version.js";
 import { NodeClusterAccess } from "../../kube/access.js";
@@ -30,6 +32,7 @@ import type { Reporter } from "../../workflow/reporter.js";
 import { Runner } from "../../workflow/runner.js";
 import {
   fetchClusterConfig,
+  type ClusterStoredConfig,
   KUBEADM_CONFIG_MAP,
   KubeadmConfigNotFound,
   upgradeInitConfig,
@@ -144,56 +147,80 @@ function printConfiguration(data: UpgradeData, out: (text: string) => void): voi
   );
 }
 
-export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedUpgrade> {
-  const { reporter, host, flags, command } = request;
-  const startedAt = new Date();
-  const info = (m: string) => reporter.info(m);
-  const warn = (m: string) => reporter.warn(m);
+/** The settings of a run: each from the flag the user set, else the UpgradeConfiguration. */
+interface UpgradeSettings {
+  ucfg: DefaultedUpgradeConfiguration;
+  section: DefaultedUpgradeConfiguration["apply"] | DefaultedUpgradeConfiguration["node"];
+  /** apply's target as given (argument or file); "" for node. */
+  targetSpec: string;
+  ignoreList: string[];
+  dryRun: boolean;
+  etcdUpgrade: boolean;
+  renewCerts: boolean;
+  force: boolean;
+  allowExperimentalUpgrades: boolean;
+  allowRCUpgrades: boolean;
+  printConfig: boolean;
+  patchesDir: string | undefined;
+  skipPhases: string[];
+}
 
+/** Flags and config: kubeadm's ValueFromFlagsOrConfig for every setting. */
+function upgradeSettings(request: UpgradeRequest): UpgradeSettings {
+  const { flags, command } = request;
   if (request.config) checkUpgradeMixedArguments(givenUpgradeFlags(flags));
   const loaded = loadUpgradeConfiguration(request.config);
-  for (const w of loaded.warnings) warn(w);
+  for (const w of loaded.warnings) request.reporter.warn(w);
   const ucfg = loaded.cfg;
   const section = command === "apply" ? ucfg.apply : ucfg.node;
-
-  // apply's [version]: mandatory unless the file names one; the argument wins.
-  const targetSpec =
-    command === "apply" ? applyTargetVersion(request.version, ucfg.apply.kubernetesVersion) : "";
-  const ignoreList = [
-    ...validateIgnorePreflightErrors(
-      flags.ignorePreflightErrors ?? [],
-      section.ignorePreflightErrors,
+  const applyOnly = (flag: boolean | undefined, file: boolean) =>
+    command === "apply" && fromFlagOrConfig(flag, file);
+  return {
+    ucfg,
+    section,
+    // apply's [version]: mandatory unless the file names one; the argument wins.
+    targetSpec:
+      command === "apply" ? applyTargetVersion(request.version, ucfg.apply.kubernetesVersion) : "",
+    ignoreList: [
+      ...validateIgnorePreflightErrors(
+        flags.ignorePreflightErrors ?? [],
+        section.ignorePreflightErrors,
+      ),
+    ],
+    dryRun: fromFlagOrConfig(flags.dryRun, section.dryRun),
+    etcdUpgrade: fromFlagOrConfig(flags.etcdUpgrade, section.etcdUpgrade),
+    renewCerts: fromFlagOrConfig(flags.certificateRenewal, section.certificateRenewal),
+    force: applyOnly(flags.force, ucfg.apply.forceUpgrade),
+    allowExperimentalUpgrades: applyOnly(
+      flags.allowExperimentalUpgrades,
+      ucfg.apply.allowExperimentalUpgrades,
     ),
-  ];
-  const ignorePreflightErrors = new Set(ignoreList);
-  const dryRun = fromFlagOrConfig(flags.dryRun, section.dryRun);
-  const etcdUpgrade = fromFlagOrConfig(flags.etcdUpgrade, section.etcdUpgrade);
-  const renewCerts = fromFlagOrConfig(flags.certificateRenewal, section.certificateRenewal);
-  const force = command === "apply" && fromFlagOrConfig(flags.force, ucfg.apply.forceUpgrade);
-  const allowExperimentalUpgrades =
-    command === "apply" &&
-    fromFlagOrConfig(flags.allowExperimentalUpgrades, ucfg.apply.allowExperimentalUpgrades);
-  const allowRCUpgrades =
-    command === "apply" && fromFlagOrConfig(flags.allowRCUpgrades, ucfg.apply.allowRCUpgrades);
-  const printConfig =
-    command === "apply" && fromFlagOrConfig(flags.printConfig, ucfg.apply.printConfig);
-  const patchesDir = flags.patches ?? section.patchesDirectory;
-  // kubeadm: "If the flag for skipping phases was empty, use the values from config".
-  const skipPhases =
-    flags.skipPhases && flags.skipPhases.length > 0 ? flags.skipPhases : section.skipPhases;
+    allowRCUpgrades: applyOnly(flags.allowRCUpgrades, ucfg.apply.allowRCUpgrades),
+    printConfig: applyOnly(flags.printConfig, ucfg.apply.printConfig),
+    patchesDir: flags.patches ?? section.patchesDirectory,
+    // kubeadm: "If the flag for skipping phases was empty, use the values from config".
+    skipPhases:
+      flags.skipPhases && flags.skipPhases.length > 0 ? flags.skipPhases : section.skipPhases,
+  };
+}
 
-  // node: a control plane is a node with a kube-apiserver manifest; its default kubeconfig is
-  // admin.conf, a worker's kubelet.conf.
-  const isControlPlaneNode =
-    command === "apply" || (await host.exists(posix.join(MANIFESTS_DIR, "kube-apiserver.yaml")));
-  const kubeconfigPath =
-    flags.kubeconfig ?? kubeconfigFile(isControlPlaneNode ? ADMIN_KUBECONFIG : KUBELET_KUBECONFIG);
+/** How the run reaches the node and the cluster: for real, or through the dry-run views. */
+interface UpgradeAccess {
+  base: ClusterAccess;
+  nodeHost: Host;
+  client: () => Promise<KubeClient>;
+  output: (text: string) => void;
+  dryRunDir: string | undefined;
+}
 
+async function upgradeAccess(
+  request: UpgradeRequest,
+  kubeconfigPath: string,
+  dryRun: boolean,
+): Promise<UpgradeAccess> {
+  const { host } = request;
+  const info = (m: string) => request.reporter.info(m);
   const base = request.cluster ?? new NodeClusterAccess(host);
-  let dryRunDir: string | undefined;
-  let nodeHost: Host = host;
-  let output = request.stdout;
-  let client: () => Promise<KubeClient>;
   const realClient = once(async () => {
     try {
       return await base.clientFor(kubeconfigPath);
@@ -204,28 +231,41 @@ export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedU
       );
     }
   });
-  if (dryRun) {
-    dryRunDir = resolve(
-      request.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-upgrade-dryrun-"))),
-    );
-    nodeHost = new OverlayDryRunHost(host, dryRunDir, (name, argv) =>
-      info(wouldRunLine(name, argv)),
-    );
-    const recorder = new DryRunKubeClient(request.stdout, info);
-    client = once(async () => new ReadThroughDryRunClient(await realClient(), recorder));
-    output = (text) => {
-      for (const line of text.replace(/\n$/, "").split("\n")) info(line);
+  if (!dryRun) {
+    return {
+      base,
+      nodeHost: host,
+      client: realClient,
+      output: request.stdout,
+      dryRunDir: undefined,
     };
-  } else {
-    client = realClient;
   }
+  const dryRunDir = resolve(
+    request.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-upgrade-dryrun-"))),
+  );
+  const recorder = new DryRunKubeClient(request.stdout, info);
+  return {
+    base,
+    nodeHost: new OverlayDryRunHost(host, dryRunDir, (name, argv) =>
+      info(wouldRunLine(name, argv)),
+    ),
+    client: once(async () => new ReadThroughDryRunClient(await realClient(), recorder)),
+    output: (text) => {
+      for (const line of text.replace(/\n$/, "").split("\n")) info(line);
+    },
+    dryRunDir,
+  };
+}
 
-  // The cluster's configuration, as this node sees it.
-  const apiClient = await client();
-  const prefix = "upgrade";
-  let stored;
+/** Cluster read: the ClusterConfiguration in kube-system/kubeadm-config, with kubeadm's messages. */
+async function readStoredConfig(
+  apiClient: KubeClient,
+  command: UpgradeRequest["command"],
+  info: (m: string) => void,
+): Promise<ClusterStoredConfig> {
+  let stored: ClusterStoredConfig;
   try {
-    stored = await fetchClusterConfig(apiClient, prefix, info);
+    stored = await fetchClusterConfig(apiClient, "upgrade", info);
   } catch (e) {
     if (e instanceof KubeadmConfigNotFound && command === "apply") {
       info(
@@ -248,36 +288,36 @@ export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedU
       "kube-system/kubeadm-config: ClusterConfiguration.kubernetesVersion is empty",
     ]);
   }
-  // apply: the target (a label resolves as kubeadm's KubernetesReleaseVersion); node: the
-  // version apply stored.
-  const resolved =
-    command === "apply"
-      ? await resolveKubernetesVersion(targetSpec, {
-          warn,
-          env: request.env,
-          fetch,
-          field: "version",
-        })
-      : {
-          version: stored.kubernetesVersion,
-          release: releaseFor(stored.kubernetesVersion),
-          source: "the cluster's kubeadm-config",
-        };
-  const cfg = await upgradeInitConfig({
-    client: apiClient,
-    host,
-    stored,
-    resolved,
-    readNodeState: isControlPlaneNode,
-    detectedAddress: () => detectAdvertiseAddress(host),
-    timeouts: ucfg.timeouts,
-    imagePullPolicy: section.imagePullPolicy,
-    imagePullSerial: section.imagePullSerial,
-    ignorePreflightErrors: ignoreList,
-    warn,
-  });
+  return stored;
+}
 
-  const timing: UpgradeTiming = {
+/**
+ * Target version. apply: the target (a label resolves as kubeadm's KubernetesReleaseVersion);
+ * node: the version apply stored.
+ */
+async function targetVersion(
+  request: UpgradeRequest,
+  targetSpec: string,
+  stored: ClusterStoredConfig,
+): Promise<ResolvedVersion> {
+  if (request.command === "apply") {
+    return resolveKubernetesVersion(targetSpec, {
+      warn: (m) => request.reporter.warn(m),
+      env: request.env,
+      fetch,
+      field: "version",
+    });
+  }
+  return {
+    version: stored.kubernetesVersion,
+    release: releaseFor(stored.kubernetesVersion),
+    source: "the cluster's kubeadm-config",
+  };
+}
+
+/** The waits: kubeadm's, timeouts.upgradeManifests from the configuration, a test's scaling. */
+function upgradeTiming(cfg: InitConfig, request: UpgradeRequest): UpgradeTiming {
+  return {
     ...KUBEADM_UPGRADE_TIMING,
     upgradeManifestsMs: parseGoDuration(
       cfg.init.timeouts.upgradeManifests,
@@ -285,13 +325,46 @@ export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedU
     ),
     ...request.timing,
   };
-  const route = routeThrough(host);
-  const etcd = dryRun
+}
+
+export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedUpgrade> {
+  const { reporter, host, flags, command } = request;
+  const startedAt = new Date();
+  const info = (m: string) => reporter.info(m);
+  const s = upgradeSettings(request);
+
+  // node: a control plane is a node with a kube-apiserver manifest; its default kubeconfig is
+  // admin.conf, a worker's kubelet.conf.
+  const isControlPlaneNode =
+    command === "apply" || (await host.exists(posix.join(MANIFESTS_DIR, "kube-apiserver.yaml")));
+  const kubeconfigPath =
+    flags.kubeconfig ?? kubeconfigFile(isControlPlaneNode ? ADMIN_KUBECONFIG : KUBELET_KUBECONFIG);
+  const access = await upgradeAccess(request, kubeconfigPath, s.dryRun);
+
+  // The cluster's configuration, as this node sees it.
+  const apiClient = await access.client();
+  const stored = await readStoredConfig(apiClient, command, info);
+  const resolved = await targetVersion(request, s.targetSpec, stored);
+  const cfg = await upgradeInitConfig({
+    client: apiClient,
+    host,
+    stored,
+    resolved,
+    readNodeState: isControlPlaneNode,
+    detectedAddress: () => detectAdvertiseAddress(host),
+    timeouts: s.ucfg.timeouts,
+    imagePullPolicy: s.section.imagePullPolicy,
+    imagePullSerial: s.section.imagePullSerial,
+    ignorePreflightErrors: s.ignoreList,
+    warn: (m) => reporter.warn(m),
+  });
+
+  const etcd = s.dryRun
     ? dryRunUpgradeEtcd(info)
     : realUpgradeEtcd({
         host,
         certificatesDir: cfg.cluster.certificatesDir,
-        route,
+        route: routeThrough(host),
         etcdAPICallMs: parseGoDuration(cfg.init.timeouts.etcdAPICall),
         kubernetesAPICallMs: parseGoDuration(cfg.init.timeouts.kubernetesAPICall),
       });
@@ -304,39 +377,39 @@ export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedU
 
   const data: UpgradeData = {
     command,
-    host: nodeHost,
+    host: access.nodeHost,
     cfg,
     release: resolved.release,
     isControlPlaneNode,
-    dryRun,
-    etcdUpgrade,
-    renewCerts,
-    patchesDir,
+    dryRun: s.dryRun,
+    etcdUpgrade: s.etcdUpgrade,
+    renewCerts: s.renewCerts,
+    patchesDir: s.patchesDir,
     runnerFiles: new LocalHost(),
-    ignorePreflightErrors,
-    force,
-    allowExperimentalUpgrades,
-    allowRCUpgrades,
+    ignorePreflightErrors: new Set(s.ignoreList),
+    force: s.force,
+    allowExperimentalUpgrades: s.allowExperimentalUpgrades,
+    allowRCUpgrades: s.allowRCUpgrades,
     // SessionIsInteractive: not with -y, -f or --dry-run.
-    sessionIsInteractive: command === "apply" && !(flags.yes === true || dryRun || force),
+    sessionIsInteractive: command === "apply" && !(flags.yes === true || s.dryRun || s.force),
     kubeadmVersion: resolved.version,
-    client,
-    cluster: singleClientAccess(client, (url, opts) => base.probe(url, opts)),
+    client: access.client,
+    cluster: singleClientAccess(access.client, (url, opts) => access.base.probe(url, opts)),
     etcd,
     confirm,
     kubeletBackupParent: request.env.KUBEADM_UPGRADE_DRYRUN_DIR || KUBEADM_TMP_DIR,
     proxyEnv: proxyEnvironment(request.env),
     keys: new KeyPool(),
-    timing,
+    timing: upgradeTiming(cfg, request),
     now: request.now ?? (() => startedAt),
-    output,
+    output: access.output,
   };
-  if (printConfig) printConfiguration(data, request.stdout);
+  if (s.printConfig) printConfiguration(data, request.stdout);
   return {
     data,
     runner: new Runner(command === "apply" ? applyPhases() : nodePhases(), reporter),
-    skipPhases,
-    dryRunDir,
-    upgradeConfig: ucfg,
+    skipPhases: s.skipPhases,
+    dryRunDir: access.dryRunDir,
+    upgradeConfig: s.ucfg,
   };
 }

@@ -1,5 +1,6 @@
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { TEST_HOST_PREFLIGHT_IGNORES } from "../../support/preflight-ignores.js";
@@ -149,4 +150,23 @@ export async function eventually<T>(
     }
   }
   throw new Error(`${what} did not happen within ${timeoutMs} ms: ${String(last)}`);
+}
+
+/** sha256 over every file under `dir` (path, mode, mtime and content), for "nothing changed". */
+export async function treeDigest(dir: string): Promise<string> {
+  const hash = createHash("sha256");
+  const walk = async (d: string): Promise<void> => {
+    const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
+    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
+      const p = join(d, e.name);
+      if (e.isDirectory()) await walk(p);
+      else if (e.isFile()) {
+        const s = await stat(p);
+        hash.update(`${p} ${s.mode} ${s.mtimeMs}\n`);
+        hash.update(await readFile(p));
+      }
+    }
+  };
+  await walk(dir);
+  return hash.digest("hex");
 }

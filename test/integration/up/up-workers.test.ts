@@ -1,4 +1,3 @@
-import { createHash } from "node:crypto";
 import { readdir, readFile, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -10,6 +9,7 @@ import {
   nodeReadiness,
   runner,
   secretLines,
+  treeDigest,
   type Runner,
 } from "./support.js";
 
@@ -23,24 +23,6 @@ let r: Runner;
 let clusterPath: string;
 let kubeconfig: string;
 let upOutput = "";
-
-async function treeDigest(dir: string): Promise<string> {
-  const hash = createHash("sha256");
-  const walk = async (d: string): Promise<void> => {
-    const entries = await readdir(d, { withFileTypes: true }).catch(() => []);
-    for (const e of entries.sort((a, b) => a.name.localeCompare(b.name))) {
-      const p = join(d, e.name);
-      if (e.isDirectory()) await walk(p);
-      else if (e.isFile()) {
-        const s = await stat(p);
-        hash.update(`${p} ${s.mode} ${s.mtimeMs}\n`);
-        hash.update(await readFile(p));
-      }
-    }
-  };
-  await walk(dir);
-  return hash.digest("hex");
-}
 
 /** What kubeforge keeps on every host: node files, CNI configuration, its own state. */
 function hostDigests(): Promise<string[]> {

@@ -103,6 +103,7 @@ describe("request paths", () => {
       "Namespace",
       "Node",
       "Pod",
+      "PodDisruptionBudget",
       "Role",
       "RoleBinding",
       "Secret",

@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import type { HostFiles } from "./host-files.js";
 
 // SIMULATION (test double). Which kubelet the node has installed, read when the simulated
@@ -34,8 +35,18 @@ export interface InstalledKubelet {
   failToStart: boolean;
 }
 
+/**
+ * The binary's bytes: in the node's rootfs, else at its absolute path — an SSH testbed host's
+ * /usr/local/bin is an overlay of its own mount namespace outside the rootfs (testbed-ssh.ts),
+ * where kubeforge installs the kubelet and where this process, started by the host's systemctl
+ * shim in that namespace, sees it.
+ */
+async function binaryBytes(files: HostFiles, path: string): Promise<Buffer | undefined> {
+  return (await files.read(path)) ?? (await readFile(path).catch(() => undefined));
+}
+
 export async function installedKubelet(files: HostFiles): Promise<InstalledKubelet> {
-  const bytes = await files.read(await kubeletPath(files));
+  const bytes = await binaryBytes(files, await kubeletPath(files));
   const trailer = bytes ? /#kubeforge-test ([^\n]*)\n?$/.exec(bytes.toString("latin1")) : null;
   if (!trailer) return { failToStart: false };
   const version = /\/(v\d+\.\d+\.\d+[^/]*)\/bin\//.exec(trailer[1]!)?.[1];

@@ -58,6 +58,7 @@ export function fakeClients(script: (client: number, attempt: number) => Answer)
       update: unsupported,
       patch: unsupported,
       delete: unsupported,
+      createSubresource: unsupported,
       resource: unsupported,
       getRaw: unsupported,
     };

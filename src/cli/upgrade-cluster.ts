@@ -1,0 +1,133 @@
+import { mkdtemp } from "node:fs/promises";
+import { homedir, tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { type Command, InvalidArgumentError } from "commander";
+import { upgradeCluster } from "../cluster/upgrade/index.js";
+import { clusterUpgradePhases } from "../cluster/upgrade/phases.js";
+import { renderUpgradePlan } from "../cluster/upgrade/policy.js";
+import { parseGoDuration } from "../config/duration.js";
+import type { Phase } from "../workflow/phase.js";
+import { TerminalReporter } from "../workflow/reporter.js";
+import { list, phaseTreeHelp } from "./options.js";
+import { defaultKubeconfigPath, portsFor, readSpec } from "./up.js";
+
+// `kubeforge upgrade -f cluster.yaml --to V`: the cluster-level upgrade rehearsal on the hosts
+// of a Cluster file (src/cluster/upgrade). stdout carries the report's path (or the plan with
+// --plan), as `up` prints admin.conf's; progress goes to stderr.
+
+interface ClusterUpgradeCommandOptions {
+  file?: string;
+  to?: string;
+  workerBatch?: number;
+  drainTimeout: string;
+  nodeTimeout: string;
+  plan?: boolean;
+  dryRun?: boolean;
+  dryRunDir?: string;
+  allowExperimentalUpgrades?: boolean;
+  allowReleaseCandidateUpgrades?: boolean;
+  skipPhases?: string[];
+  report?: string;
+  junit?: string;
+}
+
+function positive(value: string): number {
+  if (!/^[1-9]\d*$/.test(value)) {
+    throw new InvalidArgumentError(`"${value}" is not a whole number of at least 1`);
+  }
+  return Number(value);
+}
+
+/** Where the report goes by default: beside the admin.conf `up` wrote, one folder per cluster. */
+export function defaultReportDir(name: string): string {
+  return join(homedir(), ".kube", `kubeforge-${name}-upgrade`);
+}
+
+async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void> {
+  if (o.file === undefined) {
+    throw new Error(
+      'kubeforge upgrade needs -f cluster.yaml and --to <version> to upgrade a whole cluster, or one of "plan", "diff", "apply", "node" to upgrade this node',
+    );
+  }
+  if (o.to === undefined) throw new Error("--to <version> is required: the version to upgrade to");
+  if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
+  if (o.plan && o.dryRun)
+    throw new Error("--plan and --dry-run do not go together: --dry-run plans too");
+  const reporter = new TerminalReporter();
+  const spec = await readSpec(o.file, reporter);
+  const options = {
+    to: o.to,
+    workerBatch: o.workerBatch ?? 1,
+    drainTimeoutMs: parseGoDuration(o.drainTimeout, "--drain-timeout"),
+    nodeTimeoutMs: parseGoDuration(o.nodeTimeout, "--node-timeout"),
+    allowExperimentalUpgrades: o.allowExperimentalUpgrades === true,
+    allowRCUpgrades: o.allowReleaseCandidateUpgrades === true,
+  };
+  const reportDir = defaultReportDir(spec.name);
+  const reportPath = resolve(o.report ?? join(reportDir, "upgrade-report.json"));
+  const dryRunDir = o.dryRun
+    ? resolve(o.dryRunDir ?? (await mkdtemp(join(tmpdir(), "kubeforge-upgrade-dryrun-"))))
+    : undefined;
+  const result = await upgradeCluster({
+    spec,
+    ports: portsFor(spec, reporter, resolve(defaultKubeconfigPath(spec.name))),
+    reporter,
+    options,
+    planOnly: o.plan === true,
+    dryRun: o.dryRun === true,
+    ...(dryRunDir !== undefined ? { dryRunDir } : {}),
+    ...(o.skipPhases ? { skipPhases: o.skipPhases } : {}),
+    reportPath,
+    junitPath: resolve(o.junit ?? join(reportDir, "junit-upgrade.xml")),
+  });
+  if (!result.report) {
+    process.stdout.write(renderUpgradePlan(result.plan));
+    if (dryRunDir !== undefined) {
+      reporter.info(
+        `[upgrade] dry run: the first control plane's upgrade apply is rendered under ${dryRunDir}`,
+      );
+    }
+    return;
+  }
+  reporter.info(
+    `[upgrade] Cluster "${spec.name}" upgraded from ${result.report.from} to ${result.report.to} in ${result.report.durationSeconds}s`,
+  );
+  process.stdout.write(`${reportPath}\n`);
+}
+
+/** The cluster-level options and action on `kubeforge upgrade` (its subcommands are node-level). */
+export function addClusterUpgrade(upgrade: Command): void {
+  const phases = clusterUpgradePhases() as Phase<unknown>[];
+  upgrade
+    .option("-f, --file <cluster.yaml>", "upgrade the whole cluster this Cluster file describes")
+    .option(
+      "--to <version>",
+      "the version to upgrade to: exact (v1.36.2), minor (1.36) or label (stable-1.36)",
+    )
+    .option("--worker-batch <n>", "workers upgraded at once (default 1)", positive)
+    .option("--drain-timeout <duration>", "per worker, for its drain to finish", "5m")
+    .option(
+      "--node-timeout <duration>",
+      "per node, for its kubelet to come back Ready at the target",
+      "15m",
+    )
+    .option("--plan", "connect, read the cluster, print the plan and stop; nothing changes")
+    .option(
+      "--dry-run",
+      "print the plan and render the first control plane's upgrade apply; nothing changes",
+    )
+    .option("--dry-run-dir <dir>", "with --dry-run: where the rendering goes, in <dir>/<node>")
+    .option("--allow-experimental-upgrades", "allow alpha, beta and release candidate targets")
+    .option("--allow-release-candidate-upgrades", "allow release candidate targets")
+    .option("--skip-phases <phases>", "comma-separated phases of the cluster upgrade to skip", list)
+    .option(
+      "--report <file>",
+      "where upgrade-report.json goes (default ~/.kube/kubeforge-<name>-upgrade/)",
+    )
+    .option("--junit <file>", "where the JUnit XML goes (default beside the report)")
+    .addHelpText(
+      "after",
+      `\nCluster upgrade phases (kubeforge upgrade -f), in order:\n${phaseTreeHelp(phases)}\n`,
+    )
+    .action((o: ClusterUpgradeCommandOptions) => runClusterUpgrade(o));
+}

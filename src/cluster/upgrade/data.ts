@@ -1,0 +1,117 @@
+import type { ClusterNodeSpec } from "../../config/cluster/types.js";
+import type { KubeClient } from "../../kube/types.js";
+import type { Reporter } from "../../workflow/reporter.js";
+import type { HostInventory } from "../inventory.js";
+import type { ClusterPorts } from "../ports.js";
+import type { ClusterSession } from "../session.js";
+import type { ReportRecorder } from "./report.js";
+
+// What the phases of the cluster-level upgrade (`kubeforge upgrade -f cluster.yaml --to V`)
+// read and write, as UpData for `up`: the cluster session (hosts connected and inspected once),
+// what the cluster runs now, the plan settled from it once, and the work a phase asks of a node.
+// Phases decide (which nodes, in what order, what is refused); `work` does it on the hosts.
+
+/** What the run was asked (flags, or the action's inputs later). */
+export interface UpgradeOptions {
+  /** --to: exact, minor or label. */
+  to: string;
+  /** Workers upgraded at once (--worker-batch). */
+  workerBatch: number;
+  /** Per node, for a drain to empty it (--drain-timeout). */
+  drainTimeoutMs: number;
+  /** Per node, for the kubelet to come back Ready at the target (--node-timeout). */
+  nodeTimeoutMs: number;
+  allowExperimentalUpgrades: boolean;
+  allowRCUpgrades: boolean;
+}
+
+/** One node as the cluster shows it before the upgrade. */
+export interface NodeReading {
+  name: string;
+  role: ClusterNodeSpec["role"];
+  /** status.nodeInfo.kubeletVersion; undefined when no Node object exists. */
+  kubeletVersion: string | undefined;
+  ready: boolean;
+  /** Control planes: the tag of the kube-apiserver image its static Pod manifest names. */
+  apiServerVersion?: string;
+  /** The upgrade this node's marker records, when a run touched it. */
+  marker?: { to: string; from: string; step: "started" | "done" };
+}
+
+/** What the cluster runs now: read once, before anything changes. */
+export interface ClusterReading {
+  /** kube-system/kubeadm-config ClusterConfiguration.kubernetesVersion. */
+  clusterVersion: string;
+  nodes: NodeReading[];
+  /** etcd's health as its client saw it; a string says what is wrong. */
+  etcdProblem: string | undefined;
+  addons: { coredns?: string; kubeProxy?: string };
+}
+
+/** What one node gets in this run. */
+export type NodeStepKind = "apply" | "node";
+
+export interface PlannedUpgradeNode {
+  name: string;
+  role: ClusterNodeSpec["role"];
+  /** "apply" on the first control plane, "node" elsewhere; "skip" when it is at the target. */
+  action: NodeStepKind | "skip";
+  /** Workers: the batch (1-based); control planes: 0. */
+  batch: number;
+  /** For people: why, or what. */
+  note: string;
+}
+
+/** What the run will do, settled before any host changes: `--plan` prints it. */
+export interface UpgradePlan {
+  cluster: string;
+  from: string;
+  to: string;
+  /** In execution order. */
+  nodes: PlannedUpgradeNode[];
+}
+
+export interface UpgradeSettled {
+  reading: ClusterReading;
+  plan: UpgradePlan;
+  inventory: HostInventory[];
+}
+
+/** What the phases ask of the hosts (work.ts). */
+export interface UpgradeWork {
+  /** Target kubelet/kubectl on every node to change (staged beside, not in use) and images pulled. */
+  stage(nodes: readonly HostInventory[]): Promise<void>;
+  /** kubeforge upgrade apply|node on the node, through the node-level workflows. */
+  upgradeNode(node: string, kind: NodeStepKind): Promise<void>;
+  /** The staged kubelet and kubectl put in place (the previous ones kept), the kubelet restarted. */
+  swapKubelet(node: string): Promise<void>;
+  /** Waits until the Node is Ready with kubeletVersion at the target. */
+  gate(node: string): Promise<void>;
+  /** Every etcd member healthy (before a control plane changes). */
+  etcdQuorum(): Promise<void>;
+  cordon(node: string): Promise<void>;
+  /** Evicts the node's Pods (PodDisruptionBudgets honoured); returns how many. */
+  drain(node: string): Promise<number>;
+  uncordon(node: string): Promise<void>;
+  /** Nodes this run cordoned and has not uncordoned: uncordoned on every way out. */
+  uncordonAll(): Promise<void>;
+  /** The node's upgrade marker (resume). */
+  mark(node: string, step: "started" | "done"): Promise<void>;
+  /** Every Node Ready at the target, kubeadm-config at the target. */
+  verify(admin: KubeClient): Promise<void>;
+}
+
+export interface ClusterUpgradeData {
+  readonly session: ClusterSession;
+  readonly ports: ClusterPorts;
+  readonly reporter: Reporter;
+  readonly options: UpgradeOptions;
+  /** Render the first control plane's apply instead of changing anything. */
+  readonly dryRun: boolean;
+  /** Dry run: where the first control plane's apply is rendered. */
+  readonly dryRunDir: string | undefined;
+  /** The reading and the plan, settled on first use. */
+  settled(): Promise<UpgradeSettled>;
+  readonly work: UpgradeWork;
+  readonly report: ReportRecorder;
+}

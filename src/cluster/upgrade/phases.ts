@@ -1,0 +1,170 @@
+import { fleet } from "../../remote/fleet.js";
+import type { Phase } from "../../workflow/phase.js";
+import { connectPhase, factsPhase } from "../session-phases.js";
+import type { ClusterUpgradeData, NodeStepKind, PlannedUpgradeNode } from "./data.js";
+
+// `kubeforge upgrade -f cluster.yaml --to V` as a phase list on the workflow Runner, the second
+// cluster workflow after `up` (DESIGN.md "Every workflow runs on the Runner"): connect, read and
+// plan before anything changes (every refusal there), stage on every node in parallel, then in
+// kubeadm's order (kubeadm-upgrade.md §2, §5.4) the first control plane with `upgrade apply`,
+// the other control planes one at a time with `upgrade node` after an etcd quorum check, the
+// workers in batches (cordon, drain, `upgrade node`, kubelet, gate, uncordon), and a last check.
+// Every node's steps are timed into the report; markers make a re-run resume.
+
+async function planned(d: ClusterUpgradeData): Promise<PlannedUpgradeNode[]> {
+  return (await d.settled()).plan.nodes;
+}
+
+const toChange = async (d: ClusterUpgradeData) =>
+  (await planned(d)).filter((n) => n.action !== "skip");
+
+/** One step of a node, timed into the report. */
+function step<T>(
+  d: ClusterUpgradeData,
+  n: PlannedUpgradeNode,
+  name: string,
+  run: () => Promise<T>,
+  detail?: (value: T) => string | undefined,
+): Promise<T> {
+  return d.report.step(n.name, n.role, name, run, detail);
+}
+
+/** A control plane: kubeadm's apply or node, the kubelet swap and restart, the gate. */
+async function upgradeControlPlane(d: ClusterUpgradeData, n: PlannedUpgradeNode): Promise<void> {
+  const kind = n.action as NodeStepKind;
+  await d.work.mark(n.name, "started");
+  if (kind === "node") await step(d, n, "etcd-quorum", () => d.work.etcdQuorum());
+  await step(d, n, `upgrade-${kind}`, () => d.work.upgradeNode(n.name, kind));
+  await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
+  await step(d, n, "gate", () => d.work.gate(n.name));
+  await d.work.mark(n.name, "done");
+  d.report.node(n.name, n.role).result = "upgraded";
+}
+
+/** A worker of a batch the run cordoned already. */
+async function upgradeWorker(d: ClusterUpgradeData, n: PlannedUpgradeNode): Promise<void> {
+  await step(
+    d,
+    n,
+    "drain",
+    () => d.work.drain(n.name),
+    (evicted) => `${evicted} pod(s) evicted`,
+  );
+  await step(d, n, "upgrade-node", () => d.work.upgradeNode(n.name, "node"));
+  await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
+  await step(d, n, "gate", () => d.work.gate(n.name));
+  await step(d, n, "uncordon", () => d.work.uncordon(n.name));
+  await d.work.mark(n.name, "done");
+  d.report.node(n.name, n.role).result = "upgraded";
+}
+
+const connect = connectPhase<ClusterUpgradeData>();
+
+const facts = factsPhase<ClusterUpgradeData>(
+  "Inspect every host; its node marker must name this cluster",
+);
+
+const plan: Phase<ClusterUpgradeData> = {
+  name: "plan",
+  short:
+    "Read what the cluster runs, resolve --to, refuse what cannot be upgraded, settle the order",
+  run: async (d) => {
+    for (const n of await planned(d)) {
+      d.session.nodeReporter(n.name).info(`[plan] ${n.role}: ${n.action} — ${n.note}`);
+      if (n.action === "skip") {
+        d.report.node(n.name, n.role).result = "skipped";
+      }
+    }
+  },
+};
+
+const stage: Phase<ClusterUpgradeData> = {
+  name: "stage",
+  short: "Download the target kubelet and kubectl, stage them and pre-pull images on every node",
+  runIf: async (d) => (await toChange(d)).length > 0,
+  run: async (d) => {
+    const names = new Set((await toChange(d)).map((n) => n.name));
+    const inventory = (await d.settled()).inventory.filter((i) => names.has(i.node.name));
+    await d.work.stage(inventory);
+  },
+};
+
+const firstControlPlane: Phase<ClusterUpgradeData> = {
+  name: "first-control-plane",
+  short: "`upgrade apply` on the first control plane, its kubelet, Node Ready at the target",
+  dependencies: ["stage"],
+  group: (d) =>
+    `${d.dryRun ? "render upgrade apply" : "upgrade apply"} ${d.session.firstControlPlane.name}`,
+  runIf: async (d) => (await planned(d)).some((n) => n.action === "apply"),
+  run: async (d) => {
+    const n = (await planned(d)).find((p) => p.action === "apply")!;
+    if (d.dryRun) {
+      await d.work.upgradeNode(n.name, "apply");
+      return;
+    }
+    await d.session.onNode(n.name, () => upgradeControlPlane(d, n));
+  },
+};
+
+const otherControlPlanes = async (d: ClusterUpgradeData) =>
+  (await toChange(d)).filter((n) => n.role === "control-plane" && n.action === "node");
+
+const controlPlanes: Phase<ClusterUpgradeData> = {
+  name: "control-planes",
+  short: "The other control planes, one at a time: etcd quorum, `upgrade node`, kubelet, gate",
+  dependencies: ["stage"],
+  group: false,
+  runIf: async (d) => (await otherControlPlanes(d)).length > 0,
+  run: async (d) => {
+    for (const n of await otherControlPlanes(d)) {
+      await d.session.nodeGroup("upgrade node", n.name, () => upgradeControlPlane(d, n));
+    }
+  },
+};
+
+const workerBatches = async (d: ClusterUpgradeData) => {
+  const batches = new Map<number, PlannedUpgradeNode[]>();
+  for (const n of await toChange(d)) {
+    if (n.role === "worker") batches.set(n.batch, [...(batches.get(n.batch) ?? []), n]);
+  }
+  return [...batches.values()];
+};
+
+const workers: Phase<ClusterUpgradeData> = {
+  name: "workers",
+  short:
+    "The workers in batches of --worker-batch: cordon, drain, `upgrade node`, kubelet, gate, uncordon",
+  dependencies: ["stage"],
+  group: () => "upgrade workers",
+  runIf: async (d) => (await workerBatches(d)).length > 0,
+  run: async (d) => {
+    for (const batch of await workerBatches(d)) {
+      const each = (op: (n: PlannedUpgradeNode) => Promise<void>) =>
+        fleet(batch, (n) => n.name, op, { concurrency: batch.length });
+      // The whole batch is cordoned before any of it drains: evicted Pods land elsewhere.
+      await each(async (n) => {
+        await d.work.mark(n.name, "started");
+        await step(d, n, "cordon", () => d.work.cordon(n.name));
+      });
+      await each((n) => upgradeWorker(d, n));
+    }
+  },
+};
+
+const verify: Phase<ClusterUpgradeData> = {
+  name: "verify",
+  short: "Every Node Ready at the target, kubeadm-config at the target",
+  run: async (d) => {
+    const admin = await d.session.adminClient();
+    await d.work.verify(admin);
+  },
+};
+
+export function clusterUpgradePhases(): Phase<ClusterUpgradeData>[] {
+  return [connect, facts, plan, stage, firstControlPlane, controlPlanes, workers, verify];
+}
+
+/** What `--plan` runs: it connects, reads and plans. */
+export const PLAN_PHASES = ["connect", "facts", "plan"];
+/** What `--dry-run` runs: the plan, and the first control plane's `upgrade apply` rendered. */
+export const DRY_RUN_PHASES = [...PLAN_PHASES, "first-control-plane"];

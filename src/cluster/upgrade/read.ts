@@ -1,0 +1,181 @@
+import { load } from "js-yaml";
+import { DEFAULT_CERTIFICATES_DIR, DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
+import type { InitConfig } from "../../config/types.js";
+import type { KubeClient, KubeObject } from "../../kube/types.js";
+import { realUpgradeEtcd } from "../../phases/upgrade/etcd-access.js";
+import { routeThrough } from "../../remote/route.js";
+import type { HostInventory } from "../inventory.js";
+import type { ClusterSession } from "../session.js";
+import type { ClusterReading, NodeReading } from "./data.js";
+
+// What the cluster runs, read before any host changes (kubeadm-upgrade.md §5.3 step 2): the
+// version kubeadm-config records, every Node's kubelet version and readiness, the kube-apiserver
+// image each control plane's own static Pod manifest names, etcd's health through its client
+// (kubeadm's CheckClusterHealth over the etcd Pods' endpoints) and the addons' images.
+
+const KUBE_APISERVER_MANIFEST = "/etc/kubernetes/manifests/kube-apiserver.yaml";
+const ETCD_API_CALL_MS = 30_000;
+
+interface NodeObject extends KubeObject {
+  status?: {
+    conditions?: { type: string; status: string }[];
+    nodeInfo?: { kubeletVersion?: string };
+  };
+}
+
+interface PodTemplateOwner extends KubeObject {
+  spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
+}
+
+/** The tag of an image reference ("registry.k8s.io/kube-apiserver:v1.35.0" → "v1.35.0"). */
+export function imageTag(image: string | undefined): string | undefined {
+  const m = image ? /:([^:/@]+)(@.*)?$/.exec(image) : null;
+  return m?.[1];
+}
+
+/** Every host must be a finished node of this cluster: the marker names it. */
+export function refuseUnfinishedHosts(inventory: readonly HostInventory[], cluster: string): void {
+  const wrong = inventory.flatMap((i) => {
+    const c = i.condition;
+    if (c.kind === "done") return [];
+    const why =
+      c.kind === "foreign"
+        ? c.reason
+        : c.kind === "fresh"
+          ? `it holds no node of a cluster; run "kubeforge up" first`
+          : `"kubeforge up" did not finish there; run "kubeforge up" first`;
+    return [` - ${i.node.name}: ${why}`];
+  });
+  if (wrong.length > 0) {
+    throw new Error(
+      `cannot upgrade the cluster "${cluster}": ${wrong.length} of ${inventory.length} hosts are not finished nodes of it:\n${wrong.join("\n")}`,
+    );
+  }
+}
+
+async function apiServerVersion(
+  session: ClusterSession,
+  name: string,
+): Promise<string | undefined> {
+  const text = (await session.hostOf(name).readFile(KUBE_APISERVER_MANIFEST)).toString("utf8");
+  const pod = load(text) as { spec?: { containers?: { image?: string }[] } } | undefined;
+  return imageTag(pod?.spec?.containers?.[0]?.image);
+}
+
+async function containerImage(
+  admin: KubeClient,
+  apiVersion: string,
+  kind: string,
+  name: string,
+): Promise<string | undefined> {
+  try {
+    const obj = await admin.get<PodTemplateOwner>({
+      apiVersion,
+      kind,
+      name,
+      namespace: "kube-system",
+    });
+    return imageTag(obj.spec?.template?.spec?.containers?.[0]?.image);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The ClusterConfiguration kube-system/kubeadm-config holds. */
+export async function storedClusterConfiguration(admin: KubeClient): Promise<{
+  kubernetesVersion: string;
+  certificatesDir: string;
+  externalEtcd: boolean;
+  /** What decides the images (kubeadm stores a defaulted ClusterConfiguration: all present). */
+  imageCluster: InitConfig["cluster"];
+}> {
+  const cm = await admin.get<KubeObject & { data?: Record<string, string> }>({
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    name: "kubeadm-config",
+    namespace: "kube-system",
+  });
+  const cfg = (load(cm.data?.ClusterConfiguration ?? "") ?? {}) as {
+    kubernetesVersion?: string;
+    certificatesDir?: string;
+    imageRepository?: string;
+    etcd?: { external?: unknown };
+    dns?: unknown;
+    proxy?: unknown;
+  };
+  const imageCluster = {
+    imageRepository: cfg.imageRepository || DEFAULT_IMAGE_REPOSITORY,
+    kubernetesVersion: cfg.kubernetesVersion ?? "",
+    dns: cfg.dns ?? {},
+    proxy: cfg.proxy ?? {},
+    etcd: cfg.etcd ?? { local: {} },
+  } as unknown as InitConfig["cluster"];
+  return {
+    imageCluster,
+    kubernetesVersion: cfg.kubernetesVersion ?? "",
+    certificatesDir: cfg.certificatesDir ?? DEFAULT_CERTIFICATES_DIR,
+    externalEtcd: cfg.etcd?.external !== undefined,
+  };
+}
+
+/** etcd's health, or what is wrong with it (a stacked etcd; an external one is the user's). */
+export async function etcdProblem(
+  session: ClusterSession,
+  admin: KubeClient,
+  certificatesDir: string,
+): Promise<string | undefined> {
+  const host = await session.host(session.firstControlPlane.name);
+  try {
+    const etcd = await realUpgradeEtcd({
+      host,
+      certificatesDir,
+      route: routeThrough(host),
+      etcdAPICallMs: ETCD_API_CALL_MS,
+      kubernetesAPICallMs: ETCD_API_CALL_MS,
+    }).connect(admin);
+    await etcd.checkClusterHealth();
+    return undefined;
+  } catch (e) {
+    return (e as Error).message.split("\n")[0];
+  }
+}
+
+export async function readCluster(
+  session: ClusterSession,
+  inventory: readonly HostInventory[],
+): Promise<ClusterReading> {
+  const admin = await session.adminClient();
+  const stored = await storedClusterConfiguration(admin);
+  const objects = await admin.list<NodeObject>("v1", "Node");
+  const nodes: NodeReading[] = [];
+  for (const inv of inventory) {
+    const obj = objects.find((o) => o.metadata.name === inv.node.name);
+    const marker = inv.condition.kind === "done" ? inv.condition.marker.upgrade : undefined;
+    nodes.push({
+      name: inv.node.name,
+      role: inv.node.role,
+      kubeletVersion: obj?.status?.nodeInfo?.kubeletVersion,
+      ready:
+        obj?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
+      ...(inv.node.role === "control-plane"
+        ? { apiServerVersion: await apiServerVersion(session, inv.node.name) }
+        : {}),
+      ...(marker ? { marker } : {}),
+    });
+  }
+  return {
+    clusterVersion: stored.kubernetesVersion,
+    nodes,
+    etcdProblem: stored.externalEtcd
+      ? undefined
+      : await etcdProblem(session, admin, stored.certificatesDir),
+    addons: await addonImages(admin),
+  };
+}
+
+/** The image tags of CoreDNS and kube-proxy, where they run. */
+export async function addonImages(admin: KubeClient): Promise<ClusterReading["addons"]> {
+  const coredns = await containerImage(admin, "apps/v1", "Deployment", "coredns");
+  const kubeProxy = await containerImage(admin, "apps/v1", "DaemonSet", "kube-proxy");
+  return { ...(coredns ? { coredns } : {}), ...(kubeProxy ? { kubeProxy } : {}) };
+}

@@ -1,0 +1,254 @@
+import { join } from "node:path";
+import { releaseFor } from "../../config/versions.js";
+import type { KubeClient, KubeObject } from "../../kube/types.js";
+import { poll } from "../../kube/poll.js";
+import type { FetchedArtifact } from "../../node/artifacts/fetch.js";
+import { goArch } from "../../node/artifacts/catalog.js";
+import { prePullImages } from "../../node/images.js";
+import {
+  runUpgradeApply,
+  runUpgradeNode,
+  type UpgradeNodeRun,
+} from "../../phases/upgrade/node-workflows.js";
+import { KUBEADM_TMP_DIR } from "../../phases/upgrade/paths.js";
+import { fleet } from "../../remote/fleet.js";
+import type { HostInventory } from "../inventory.js";
+import { writeMarker } from "../node-state.js";
+import { nodeImages } from "../up/prepare.js";
+import { downloadTargetBinaries, restartKubelet, stageBinaries, swapBinaries } from "./binaries.js";
+import type { ClusterUpgradeData, NodeStepKind, UpgradeWork } from "./data.js";
+import { cordon, drain, uncordon } from "./drain.js";
+import { etcdProblem, storedClusterConfiguration } from "./read.js";
+
+// What the cluster-level upgrade's phases ask of the hosts, done: staging, kubeadm's upgrade
+// apply|node through the node-level workflows (src/phases/upgrade) on the node's Host, the
+// kubelet swap and restart, the gates, cordon/drain/uncordon through the API and the markers.
+
+interface NodeObject extends KubeObject {
+  status?: {
+    conditions?: { type: string; status: string }[];
+    nodeInfo?: { kubeletVersion?: string };
+  };
+}
+
+const isReady = (n: NodeObject) =>
+  n.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+
+export class HostUpgradeWork implements UpgradeWork {
+  private downloads: Promise<Map<string, FetchedArtifact[]>> | undefined;
+  private readonly cordoned = new Set<string>();
+
+  constructor(
+    private readonly d: Pick<
+      ClusterUpgradeData,
+      "session" | "ports" | "reporter" | "options" | "settled" | "dryRun" | "dryRunDir" | "report"
+    >,
+  ) {}
+
+  private async inventoryOf(name: string): Promise<HostInventory> {
+    return (await this.d.settled()).inventory.find((i) => i.node.name === name)!;
+  }
+
+  private async target(): Promise<string> {
+    return (await this.d.settled()).plan.to;
+  }
+
+  private log(name: string): (line: string) => void {
+    const reporter = this.d.session.nodeReporter(name);
+    return (line) => reporter.info(`[upgrade] ${line}`);
+  }
+
+  /** The target binaries per architecture, downloaded once (from the cache on a re-run). */
+  private binaries(): Promise<Map<string, FetchedArtifact[]>> {
+    this.downloads ??= (async () => {
+      const s = await this.d.settled();
+      const first = this.d.session.firstControlPlane.name;
+      return downloadTargetBinaries(
+        this.d.session.spec,
+        s.plan.to,
+        s.inventory.map((i) => i.facts.arch),
+        { env: this.d.ports.env, log: (l) => this.log(first)(`runner: ${l}`) },
+      );
+    })();
+    this.downloads.catch(() => (this.downloads = undefined));
+    return this.downloads;
+  }
+
+  private async binariesOf(name: string): Promise<FetchedArtifact[]> {
+    const inv = await this.inventoryOf(name);
+    return (await this.binaries()).get(goArch(inv.facts.arch)) ?? [];
+  }
+
+  async stage(nodes: readonly HostInventory[]): Promise<void> {
+    const to = await this.target();
+    const admin = await this.d.session.adminClient();
+    const stored = await storedClusterConfiguration(admin);
+    const cluster = { ...stored.imageCluster, kubernetesVersion: to };
+    await this.binaries();
+    await fleet(
+      nodes,
+      (i) => i.node.name,
+      async (inv) => {
+        const host = this.d.session.hostOf(inv.node.name);
+        const log = this.log(inv.node.name);
+        await stageBinaries(host, await this.binariesOf(inv.node.name), to, log);
+        if (!this.d.session.spec.prepare.prePullImages) return;
+        if (!inv.criSocket) {
+          log("no container runtime socket found: the target's images are not pre-pulled");
+          return;
+        }
+        await prePullImages(host, nodeImages({ cluster }, inv.node.role, releaseFor(to)), {
+          criSocket: inv.criSocket,
+          log,
+        });
+      },
+      { concurrency: Math.max(this.d.session.spec.concurrency, nodes.length) },
+    );
+  }
+
+  private async tmpEntries(name: string): Promise<string[]> {
+    return this.d.session
+      .hostOf(name)
+      .readDir(KUBEADM_TMP_DIR)
+      .catch(() => []);
+  }
+
+  async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
+    const { options, dryRun, dryRunDir } = this.d;
+    const before = new Set(await this.tmpEntries(name));
+    const run: UpgradeNodeRun = {
+      host: this.d.session.hostOf(name),
+      reporter: this.d.session.nodeReporter(name),
+      env: this.d.ports.env,
+      flags: {
+        ...(dryRun ? { dryRun: true } : {}),
+        ...(kind === "apply"
+          ? {
+              allowExperimentalUpgrades: options.allowExperimentalUpgrades,
+              allowRCUpgrades: options.allowRCUpgrades,
+            }
+          : {}),
+      },
+      ...(dryRun && dryRunDir ? { dryRunDir: join(dryRunDir, name) } : {}),
+    };
+    const result =
+      kind === "apply"
+        ? await runUpgradeApply(run, await this.target())
+        : await runUpgradeNode(run);
+    if (result.output.trim()) this.log(name)(result.output.trim());
+    const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
+    for (const entry of await this.tmpEntries(name)) {
+      if (!before.has(entry)) node.backups.push(`${KUBEADM_TMP_DIR}/${entry}`);
+    }
+  }
+
+  async swapKubelet(name: string): Promise<void> {
+    const host = this.d.session.hostOf(name);
+    const kept = await swapBinaries(host, await this.binariesOf(name), await this.target());
+    const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
+    for (const k of kept) if (!node.backups.includes(k)) node.backups.push(k);
+    this.log(name)(`kubelet and kubectl ${await this.target()} in place; restarting the kubelet`);
+    await restartKubelet(host);
+  }
+
+  async gate(name: string): Promise<void> {
+    const admin = await this.d.session.adminClient();
+    const to = await this.target();
+    let seen = "";
+    await poll(
+      async () => {
+        const n = await admin.get<NodeObject>({ apiVersion: "v1", kind: "Node", name });
+        const version = n.status?.nodeInfo?.kubeletVersion;
+        seen = `kubeletVersion ${version ?? "none"}, ${isReady(n) ? "Ready" : "NotReady"}`;
+        return version === to && isReady(n) ? true : undefined;
+      },
+      {
+        timeoutMs: this.d.options.nodeTimeoutMs,
+        intervalMs: 1_000,
+        what: `the Node ${name} to be Ready with kubeletVersion ${to}`,
+      },
+    ).catch((e: unknown) => {
+      throw new Error(`${(e as Error).message} (last seen: ${seen || "nothing"})`, { cause: e });
+    });
+    const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
+    node.kubeletAfter = to;
+  }
+
+  async etcdQuorum(): Promise<void> {
+    const admin = await this.d.session.adminClient();
+    const stored = await storedClusterConfiguration(admin);
+    if (stored.externalEtcd) return;
+    const problem = await etcdProblem(this.d.session, admin, stored.certificatesDir);
+    if (problem)
+      throw new Error(`etcd is not healthy, no further control plane changes: ${problem}`);
+  }
+
+  async cordon(name: string): Promise<void> {
+    if (await cordon(await this.d.session.adminClient(), name)) this.cordoned.add(name);
+  }
+
+  async drain(name: string): Promise<number> {
+    const evicted = await drain(
+      await this.d.session.adminClient(),
+      name,
+      this.d.options.drainTimeoutMs,
+    );
+    this.log(name)(`drained: ${evicted} pod(s) evicted`);
+    return evicted;
+  }
+
+  async uncordon(name: string): Promise<void> {
+    if (!this.cordoned.has(name)) return;
+    await uncordon(await this.d.session.adminClient(), name);
+    this.cordoned.delete(name);
+  }
+
+  async uncordonAll(): Promise<void> {
+    for (const name of [...this.cordoned]) {
+      try {
+        await this.uncordon(name);
+        this.log(name)("uncordoned after the failure");
+      } catch (e) {
+        this.d.session
+          .nodeReporter(name)
+          .warn(
+            `[upgrade] could not uncordon the node: ${(e as Error).message}; run "kubectl uncordon ${name}"`,
+          );
+      }
+    }
+  }
+
+  async mark(name: string, step: "started" | "done"): Promise<void> {
+    const s = await this.d.settled();
+    const inv = await this.inventoryOf(name);
+    if (inv.condition.kind !== "done") return;
+    const marker = inv.condition.marker;
+    await writeMarker(this.d.session.hostOf(name), {
+      ...marker,
+      kubernetesVersion: step === "done" ? s.plan.to : marker.kubernetesVersion,
+      upgrade: { from: s.plan.from, to: s.plan.to, step },
+    });
+  }
+
+  async verify(admin: KubeClient): Promise<void> {
+    const to = await this.target();
+    const problems: string[] = [];
+    const stored = await storedClusterConfiguration(admin);
+    if (stored.kubernetesVersion !== to) {
+      problems.push(`kube-system/kubeadm-config records ${stored.kubernetesVersion}`);
+    }
+    const nodes = await admin.list<NodeObject>("v1", "Node");
+    for (const inv of (await this.d.settled()).inventory) {
+      const n = nodes.find((o) => o.metadata.name === inv.node.name);
+      const version = n?.status?.nodeInfo?.kubeletVersion;
+      if (!n || version !== to || !isReady(n)) {
+        problems.push(
+          `${inv.node.name} is ${n && isReady(n) ? "Ready" : "not Ready"} with kubelet ${version ?? "none"}`,
+        );
+      }
+    }
+    if (problems.length > 0) {
+      throw new Error(`the cluster is not at ${to} after the upgrade: ${problems.join("; ")}`);
+    }
+  }
+}

@@ -1,0 +1,327 @@
+import { readFile, writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { XMLParser } from "fast-xml-parser";
+import { load } from "js-yaml";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { bundledCli, type CliResult } from "../../support/cli.js";
+import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { createTestbed, type SshTestbed } from "../../support/testbed.js";
+import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up/support.js";
+
+// `kubeforge upgrade -f cluster.yaml --to v1.36.3` on a cluster `kubeforge up` built at v1.35.0
+// over real SSH: one control plane and two workers, each a testbed host whose kubelet and API
+// server are the simulation (etcd is Debian's). The target kubelet and kubectl come from the
+// local release server (binaries whose trailer names their version: the simulated kubelet
+// reports it after its restart, test/support/sim/kubelet/binary.ts). First the refusals — two
+// minors up, a downgrade — with every host's files unchanged, then the plan, the upgrade itself,
+// and a second run that finds every node at the target and changes nothing. The order is
+// kubeadm's documented one (kubeadm-upgrade.md §2: `upgrade apply` on the first control plane,
+// then each node drained, `upgrade node`, kubelet upgraded and restarted, uncordoned).
+
+const FROM = "v1.35.0";
+const TARGET = "v1.36.3";
+const WORKER_STEPS = ["cordon", "drain", "upgrade-node", "kubelet", "gate", "uncordon"];
+
+let bed: SshTestbed;
+let r: Runner;
+let server: ReleaseServer;
+let clusterPath: string;
+let kubeconfig: string;
+let reportPath: string;
+let junitPath: string;
+let cli: (args: string[]) => Promise<CliResult>;
+
+interface Report {
+  apiVersion: string;
+  kind: string;
+  cluster: string;
+  from: string;
+  to: string;
+  result: string;
+  durationSeconds: number;
+  nodes: {
+    name: string;
+    role: string;
+    result: string;
+    kubeletBefore?: string;
+    kubeletAfter?: string;
+    steps: { name: string; startedAt: string; seconds: number; result: string; detail?: string }[];
+    backups: string[];
+  }[];
+}
+
+interface NodeList {
+  items: {
+    metadata: { name: string };
+    spec?: { unschedulable?: boolean };
+    status?: {
+      conditions?: { type: string; status: string }[];
+      nodeInfo?: { kubeletVersion: string };
+    };
+  }[];
+}
+
+/**
+ * What kubeforge keeps on every host: node files, kubelet files, its own state (in the rootfs),
+ * and the binaries in /usr/local/bin (the SSH view's own overlay, outside the rootfs).
+ */
+function hostDigests(): Promise<string[]> {
+  return Promise.all(
+    bed.hosts.flatMap((h) => [
+      ...["etc/kubernetes", "var/lib/kubelet", "var/lib/kubeforge"].map((d) =>
+        treeDigest(h.path(d)),
+      ),
+      h.sshOutput(
+        "ls -l --time-style=full-iso /usr/local/bin; sha256sum /usr/local/bin/* || true",
+        {
+          timeoutMs: 60_000,
+        },
+      ),
+    ]),
+  );
+}
+
+const upgrade = (...extra: string[]) =>
+  cli([
+    "upgrade",
+    "-f",
+    clusterPath,
+    "--report",
+    reportPath,
+    "--junit",
+    junitPath,
+    "--drain-timeout",
+    "60s",
+    "--node-timeout",
+    "3m",
+    ...extra,
+  ]);
+
+beforeAll(async () => {
+  bed = await createTestbed(["cp-1", "w-1", "w-2"], { ssh: true });
+  r = await runner();
+  server = await startReleaseServer();
+  const caFile = join(r.dir, "release-ca.pem");
+  await writeFile(caFile, server.ca);
+  const bundled = await bundledCli();
+  cli = (args) =>
+    bundled.kubeforge(args, {
+      timeoutMs: 900_000,
+      env: { HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile },
+    });
+  // The hosts are prepared already (the simulated kubelet and runtime); the upgrade's binaries
+  // come from the local release server.
+  const text = clusterFile({
+    name: "rehearsal",
+    controlPlanes: [bed.host("cp-1")],
+    workers: [bed.host("w-1"), bed.host("w-2")],
+  }).replace(
+    "prepare: {enabled: false}",
+    `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
+  );
+  clusterPath = await r.writeClusterFile(text);
+  kubeconfig = join(r.dir, "admin.conf");
+  reportPath = join(r.dir, "report", "upgrade-report.json");
+  junitPath = join(r.dir, "report", "junit.xml");
+  const up = await cli(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
+  if (up.code !== 0) throw new Error(await diagnostics(bed, up));
+  // A Pod on w-1 the drain must evict (no controller: `kubectl drain --force` evicts it too).
+  const pod = join(r.dir, "pod.yaml");
+  await writeFile(
+    pod,
+    [
+      "apiVersion: v1",
+      "kind: Pod",
+      "metadata: {name: canary, namespace: default, labels: {app: canary}}",
+      "spec:",
+      "  nodeName: w-1",
+      "  automountServiceAccountToken: false",
+      "  containers: [{name: c, image: registry.k8s.io/pause:3.10.1}]",
+      "",
+    ].join("\n"),
+  );
+  await r.kubectl(kubeconfig, ["create", "--validate=false", "-f", pod]);
+}, 600_000);
+
+afterAll(async () => {
+  await bed?.stop();
+  await server?.close();
+}, 120_000);
+
+describe("kubeforge upgrade -f: refusals before anything changes", () => {
+  it("refuses two minors at once and a downgrade, naming the versions; no host changes", async () => {
+    const before = await hostDigests();
+    const twoMinors = await upgrade("--to", "v1.37.0");
+    expect(twoMinors.code).not.toBe(0);
+    expect(twoMinors.stderr).toContain(
+      `--to v1.37.0 is 2 minors above the cluster's ${FROM}: kubeforge upgrades one minor per run; upgrade to v1.36 first`,
+    );
+    const downgrade = await upgrade("--to", "v1.34.2");
+    expect(downgrade.code).not.toBe(0);
+    expect(downgrade.stderr).toContain(
+      `kubeforge does not downgrade: the cluster "rehearsal" runs ${FROM} and --to asks for v1.34.2`,
+    );
+    expect(await hostDigests()).toEqual(before);
+    // A refused run wrote no report: there was no run.
+    await expect(readFile(reportPath)).rejects.toThrow(/ENOENT/);
+  }, 300_000);
+
+  it("--plan prints the order on stdout and changes nothing", async () => {
+    const before = await hostDigests();
+    const plan = await upgrade("--to", TARGET, "--plan");
+    if (plan.code !== 0) throw new Error(await diagnostics(bed, plan));
+    const lines = plan.stdout.trim().split("\n");
+    expect(lines[0]).toBe(
+      `# kubeforge upgrade --plan: cluster "rehearsal" from ${FROM} to ${TARGET}; nothing was changed`,
+    );
+    expect(lines.slice(1).map((l) => l.split(" (")[0])).toEqual(["1. cp-1", "2. w-1", "3. w-2"]);
+    expect(lines[1]).toContain("upgrade apply");
+    expect(lines[3]).toContain("(batch 2)");
+    expect(await hostDigests()).toEqual(before);
+  }, 300_000);
+});
+
+describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers", () => {
+  let run: CliResult;
+  let report: Report;
+
+  beforeAll(async () => {
+    run = await upgrade("--to", TARGET);
+    if (run.code !== 0) throw new Error(await diagnostics(bed, run));
+    report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
+  }, 1_200_000);
+
+  it("prints the report's path on stdout; the report says what happened", () => {
+    expect(run.stdout.trim()).toBe(reportPath);
+    expect(report).toMatchObject({
+      apiVersion: "kubeforge.dev/v1alpha1",
+      kind: "UpgradeReport",
+      cluster: "rehearsal",
+      from: FROM,
+      to: TARGET,
+      result: "succeeded",
+    });
+    expect(report.nodes.map((n) => [n.name, n.result, n.kubeletBefore, n.kubeletAfter])).toEqual([
+      ["cp-1", "upgraded", FROM, TARGET],
+      ["w-1", "upgraded", FROM, TARGET],
+      ["w-2", "upgraded", FROM, TARGET],
+    ]);
+  });
+
+  it("upgrades in kubeadm's order: apply on the control plane, then one worker at a time", () => {
+    const [cp, w1, w2] = report.nodes;
+    expect(cp!.steps.map((s) => s.name)).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    expect(w1!.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
+    expect(w2!.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
+    const all = report.nodes.flatMap((n) => n.steps);
+    expect(all.every((s) => s.result === "ok")).toBe(true);
+    // Each step starts after the one before it has ended (--worker-batch 1: nothing overlaps).
+    const start = (s: { startedAt: string }) => Date.parse(s.startedAt);
+    for (let i = 1; i < all.length; i++) {
+      expect(start(all[i]!)).toBeGreaterThanOrEqual(
+        start(all[i - 1]!) + all[i - 1]!.seconds * 1000 - 5,
+      );
+    }
+    expect(w1!.steps.find((s) => s.name === "drain")!.detail).toBe("1 pod(s) evicted");
+    expect(w2!.steps.find((s) => s.name === "drain")!.detail).toBe("0 pod(s) evicted");
+    // kubeadm's backups (phases/upgrade/staticpods.go) are listed where they were written.
+    expect(cp!.backups).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^\/etc\/kubernetes\/tmp\/kubeadm-backup-manifests-/),
+      ]),
+    );
+  });
+
+  it("leaves every Node Ready, schedulable, at the target; the drained Pod is gone", async () => {
+    const nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
+    expect(
+      nodes.items.map((n) => [
+        n.metadata.name,
+        n.status?.nodeInfo?.kubeletVersion,
+        n.status?.conditions?.find((c) => c.type === "Ready")?.status,
+        n.spec?.unschedulable ?? false,
+      ]),
+    ).toEqual([
+      ["cp-1", TARGET, "True", false],
+      ["w-1", TARGET, "True", false],
+      ["w-2", TARGET, "True", false],
+    ]);
+    const pods = await r.kubectl<{ items: { metadata: { name: string } }[] }>(kubeconfig, [
+      "-n",
+      "default",
+      "get",
+      "pods",
+    ]);
+    expect(pods.items.map((p) => p.metadata.name)).not.toContain("canary");
+  });
+
+  it("stores the target in kubeadm-config and the control plane's manifests", async () => {
+    const cm = await r.kubectl<{ data: Record<string, string> }>(kubeconfig, [
+      "-n",
+      "kube-system",
+      "get",
+      "configmap",
+      "kubeadm-config",
+    ]);
+    expect(load(cm.data.ClusterConfiguration!)).toMatchObject({ kubernetesVersion: TARGET });
+    const manifest = load(
+      await readFile(bed.host("cp-1").path("etc/kubernetes/manifests/kube-apiserver.yaml"), "utf8"),
+    ) as { spec: { containers: { image: string }[] } };
+    expect(manifest.spec.containers[0]!.image).toBe(`registry.k8s.io/kube-apiserver:${TARGET}`);
+  });
+
+  it("installs the target kubelet and keeps nothing half-done in the markers", async () => {
+    for (const h of bed.hosts) {
+      // The release server's binaries end with a trailer naming their download path.
+      const kubelet = await h.sshOutput("tail -c 200 /usr/local/bin/kubelet", {
+        timeoutMs: 60_000,
+      });
+      expect(kubelet, h.name).toContain(`/dl/release/${TARGET}/bin/linux/`);
+      const marker = JSON.parse(await readFile(h.path("var/lib/kubeforge/node.json"), "utf8")) as {
+        kubernetesVersion: string;
+        upgrade: unknown;
+      };
+      expect(marker, h.name).toMatchObject({
+        kubernetesVersion: TARGET,
+        upgrade: { from: FROM, to: TARGET, step: "done" },
+      });
+    }
+  });
+
+  it("writes JUnit XML with one test case per node and step", async () => {
+    const xml = new XMLParser({ ignoreAttributes: false }).parse(
+      await readFile(junitPath, "utf8"),
+    ) as {
+      testsuites: {
+        testsuite: {
+          "@_name": string;
+          "@_failures": string;
+          testcase: { "@_classname": string; "@_name": string }[];
+        };
+      };
+    };
+    const suite = xml.testsuites.testsuite;
+    expect(suite["@_name"]).toBe(`upgrade-${FROM}-${TARGET}`);
+    expect(suite["@_failures"]).toBe("0");
+    expect(suite.testcase.map((c) => `${c["@_classname"]}/${c["@_name"]}`)).toEqual(
+      report.nodes.flatMap((n) => n.steps.map((s) => `${n.name}/${s.name}`)),
+    );
+  });
+
+  it("a second run finds every node at the target, says so and changes nothing", async () => {
+    const before = await hostDigests();
+    const again = await upgrade("--to", TARGET);
+    if (again.code !== 0) throw new Error(await diagnostics(bed, again));
+    for (const name of ["cp-1", "w-1", "w-2"]) {
+      expect(again.stderr).toContain(`${name}: [plan] `);
+    }
+    expect(again.stderr.match(/already at v1\.36\.3: skipped/g)).toHaveLength(3);
+    expect(await hostDigests()).toEqual(before);
+    const second = JSON.parse(await readFile(reportPath, "utf8")) as Report;
+    expect(second.nodes.map((n) => [n.name, n.result, n.steps.length])).toEqual([
+      ["cp-1", "skipped", 0],
+      ["w-1", "skipped", 0],
+      ["w-2", "skipped", 0],
+    ]);
+  }, 300_000);
+});
