@@ -10,7 +10,11 @@ import { testDir } from "../../support/temp-dir.js";
 // run into the same folder is refused.
 
 const readme = readFileSync("README.md", "utf8");
-const quickStart = readme.split("```sh\n")[1]!.split("```")[0]!;
+// The first shell block of the README's command-line section.
+const quickStart = readme
+  .split("\n## The command line\n")[1]!
+  .split("```sh\n")[1]!
+  .split("```")[0]!;
 const commandLine = (prefix: string) => {
   const line = quickStart.split("\n").find((l) => l.startsWith(prefix));
   if (!line) throw new Error(`the README's quick start has no line starting with ${prefix}`);
