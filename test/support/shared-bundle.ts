@@ -1,6 +1,6 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmod, mkdir, rename, rm, stat, writeFile } from "node:fs/promises";
-import { dirname, join, relative } from "node:path";
+import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { join } from "node:path";
 import { type BuildOptions, build } from "esbuild";
 import { RUN_DIR_ENV, SHARED_DIR_NAME } from "./run-temp/leftovers.js";
 
@@ -17,37 +17,86 @@ export function sharedTestDir(): string {
 const exists = async (path: string) => (await stat(path).catch(() => undefined)) !== undefined;
 
 /**
- * Bundles with esbuild (the options for an output folder) into the run's shared folder, in a folder named by the output's content
- * (`<name>-<hash>`), and returns that folder. Test files running side by side that build the same
- * sources use one copy instead of each leaving its own (the CLI bundle is over 20 MB); processes
- * started from it may outlive the file that built it, so no test file removes it: the run does.
+ * Bundles with esbuild (the options for an output folder) into the run's shared folder and
+ * returns that folder, `<name>-<hash of the options>`. The sources cannot change during a run,
+ * so the first test file to ask builds it and every other file of the run reuses it: building
+ * the bundles once per file took over ten CPU minutes of a run (the simulated kubelet's bundle
+ * alone is 19 MB). Files asking at once wait for the one building (a lock folder holding its
+ * pid; a dead builder's lock is taken over). Processes started from a bundle may outlive the
+ * file that built it, so no test file removes it: the run does.
  */
 export async function sharedBundle(
   name: string,
   options: (outdir: string) => BuildOptions,
 ): Promise<string> {
-  const outdir = join(sharedTestDir(), `${name}-build`);
-  const { outputFiles } = await build({ ...options(outdir), write: false });
-  const hash = createHash("sha256");
-  for (const f of outputFiles)
-    hash.update(relative(outdir, f.path)).update("\0").update(f.contents);
-  const dir = join(sharedTestDir(), `${name}-${hash.digest("hex").slice(0, 16)}`);
-  if (await exists(dir)) return dir;
-  const staging = `${dir}.${randomBytes(4).toString("hex")}`;
-  for (const f of outputFiles) {
-    const path = join(staging, relative(outdir, f.path));
-    await mkdir(dirname(path), { recursive: true });
-    await writeFile(path, f.contents);
-    // Read by other users too (a runner user, SSH test users), whatever the umask.
-    await chmod(path, 0o644);
+  const placeholder = "<outdir>";
+  const key = createHash("sha256")
+    .update(JSON.stringify(options(placeholder)))
+    .digest("hex")
+    .slice(0, 16);
+  const dir = join(sharedTestDir(), `${name}-${key}`);
+  const lock = `${dir}.lock`;
+  for (;;) {
+    if (await exists(dir)) return dir;
+    if (await takeLock(lock)) {
+      try {
+        if (!(await exists(dir))) await buildInto(dir, options);
+        return dir;
+      } finally {
+        await rm(lock, { recursive: true, force: true });
+      }
+    }
+    await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  await chmod(staging, 0o755);
+}
+
+/** mkdir is atomic: true when this process now holds the lock (a dead holder's is taken over). */
+async function takeLock(lock: string): Promise<boolean> {
   try {
-    await rename(staging, dir);
+    await mkdir(lock);
   } catch (err) {
-    // Another test file finished the same bundle first: its copy is as good.
-    await rm(staging, { recursive: true, force: true });
-    if (!(await exists(dir))) throw err;
+    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+    const holder = Number(await readFile(join(lock, "pid"), "utf8").catch(() => ""));
+    if (!holder || alive(holder)) return false;
+    // The builder died: whoever renames its lock away first builds.
+    const stale = `${lock}.${randomBytes(4).toString("hex")}`;
+    if (
+      !(await rename(lock, stale).then(
+        () => true,
+        () => false,
+      ))
+    )
+      return false;
+    await rm(stale, { recursive: true, force: true });
+    return takeLock(lock);
   }
-  return dir;
+  await writeFile(join(lock, "pid"), String(process.pid));
+  return true;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+async function buildInto(dir: string, options: (outdir: string) => BuildOptions): Promise<void> {
+  const staging = `${dir}.${randomBytes(4).toString("hex")}`;
+  await build({ ...options(staging), write: true });
+  // Read by other users too (a runner user, SSH test users), whatever the umask.
+  await chmodTree(staging);
+  await rename(staging, dir);
+}
+
+async function chmodTree(path: string): Promise<void> {
+  const entries = await readdir(path, { withFileTypes: true });
+  await chmod(path, 0o755);
+  for (const e of entries) {
+    const child = join(path, e.name);
+    if (e.isDirectory()) await chmodTree(child);
+    else await chmod(child, 0o644);
+  }
 }
