@@ -8,6 +8,7 @@ import { promisify } from "node:util";
 import { NODE_PACKAGES } from "../../src/config/docker/node-image.js";
 import { DockerEngine } from "../../src/remote/docker/engine.js";
 import { containerExec } from "../../src/remote/docker/exec.js";
+import { TEST_TIME_SCALE } from "./sim/kubelet/timing.js";
 import { ensureNodeImage } from "../../src/remote/docker/image.js";
 import { bundleSimCrictl, bundleSimKubelet } from "./sim/kubelet/bundle.js";
 
@@ -262,7 +263,7 @@ export async function testNodeImage(
             "--sim-rootfs",
             "/",
             "--sim-time-scale",
-            "0.05",
+            String(TEST_TIME_SCALE),
           ]
             .map(q)
             .join(" ")} "$@"`,
@@ -304,7 +305,7 @@ export function simKubeletLauncher(version = "v1.35.0"): string {
   return [
     "#!/bin/sh",
     "# SIMULATION (test double): starts the simulated kubelet. Not a kubelet.",
-    `exec ${SIM_DIR}/node ${SIM_DIR}/sim-kubelet.mjs --rootfs=/ --node-name "$(uname -n)" --runtime-dir /run/kubeforge-sim --time-scale 0.05 --kubelet-version ${version}`,
+    `exec ${SIM_DIR}/node ${SIM_DIR}/sim-kubelet.mjs --rootfs=/ --node-name "$(uname -n)" --runtime-dir /run/kubeforge-sim --time-scale ${TEST_TIME_SCALE} --kubelet-version ${version}`,
     "",
   ].join("\n");
 }

@@ -2,6 +2,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { containerExec } from "../../../src/remote/docker/exec.js";
 import { dockerTestsUnavailable } from "../../support/docker.js";
+import { TEST_TIME_SCALE } from "../../support/sim/kubelet/timing.js";
 import { nodeReadiness } from "../up/support.js";
 import { dockerRunner, type DockerRunner } from "./support.js";
 
@@ -86,19 +87,21 @@ describe.skipIf(unavailable)("kubeforge up on docker nodes: 3 control planes, 1 
   it("answers and keeps the worker Ready with one control-plane container stopped", async () => {
     const info = await r.engine.inspectContainer(container("cp-1"));
     await r.engine.stopContainer(info!.Id, 10);
-    // The simulated kubelets and node-lifecycle controller run 20 times faster than real ones
-    // (a 2.5 s grace period for 50 s), while HAProxy's failover (a check every second, down after
+    // The simulated kubelets and node-lifecycle controller run 4 times faster than real ones
+    // (a 12.5 s grace period for 50 s), while HAProxy's failover (a check every second, down after
     // two failures, a 3 s connect timeout) and etcd's leader election take real time: the worker
     // may miss its shortened grace period while its proxy moves off cp-1, which a real kubelet
     // (10 s heartbeats, 50 s grace) would not. What must hold is the state after the failover:
     // cp-1 Unknown and every other node Ready, through the API of the surviving control planes.
     const settled = { "cp-1": "Unknown", "cp-2": "True", "cp-3": "True", "w-1": "True" };
-    // Settled means the same for 6 samples a second apart: over twice the grace period, so the
-    // worker's heartbeats are getting through.
+    // Settled means the same for samples a second apart over twice the grace period (50 s,
+    // kube-controller-manager's --node-monitor-grace-period, scaled), so the worker's heartbeats
+    // are getting through.
+    const samples = Math.ceil(2 * 50 * TEST_TIME_SCALE) + 1;
     const end = Date.now() + 240_000;
     let seen: Record<string, string> = {};
     let inARow = 0;
-    while (inARow < 6) {
+    while (inARow < samples) {
       if (Date.now() > end)
         throw new Error(
           `the cluster did not settle with cp-1 stopped; last seen ${JSON.stringify(seen)}`,

@@ -10,7 +10,7 @@ import {
   RemoteRuntime,
 } from "./runtime-daemon.js";
 import { writeFaults, type NodeFaults } from "./faults.js";
-import { sleep } from "./timing.js";
+import { sleep, TEST_TIME_SCALE } from "./timing.js";
 import { alive } from "../../processes.js";
 
 // SIMULATION (test double). A `systemctl` for test hosts: the host's service manager as far as
@@ -259,7 +259,7 @@ export interface SimulatedNode {
 export interface SimulatedNodeOptions {
   rootfs: string;
   nodeName?: string;
-  /** Passed to the kubelet: shrink its intervals (default 0.05 for tests). */
+  /** Passed to the kubelet: shrink its intervals (default TEST_TIME_SCALE). */
   timeScale?: number;
   assumeNetworkReady?: boolean;
   kubeletVersion?: string;
@@ -276,7 +276,7 @@ export async function simulatedNode(o: SimulatedNodeOptions): Promise<SimulatedN
     ...serviceManagerPaths(stateDir),
     runtimeLog: join(stateDir, "runtime", RUNTIME_LOG),
   };
-  const timeScale = o.timeScale ?? 0.05;
+  const timeScale = o.timeScale ?? TEST_TIME_SCALE;
   await installServiceManagerShim({
     binDir,
     stateDir,
