@@ -412,7 +412,7 @@ describe("a test process that ends without stopping its SSH testbed", () => {
       cwd: repo,
       // tsx keeps a cache in the temporary folder, which would outlive the test.
       env: { ...process.env, TSX_DISABLE_CACHE: "1" },
-      timeout: 90_000,
+      timeout: 240_000,
     }).catch((e: { stdout?: string; stderr?: string }) => e);
     const line = (r.stdout ?? "").split("\n").find((l) => l.startsWith("{"));
     expect(line, r.stderr).toBeDefined();
@@ -427,5 +427,5 @@ describe("a test process that ends without stopping its SSH testbed", () => {
     expect(seen.pids.filter((pid) => netnsOf(pid) !== undefined)).toEqual([]);
     expect((await execFileAsync("ip", ["netns", "list"])).stdout).not.toContain(seen.ns);
     expect(existsSync(seen.base)).toBe(false);
-  }, 120_000);
+  }, 300_000);
 });
