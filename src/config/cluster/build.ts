@@ -8,8 +8,6 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_DNS_DOMAIN,
   DEFAULT_ENDPOINT_PORT,
-  DEFAULT_POD_SUBNET,
-  DEFAULT_SERVICE_SUBNET,
   DEFAULT_STORAGE,
   DEFAULT_WAIT,
   defaultNodeName,
@@ -48,6 +46,7 @@ import {
 import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
 import { removedAPIVersionProblems } from "../validate.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "./version.js";
+import { type ClusterIPFamily, FAMILY_SUBNETS, familyProblem } from "./shortcuts.js";
 import { quoteValue } from "../values.js";
 
 // The ClusterSpec built from the written Cluster: what its values mean (formats, references between
@@ -61,6 +60,8 @@ export interface BuildContext extends PathContext {
   /** kubeadm.configFile, already resolved and read by the caller. */
   configFile?: string;
   warn: (message: string) => void;
+  /** The ranges' family (an override): its ranges are the defaults, and given ones must fit. */
+  ipFamily?: { family: ClusterIPFamily; origin: string };
 }
 
 const q = quoteValue;
@@ -626,14 +627,16 @@ function buildNetworking(
     );
     return chosen ?? fallback;
   };
+  const ranges = FAMILY_SUBNETS[ctx.ipFamily?.family ?? "ipv4"];
   const networking = {
     podSubnet:
       input.networking?.podSubnet === "" && !cc?.networking?.podSubnet
         ? ""
-        : net("podSubnet", DEFAULT_POD_SUBNET),
-    serviceSubnet: net("serviceSubnet", DEFAULT_SERVICE_SUBNET),
+        : net("podSubnet", ranges.podSubnet),
+    serviceSubnet: net("serviceSubnet", ranges.serviceSubnet),
     dnsDomain: net("dnsDomain", DEFAULT_DNS_DOMAIN),
   };
+  if (ctx.ipFamily) checkFamily(networking, origins, ctx.ipFamily, r, ccWhere);
   if (networking.podSubnet === "" && cni.type === "bridge") {
     r.report(
       "networking.podSubnet",
@@ -653,6 +656,32 @@ function buildNetworking(
   return networking;
 }
 
+/**
+ * The ranges given (by the Cluster, an override or the ClusterConfiguration) against the IP
+ * family asked for: a contradiction names both.
+ */
+function checkFamily(
+  networking: { podSubnet: string; serviceSubnet: string },
+  origins: Readonly<Record<NetworkingField, NetworkingOrigin>>,
+  ipFamily: { family: ClusterIPFamily; origin: string },
+  r: FieldReader,
+  ccWhere: string,
+): void {
+  for (const field of ["podSubnet", "serviceSubnet"] as const) {
+    const value = networking[field];
+    if (value === "" || origins[field] === "default") continue;
+    const problem = familyProblem(ipFamily.family, value);
+    if (problem === undefined) continue;
+    const where =
+      origins[field] === "kubeadm"
+        ? `ClusterConfiguration.networking.${field} in ${ccWhere}`
+        : (r.originOf(`networking.${field}`) ?? r.where(`networking.${field}`));
+    r.problems.push(
+      `${ipFamily.origin}: ${q(ipFamily.family)} contradicts ${where} (${q(value)}): ${problem}`,
+    );
+  }
+}
+
 /** The kubeadm documents, decoded once, and where they came from. */
 function buildKubeadm(
   input: ClusterInput,
@@ -661,10 +690,12 @@ function buildKubeadm(
   ctx: BuildContext,
 ): ClusterSpec["kubeadm"] {
   const kubeadm: ClusterSpec["kubeadm"] = {};
-  if (ctx.kubeadm.documents !== undefined) {
-    kubeadm.documents = ctx.kubeadm.documents;
+  if (ctx.kubeadm.documents !== undefined) kubeadm.documents = ctx.kubeadm.documents;
+  const { docs } = ctx.kubeadm;
+  // Documents the user wrote, or ones an override made (feature gates): up builds on them.
+  if (ctx.kubeadm.documents !== undefined || docs.cluster || docs.kubelet || docs.kubeProxy) {
     // Warnings were given at load; the decoded documents are kept without them.
-    const { warnings: _given, ...config } = ctx.kubeadm.docs;
+    const { warnings: _given, ...config } = docs;
     kubeadm.config = config;
   }
   if (ctx.configFile !== undefined) kubeadm.configFile = ctx.configFile;

@@ -202,6 +202,13 @@ export interface ClusterOverrides {
   hostKeyFingerprints?: string[];
   /** Extra kubeadm documents, added after the file's. */
   kubeadmDocuments?: string;
+  /**
+   * Feature gates for kubeadm (its own) and the components (every other), merged into the
+   * kubeadm documents (config/cluster/shortcuts.ts).
+   */
+  featureGates?: Record<string, boolean>;
+  /** The pod and service ranges' family when neither the file nor an override sets them. */
+  ipFamily?: "ipv4" | "ipv6" | "dual";
   /** prepare.enabled: false when the hosts are prepared already. */
   prepare?: boolean;
   /** prepare.installPackages. */
