@@ -8,6 +8,12 @@ import { splitSkipPhases } from "../cluster/up/skip-phases.js";
 import { dockerNodes, parseNodeCounts } from "../config/docker/expand.js";
 import { parseImageSources, splitImageList, type ImageSource } from "../config/image-sources.js";
 import { quoteValue } from "../config/values.js";
+import {
+  type ClusterIPFamily,
+  IP_FAMILIES,
+  parseFeatureGateList,
+} from "../config/cluster/shortcuts.js";
+import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
 import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
 
 // The action's inputs (action.yml), read and checked, and the Cluster they describe. The post
@@ -47,6 +53,11 @@ export interface ActionInputs {
   sshPassphrase?: string;
   sshPassword?: string;
   sshSudoPassword?: string;
+  /**
+   * The kubectl-version input in the Cluster's form (an exact "v1.35.2", "stable-1.35", a
+   * label); undefined: kubectl is of the cluster's version.
+   */
+  kubectlVersion?: string;
   /** The load-images input: images and archives imported into every node after `up`. */
   loadImages?: ImageSource[];
   /**
@@ -69,6 +80,9 @@ export const INPUTS = [
   "kubeadm-config",
   "pod-network-cidr",
   "service-cidr",
+  "ip-family",
+  "feature-gates",
+  "kubectl-version",
   "cni",
   "kubelet-binary",
   "wait",
@@ -183,6 +197,25 @@ export function readInputs(
   text("kubernetesVersion", "kubernetes-version", get("kubernetes-version"));
   text("podSubnet", "pod-network-cidr", get("pod-network-cidr"));
   text("serviceSubnet", "service-cidr", get("service-cidr"));
+  const family = get("ip-family");
+  if (family !== "") {
+    if (!IP_FAMILIES.includes(family as ClusterIPFamily)) {
+      fail("ip-family", `${quoteValue(family)} is not one of ${IP_FAMILIES.join(", ")}`);
+    }
+    overrides.ipFamily = family as ClusterIPFamily;
+    from.ipFamily = "input ip-family";
+  }
+  const gates = parseFeatureGateList(get("feature-gates"));
+  if ("problem" in gates) fail("feature-gates", gates.problem);
+  else if (Object.keys(gates.gates).length > 0) {
+    overrides.featureGates = gates.gates;
+    from.featureGates = "input feature-gates";
+  }
+  const kubectlText = get("kubectl-version");
+  const kubectlVersion = kubectlText === "" ? undefined : normalizeClusterVersion(kubectlText);
+  if (kubectlText !== "" && kubectlVersion === undefined) {
+    fail("kubectl-version", clusterVersionProblem(kubectlText)!);
+  }
   text("wait", "wait", get("wait"));
   const cni = get("cni");
   // A manifest file is relative to the workspace; any other word is left for validation.
@@ -242,6 +275,7 @@ export function readInputs(
     ...(sshPassphrase !== "" ? { sshPassphrase } : {}),
     ...(sshPassword !== "" ? { sshPassword } : {}),
     ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
+    ...(kubectlVersion !== undefined ? { kubectlVersion } : {}),
     ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
     overrides,
   };

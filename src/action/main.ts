@@ -19,7 +19,7 @@ import {
 } from "./inputs.js";
 import { causeChain, debugOn } from "./debug.js";
 import { checkInputImages, loadInputImages } from "./images.js";
-import { installTools } from "./tools.js";
+import { installTools, kubectlSkewWarning } from "./tools.js";
 import { resolveKubernetesVersion } from "../node/release-version.js";
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
@@ -91,17 +91,44 @@ async function toolsOnPath(
   core.addPath(dir);
 }
 
+/**
+ * The kubectl to put on PATH: the kubectl-version input's, resolved, with a warning when it is
+ * outside kubectl's skew from the cluster's version; else `fallback`.
+ */
+async function kubectlVersionOf(
+  reporter: GitHubReporter,
+  inputs: ActionInputs,
+  clusterVersion: string,
+  fallback: string | undefined,
+): Promise<string | undefined> {
+  if (inputs.kubectlVersion === undefined) return fallback;
+  const { version } = await resolveKubernetesVersion(inputs.kubectlVersion, {
+    env: process.env,
+    fetch: globalThis.fetch,
+    warn: (m) => reporter.warn(m),
+    field: "input kubectl-version",
+  });
+  const skew = kubectlSkewWarning(version, clusterVersion);
+  if (skew) reporter.warn(skew);
+  return version;
+}
+
 /** install-only: the tools on PATH, for the cluster's version; no host is contacted. */
-async function installOnly(reporter: GitHubReporter, spec: ClusterSpec): Promise<void> {
+async function installOnly(
+  reporter: GitHubReporter,
+  inputs: ActionInputs,
+  spec: ClusterSpec,
+): Promise<void> {
   const { version } = await resolveKubernetesVersion(spec.kubernetesVersion, {
     env: process.env,
     fetch: globalThis.fetch,
     warn: (m) => reporter.warn(m),
   });
-  await toolsOnPath(reporter, spec, version, { required: true });
+  const kubectl = (await kubectlVersionOf(reporter, inputs, version, version))!;
+  await toolsOnPath(reporter, spec, kubectl, { required: true });
   core.setOutput("kubernetes-version", version);
   reporter.info(
-    `[kubeforge] install-only: kubeforge and kubectl ${version} are on PATH; no cluster was built`,
+    `[kubeforge] install-only: kubeforge and kubectl ${kubectl} are on PATH; no cluster was built`,
   );
 }
 
@@ -111,7 +138,7 @@ async function run(
   { spec, source }: { spec: ClusterSpec; source: string },
   stateDir: string,
 ) {
-  if (inputs.installOnly) return installOnly(reporter, spec);
+  if (inputs.installOnly) return installOnly(reporter, inputs, spec);
   const debug = debugOn(inputs.verbosity, core.isDebug());
   reporter.info(
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
@@ -215,10 +242,18 @@ async function run(
   core.exportVariable("KUBECONFIG", kubeconfigPath);
   await loadInputImages(inputs.loadImages, spec, ports.connect, reporter);
   // kubectl from the download node preparation made (cached): none when preparation is off,
-  // whose hosts were prepared elsewhere and whose runner may reach no release server.
-  await toolsOnPath(reporter, spec, spec.prepare.enabled ? result.kubernetesVersion : undefined, {
-    required: false,
+  // whose hosts were prepared elsewhere and whose runner may reach no release server, unless
+  // kubectl-version asks for one.
+  const kubectl = await kubectlVersionOf(
+    reporter,
+    inputs,
+    result.kubernetesVersion,
+    spec.prepare.enabled ? result.kubernetesVersion : undefined,
+  ).catch((e: unknown) => {
+    reporter.warn(`[tools] ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
   });
+  await toolsOnPath(reporter, spec, kubectl, { required: false });
   for (const n of result.nodes) {
     reporter.info(
       `[kubeforge] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,

@@ -206,6 +206,70 @@ describe("clusterFromInputs", () => {
   });
 });
 
+describe("shortcuts: feature-gates, ip-family, kubectl-version", () => {
+  it("reads them into the overrides and the kubectl version, naming the inputs", () => {
+    const i = readInputs(
+      inputsOf({
+        "feature-gates": "InPlacePodVerticalScaling=true,\nRootlessControlPlane=false",
+        "ip-family": "dual",
+        "kubectl-version": "1.34",
+      }),
+      {},
+    );
+    expect(i.overrides).toMatchObject({
+      featureGates: { InPlacePodVerticalScaling: true, RootlessControlPlane: false },
+      ipFamily: "dual",
+      from: { featureGates: "input feature-gates", ipFamily: "input ip-family" },
+    });
+    // The Cluster's form of a minor: its newest patch, resolved where kubectl is installed.
+    expect(i.kubectlVersion).toBe("stable-1.34");
+    expect(readInputs(inputsOf({ "kubectl-version": "v1.35.2" }), {}).kubectlVersion).toBe(
+      "v1.35.2",
+    );
+  });
+
+  it.each([
+    [{ "feature-gates": "A=on" }, 'input feature-gates: A="on": the value must be true or false'],
+    [{ "feature-gates": "a.b=true" }, 'input feature-gates: "a.b" is not a feature gate name'],
+    [{ "ip-family": "IPv6" }, 'input ip-family: "IPv6" is not one of ipv4, ipv6, dual'],
+    [{ "kubectl-version": "1.99" }, "input kubectl-version: "],
+  ])("refuses %j", (bad, says) => {
+    expect(() => readInputs(inputsOf(bad), {})).toThrow(says);
+  });
+
+  it("an ip-family the pod-network-cidr contradicts names both inputs", async () => {
+    const inputs = readInputs(
+      inputsOf({ "ip-family": "ipv6", "pod-network-cidr": "10.1.0.0/16" }),
+      {},
+    );
+    const error = await clusterFromInputs(inputs, {}).catch((e: Error) => e);
+    expect((error as Error).message).toBe(
+      'input ip-family: "ipv6" contradicts input pod-network-cidr ("10.1.0.0/16"): ipv6 needs one IPv6 range',
+    );
+  });
+
+  it("the gates reach the kubeadm documents; a gate kubeadm v1.35 removed is named by the input", async () => {
+    const { spec } = await clusterFromInputs(
+      readInputs(inputsOf({ "feature-gates": "InPlacePodVerticalScaling=true" }), {}),
+      {},
+    );
+    expect(spec.kubeadm.config?.kubelet?.featureGates).toEqual({ InPlacePodVerticalScaling: true });
+    const error = await clusterFromInputs(
+      readInputs(
+        inputsOf({
+          "kubernetes-version": "1.35",
+          "feature-gates": "WaitForAllControlPlaneComponents=true",
+        }),
+        {},
+      ),
+      {},
+    ).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(
+      /^input feature-gates: ClusterConfiguration\.featureGates: WaitForAllControlPlaneComponents graduated/,
+    );
+  });
+});
+
 describe("kubelet-binary", () => {
   const PIN = `SHA256:${"A".repeat(43)}`;
   /** cp-1 takes the released kubelet, w-1 its own build (a path next to the Cluster file). */
