@@ -682,6 +682,24 @@ function checkFamily(
   }
 }
 
+/**
+ * An IPv6-only cluster needs nodes that advertise IPv6 addresses: a node whose `address` is IPv4,
+ * or a container node (kubeforge's Docker network is IPv4), cannot be one.
+ */
+function checkIPv6Nodes(nodes: ClusterNodeSpec[], origin: string, r: FieldReader): void {
+  nodes.forEach((n, i) => {
+    if (n.address !== undefined && parseIP(n.address)?.kind() === "ipv4") {
+      r.problems.push(
+        `${origin}: "ipv6" contradicts ${r.where(`nodes[${i}].address`)} (${q(n.address)}): an IPv6 cluster's nodes advertise IPv6 addresses`,
+      );
+    } else if (n.host === "docker") {
+      r.problems.push(
+        `${origin}: "ipv6" is not available for container nodes (${n.name}): their Docker network is IPv4; use ipv4 or dual`,
+      );
+    }
+  });
+}
+
 /** The kubeadm documents, decoded once, and where they came from. */
 function buildKubeadm(
   input: ClusterInput,
@@ -807,6 +825,7 @@ export function buildClusterSpec(
     for (const n of nodes) n.taints ??= [];
   }
   checkKubeadmOwnership(input, nodes, ctx, r);
+  if (ctx.ipFamily?.family === "ipv6") checkIPv6Nodes(nodes, ctx.ipFamily.origin, r);
 
   const wait = input.wait ?? DEFAULT_WAIT;
   if (input.wait !== undefined) {

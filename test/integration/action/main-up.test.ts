@@ -83,6 +83,9 @@ describe("action main step over SSH", () => {
         "dry-run": "true",
         "kubernetes-version": "1.35",
         name: "plan",
+        // The shortcuts, expanded into every node's kubeadm documents and cp-1's rendered init.
+        "feature-gates": "InPlacePodVerticalScaling=true, NodeLocalCRISocket=true",
+        "ip-family": "dual",
       },
     });
     if (step.code !== 0) throw new Error(stepReport(step));
@@ -120,6 +123,24 @@ describe("action main step over SSH", () => {
     for (const f of ["pki/ca.crt", "pki/apiserver.crt", "manifests/kube-apiserver.yaml"]) {
       expect(await readFile(join(rendered, "etc/kubernetes", f), "utf8"), f).not.toBe("");
     }
+    // feature-gates: kubeadm's own gate in the ClusterConfiguration, the component gate as each
+    // control-plane component's --feature-gates (kubeadm writes extraArgs as --name=value) and
+    // in the kubelet's configuration; ip-family dual: both families' ranges (kind's IPv6 ones).
+    expect(cp1).toMatch(/featureGates:\n\s+NodeLocalCRISocket: true/);
+    const manifest = (name: string) =>
+      readFile(join(rendered, "etc/kubernetes/manifests", `${name}.yaml`), "utf8");
+    for (const c of ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
+      expect(await manifest(c), c).toContain("- --feature-gates=InPlacePodVerticalScaling=true\n");
+    }
+    expect(await manifest("kube-apiserver")).toContain(
+      "- --service-cluster-ip-range=10.96.0.0/12,fd00:10:96::/112\n",
+    );
+    expect(await manifest("kube-controller-manager")).toContain(
+      "- --cluster-cidr=10.244.0.0/16,fd00:10:244::/56\n",
+    );
+    expect(await readFile(join(rendered, "var/lib/kubelet/config.yaml"), "utf8")).toMatch(
+      /featureGates:\n\s+InPlacePodVerticalScaling: true/,
+    );
     const token = step.outputs.get("token")!;
     expect(token).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}$/);
     // The hash of the rendered CA's public key, computed by openssl.

@@ -242,6 +242,22 @@ describe("ip-family", () => {
     ]);
   });
 
+  it("ipv6 refuses nodes that cannot advertise an IPv6 address", () => {
+    const text = `${HEAD}nodes:
+- {name: cp-1, role: control-plane, host: local, address: 192.168.1.10}
+- {name: w-1, role: worker, host: docker}
+`;
+    expect(problemsOf(text, family("ipv6"))).toEqual([
+      `input ip-family: "ipv6" contradicts cluster.yaml: nodes[0].address ("192.168.1.10"): an IPv6 cluster's nodes advertise IPv6 addresses`,
+      `input ip-family: "ipv6" is not available for container nodes (w-1): their Docker network is IPv4; use ipv4 or dual`,
+    ]);
+    const v6 = load(
+      `${HEAD}nodes:\n- {name: cp-1, role: control-plane, host: local, address: "fd00::10"}\n`,
+      family("ipv6"),
+    );
+    expect(v6.nodes[0]!.address).toBe("fd00::10");
+  });
+
   it("familyProblem: dual-stack in either order, single families one range", () => {
     expect(familyProblem("dual", "fd00::/56,10.0.0.0/16")).toBeUndefined();
     expect(familyProblem("dual", "10.0.0.0/16,10.1.0.0/16")).toBeDefined();
