@@ -240,22 +240,14 @@ export function applyFeatureGates(
       );
       cluster[c] = component;
     }
-    const at = (kind: string, key: "kubelet" | "kubeProxy") =>
-      `${kind}.featureGates${whereOf[key] ? ` (${whereOf[key]})` : ""}`;
-    out.kubelet = withGateField(
-      out.kubelet,
-      { apiVersion: KUBELET_CONFIG_API, kind: "KubeletConfiguration" },
-      components,
-      at("KubeletConfiguration", "kubelet"),
-      ctx,
-    );
-    out.kubeProxy = withGateField(
-      out.kubeProxy,
-      { apiVersion: KUBE_PROXY_CONFIG_API, kind: "KubeProxyConfiguration" },
-      components,
-      at("KubeProxyConfiguration", "kubeProxy"),
-      ctx,
-    );
+    const configs = [
+      ["kubelet", KUBELET_CONFIG_API, "KubeletConfiguration"],
+      ["kubeProxy", KUBE_PROXY_CONFIG_API, "KubeProxyConfiguration"],
+    ] as const;
+    for (const [key, apiVersion, kind] of configs) {
+      const where = `${kind}.featureGates${whereOf[key] ? ` (${whereOf[key]})` : ""}`;
+      out[key] = withGateField(out[key], { apiVersion, kind }, components, where, ctx);
+    }
   }
   out.cluster = cluster;
   return out;
