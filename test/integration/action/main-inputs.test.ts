@@ -46,20 +46,17 @@ const cases: { inputs: Record<string, string>; input: string; says: RegExp }[] =
     input: "ssh-host-key-fingerprints",
     says: /md5:00:11/,
   },
-  { inputs: { "feature-gates": "Foo=maybe" }, input: "feature-gates", says: /true or false/ },
   {
     // kubeadm v1.35 locks ControlPlaneKubeletLocalMode to true (kubernetes/kubernetes#134106).
     inputs: { "kubernetes-version": "1.35", "feature-gates": "ControlPlaneKubeletLocalMode=false" },
     input: "feature-gates",
     says: /locked to true/,
   },
-  { inputs: { "ip-family": "ipv5" }, input: "ip-family", says: /ipv4, ipv6, dual/ },
   {
     inputs: { "ip-family": "ipv6", "pod-network-cidr": "10.1.0.0/16" },
     input: "ip-family",
     says: /contradicts input pod-network-cidr/,
   },
-  { inputs: { "kubectl-version": "1.99" }, input: "kubectl-version", says: /supports/ },
   {
     inputs: { "ssh-private-key": "hunter2" },
     input: "ssh-private-key",
