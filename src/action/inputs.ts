@@ -9,6 +9,7 @@ import { dockerNodes, parseNodeCounts } from "../config/docker/expand.js";
 import { parseImageSources, splitImageList, type ImageSource } from "../config/image-sources.js";
 import { quoteValue } from "../config/values.js";
 import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
+import { type ActionUpgrade, readUpgradeInputs } from "./upgrade-inputs.js";
 
 // The action's inputs (action.yml), read and checked, and the Cluster they describe. The post
 // step reads the same inputs (GitHub gives post steps the same INPUT_* variables), so nothing
@@ -49,6 +50,8 @@ export interface ActionInputs {
   sshSudoPassword?: string;
   /** The load-images input: images and archives imported into every node after `up`. */
   loadImages?: ImageSource[];
+  /** upgrade-to and its settings: the cluster is upgraded after it is built. */
+  upgrade?: ActionUpgrade;
   /**
    * Everything else, as Cluster overrides (each `from` names its input). Paths in cni and
    * kubelet-binary are resolved against the workspace; kubeadm-config and ssh-private-key are
@@ -60,6 +63,9 @@ export interface ActionInputs {
 /** Input names, as action.yml declares them. */
 export const INPUTS = [
   "kubernetes-version",
+  "upgrade-to",
+  "upgrade-worker-batch",
+  "upgrade-drain-timeout",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",
@@ -215,6 +221,7 @@ export function readInputs(
   }
   const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
   if ("problem" in images) fail("load-images", images.problem);
+  const upgrade = readUpgradeInputs(get, TRUE.includes(installOnlyText));
   const pins = list(get("ssh-host-key-fingerprints"));
   if (pins.length > 0) {
     overrides.hostKeyFingerprints = pins;
@@ -243,6 +250,7 @@ export function readInputs(
     ...(sshPassword !== "" ? { sshPassword } : {}),
     ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
     ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
+    ...(upgrade ? { upgrade } : {}),
     overrides,
   };
 }
