@@ -15,6 +15,7 @@ import {
 } from "../config/cluster/shortcuts.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
 import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
+import { type ActionUpgrade, readUpgradeInputs } from "./upgrade-inputs.js";
 
 // The action's inputs (action.yml), read and checked, and the Cluster they describe. The post
 // step reads the same inputs (GitHub gives post steps the same INPUT_* variables), so nothing
@@ -60,6 +61,8 @@ export interface ActionInputs {
   kubectlVersion?: string;
   /** The load-images input: images and archives imported into every node after `up`. */
   loadImages?: ImageSource[];
+  /** upgrade-to and its settings: the cluster is upgraded after it is built. */
+  upgrade?: ActionUpgrade;
   /**
    * Everything else, as Cluster overrides (each `from` names its input). Paths in cni and
    * kubelet-binary are resolved against the workspace; kubeadm-config and ssh-private-key are
@@ -71,6 +74,9 @@ export interface ActionInputs {
 /** Input names, as action.yml declares them. */
 export const INPUTS = [
   "kubernetes-version",
+  "upgrade-to",
+  "upgrade-worker-batch",
+  "upgrade-drain-timeout",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",
@@ -248,6 +254,7 @@ export function readInputs(
   }
   const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
   if ("problem" in images) fail("load-images", images.problem);
+  const upgrade = readUpgradeInputs(get, TRUE.includes(installOnlyText));
   const pins = list(get("ssh-host-key-fingerprints"));
   if (pins.length > 0) {
     overrides.hostKeyFingerprints = pins;
@@ -277,6 +284,7 @@ export function readInputs(
     ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
     ...(kubectlVersion !== undefined ? { kubectlVersion } : {}),
     ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
+    ...(upgrade ? { upgrade } : {}),
     overrides,
   };
 }

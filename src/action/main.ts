@@ -3,7 +3,7 @@ import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { clusterPorts } from "../cluster/ports.js";
-import { up } from "../cluster/up/index.js";
+import { up, type UpResult } from "../cluster/up/index.js";
 import { restoreArtifacts } from "./artifact-cache.js";
 import { restoreNodeImage } from "./node-image-cache.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
@@ -29,6 +29,12 @@ import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 import { claimStateFolder } from "./state-folder.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";
+import {
+  planClusterUpgrade,
+  settleHop,
+  upgradeBuiltCluster,
+  type UpgradeRequest,
+} from "./upgrade.js";
 
 // The action's main step: `kubeforge up` for the Cluster the inputs describe (one node on the
 // runner by default, or the hosts of a Cluster file over SSH), admin.conf in the state folder
@@ -56,10 +62,14 @@ function siblingCli(): string {
 /** Dry run: each node's kubeadm documents as plan/<node>.yaml, the rendered init in plan/<node>/. */
 const planDirOf = (stateDir: string) => join(stateDir, "plan");
 
+/** Set once the step wrote its summary: a failure after it (a failed upgrade) adds none. */
+let summaryWritten = false;
+
 async function writeSummary(reporter: GitHubReporter, s: SummaryInput): Promise<void> {
   if (!process.env.GITHUB_STEP_SUMMARY) return; // outside GitHub: no summary file
   // Nothing secret is put in; redaction is the second line of defence.
   await core.summary.addRaw(reporter.redact(summaryHTML(s))).write();
+  summaryWritten = true;
 }
 
 /** kubeforge and kubectl on PATH for the next steps; with `kubectl`, its failure is only a warning. */
@@ -132,6 +142,57 @@ async function installOnly(
   );
 }
 
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+interface DryRunEnd {
+  spec: ClusterSpec;
+  stateDir: string;
+  result: UpResult;
+  /** What every summary of this step shows. */
+  common: Omit<SummaryInput, "nodes">;
+  /** With upgrade-to: the upgrade to plan. */
+  upgrading: Omit<UpgradeRequest, "stepsSoFar"> | undefined;
+}
+
+/** A dry run's outputs from the plan and the rendered init, then the upgrade's plan. */
+async function finishDryRun(
+  reporter: GitHubReporter,
+  { spec, stateDir, result, common, upgrading }: DryRunEnd,
+): Promise<void> {
+  const saved = { planFile: join(stateDir, "plan.yaml"), nodeDir: planDirOf(stateDir) };
+  const nodes = await savePlan(result.plan, saved);
+  const rendered = result.renderedInit;
+  core.setOutput("kubernetes-version", result.kubernetesVersion);
+  core.setOutput("api-server", result.apiServer);
+  core.setOutput("nodes", JSON.stringify(nodes));
+  core.setOutput("plan", saved.planFile);
+  core.setOutput("plan-dir", saved.nodeDir);
+  if (rendered) {
+    // What a real run would hand over, from the rendered files; masked as in a real run.
+    const adminConf = await readFile(rendered.adminConfPath, "utf8");
+    reporter.maskKubeconfig(adminConf);
+    reporter.mask(result.joinCommand);
+    core.setOutput("kubeconfig", rendered.adminConfPath);
+    core.setOutput("admin-conf", adminConf);
+    core.setOutput("join-command", result.joinCommand);
+    core.setOutput("token", result.token);
+    core.setOutput("ca-cert-hash", result.caCertHash);
+    core.setOutput("certificate-key", result.certificateKey ?? "");
+  }
+  await toolsOnPath(reporter, spec, undefined, { required: true });
+  reporter.info(
+    `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
+  );
+  const upgrade = upgrading
+    ? await planClusterUpgrade({ ...upgrading, stepsSoFar: reporter.steps.length, planned: nodes })
+    : undefined;
+  await writeSummary(reporter, {
+    ...common,
+    nodes,
+    ...(upgrade ? { upgrade: upgrade.summary } : {}),
+  });
+}
+
 async function run(
   reporter: GitHubReporter,
   inputs: ActionInputs,
@@ -144,6 +205,10 @@ async function run(
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
   );
   const kubeconfigPath = join(stateDir, "admin.conf");
+  // upgrade-to is checked against the version to build before anything is built.
+  const hop = inputs.upgrade
+    ? await settleHop({ spec, upgrade: inputs.upgrade, reporter, env: process.env })
+    : undefined;
   if (!inputs.dryRun && spec.prepare.enabled) {
     // Release artifacts from an earlier run; the post step saves them after a good run.
     const restored = await restoreArtifacts(process.env, spec.kubernetesVersion, (l) =>
@@ -174,6 +239,7 @@ async function run(
     trackConnect: (connect) => hostRecord.track(connect),
     ...(debug ? { trace: (line: string) => reporter.info(line) } : {}),
   });
+  const upgrading = hop ? { spec, reporter, hop, ports, stateDir } : undefined;
   const result = await up({
     spec,
     ports,
@@ -200,31 +266,7 @@ async function run(
     env: process.env,
   };
   if (inputs.dryRun) {
-    const saved = { planFile: join(stateDir, "plan.yaml"), nodeDir: planDirOf(stateDir) };
-    const nodes = await savePlan(result.plan, saved);
-    const rendered = result.renderedInit;
-    core.setOutput("kubernetes-version", result.kubernetesVersion);
-    core.setOutput("api-server", result.apiServer);
-    core.setOutput("nodes", JSON.stringify(nodes));
-    core.setOutput("plan", saved.planFile);
-    core.setOutput("plan-dir", saved.nodeDir);
-    if (rendered) {
-      // What a real run would hand over, from the rendered files; masked as in a real run.
-      const adminConf = await readFile(rendered.adminConfPath, "utf8");
-      reporter.maskKubeconfig(adminConf);
-      reporter.mask(result.joinCommand);
-      core.setOutput("kubeconfig", rendered.adminConfPath);
-      core.setOutput("admin-conf", adminConf);
-      core.setOutput("join-command", result.joinCommand);
-      core.setOutput("token", result.token);
-      core.setOutput("ca-cert-hash", result.caCertHash);
-      core.setOutput("certificate-key", result.certificateKey ?? "");
-    }
-    await toolsOnPath(reporter, spec, undefined, { required: true });
-    reporter.info(
-      `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
-    );
-    await writeSummary(reporter, { ...common, nodes });
+    await finishDryRun(reporter, { spec, stateDir, result, common, upgrading });
     return;
   }
 
@@ -262,6 +304,9 @@ async function run(
   reporter.info(
     `[kubeforge] cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}; KUBECONFIG=${kubeconfigPath}`,
   );
+  const upgraded = upgrading
+    ? await upgradeBuiltCluster({ ...upgrading, stepsSoFar: reporter.steps.length })
+    : undefined;
   // What each kubelet reports (a custom kubelet's own version); the summary only, never fatal.
   const versions = await kubeletVersions(adminConf, kubeconfigPath).catch((e: unknown) => {
     reporter.info(
@@ -271,11 +316,17 @@ async function run(
   });
   await writeSummary(reporter, {
     ...common,
+    ...(upgraded?.summary.report?.result === "succeeded"
+      ? { kubernetesVersion: upgraded.summary.report.to }
+      : {}),
     nodes: result.nodes,
     kubeletVersions: versions,
     phases: result.timings,
     readyMs,
+    ...(upgraded ? { upgrade: upgraded.summary } : {}),
+    ...(upgraded?.error !== undefined ? { error: reporter.redact(messageOf(upgraded.error)) } : {}),
   });
+  if (upgraded?.error !== undefined) throw upgraded.error;
 }
 
 async function main(): Promise<void> {
@@ -333,13 +384,15 @@ async function main(): Promise<void> {
       // Printed through the reporter: the runner masks what it registered, the log file too.
       for (const line of causeChain(error)) reporter.info(`[debug] ${line}`);
     }
-    await writeSummary(reporter, {
-      cluster: clusterName ?? inputs?.name ?? DEFAULT_CLUSTER_NAME,
-      dryRun: inputs?.dryRun ?? false,
-      steps: reporter.steps,
-      error: reporter.redact(message),
-      env: process.env,
-    }).catch(() => undefined);
+    if (!summaryWritten) {
+      await writeSummary(reporter, {
+        cluster: clusterName ?? inputs?.name ?? DEFAULT_CLUSTER_NAME,
+        dryRun: inputs?.dryRun ?? false,
+        steps: reporter.steps,
+        error: reporter.redact(message),
+        env: process.env,
+      }).catch(() => undefined);
+    }
     // A non-Error throw must fail the step too.
     core.setFailed(message);
   }

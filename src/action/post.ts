@@ -1,7 +1,7 @@
 import { writeRunnerFile } from "../remote/runner-files.js";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { basename, join, relative, sep } from "node:path";
 import { collectDiagnostics } from "../cluster/diagnostics.js";
 import { redactSecrets } from "../cluster/diagnostics/redact.js";
 import { down } from "../cluster/down.js";
@@ -27,6 +27,7 @@ import { parseNodeNames, REACHED_STATE, UNREACHABLE_STATE } from "./main-state.j
 import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 import { selfHostedRunner, teardownScope } from "./teardown-scope.js";
+import { upgradeReportFiles } from "./state-folder.js";
 import { debugOn } from "./debug.js";
 import { tracedHost } from "../remote/trace.js";
 import { artifactURL, diagnosticsHTML } from "./summary.js";
@@ -287,6 +288,13 @@ async function collect({
     : undefined;
   if (log !== undefined) {
     await writeRunnerFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), 0o600);
+  }
+  // The upgrade rehearsal's report and JUnit (upgrade-to), with every node's steps and backups.
+  for (const file of stateDir ? Object.values(upgradeReportFiles(stateDir)) : []) {
+    const text = await readFile(file, "utf8").catch(() => undefined);
+    if (text !== undefined) {
+      await writeRunnerFile(join(outDir, basename(file)), redactSecrets(text, secrets), 0o600);
+    }
   }
   const files = await filesUnder(outDir);
   if (files.length === 0) {
