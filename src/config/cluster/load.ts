@@ -60,6 +60,7 @@ function applyOverrides(
     "kubernetesVersion",
     "cni",
     "storage",
+    "registry",
     "wait",
     "kubeletBinary",
     "skipPhases",
