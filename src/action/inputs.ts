@@ -100,6 +100,7 @@ export const INPUTS = [
   "nodes",
   "load-images",
   "storage",
+  "registry",
   "install-only",
   "job-status",
 ] as const;
@@ -228,6 +229,13 @@ export function readInputs(
   const cniFile = /\//.test(cni) || /\.(ya?ml|json)$/i.test(cni);
   text("cni", "cni", cniFile ? runnerPath(cni, env) : cni);
   text("storage", "storage", get("storage"));
+  // true/True/TRUE as the other boolean inputs; the Cluster field takes true, false or a port.
+  const registry = get("registry");
+  text(
+    "registry",
+    "registry",
+    TRUE.includes(registry) ? "true" : FALSE.includes(registry) ? "false" : registry,
+  );
   const kubelet = get("kubelet-binary");
   if (kubelet !== "") text("kubeletBinary", "kubelet-binary", runnerPath(kubelet, env));
   const skip = list(get("skip-phases"));
@@ -430,6 +438,11 @@ function kubeletInputWins(
       return rest;
     }),
   };
+}
+
+/** The local registry's state file (cluster/local-registry.ts), in the cluster's state folder. */
+export function registryStateFile(stateDir: string): string {
+  return join(stateDir, "registry.json");
 }
 
 /** The runner-side tunnel's pid file (cluster/tunnel.ts), in the cluster's state folder. */

@@ -14,6 +14,7 @@ import {
   readInputs,
   SECRET_INPUTS,
   stateDirOf,
+  registryStateFile,
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
@@ -236,6 +237,7 @@ async function run(
     env: process.env,
     cliPath: siblingCli(),
     tunnelStateFile: tunnelStateFile(stateDir),
+    registryStateFile: registryStateFile(stateDir),
     trackConnect: (connect) => hostRecord.track(connect),
     ...(debug ? { trace: (line: string) => reporter.info(line) } : {}),
   });
@@ -281,6 +283,8 @@ async function run(
   core.setOutput("token", result.token);
   core.setOutput("ca-cert-hash", result.caCertHash);
   core.setOutput("certificate-key", result.certificateKey ?? "");
+  core.setOutput("registry", result.registry?.host ?? "");
+  core.setOutput("registry-for-nodes", result.registry?.servers.join(",") ?? "");
   core.exportVariable("KUBECONFIG", kubeconfigPath);
   await loadInputImages(inputs.loadImages, spec, ports.connect, reporter);
   // kubectl from the download node preparation made (cached): none when preparation is off,

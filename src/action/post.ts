@@ -12,6 +12,7 @@ import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import { failuresOf, fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
+import { stopLocalRegistry } from "../cluster/local-registry.js";
 import { stopTunnelProcess } from "../cluster/tunnel.js";
 import { saveArtifacts } from "./artifact-cache.js";
 import { saveNodeImage } from "./node-image-cache.js";
@@ -20,6 +21,7 @@ import {
   readInputs,
   SECRET_INPUTS,
   stateDirOf,
+  registryStateFile,
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
@@ -507,6 +509,11 @@ async function post(): Promise<void> {
     if (stateDir && (await stopTunnelProcess(tunnelStateFile(stateDir)).catch(() => false))) {
       core.info("kubeforge: the tunnel to the API servers was stopped");
     }
+    // Nor the local registry (a registry:2 container goes with the docker nodes, too).
+    const registry = stateDir
+      ? await stopLocalRegistry(registryStateFile(stateDir)).catch(() => undefined)
+      : undefined;
+    if (registry) core.info(`kubeforge: removed ${registry}`);
   }
 }
 

@@ -8,6 +8,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_DNS_DOMAIN,
   DEFAULT_ENDPOINT_PORT,
+  DEFAULT_REGISTRY_PORT,
   DEFAULT_STORAGE,
   DEFAULT_WAIT,
   defaultNodeName,
@@ -38,6 +39,7 @@ import {
   type ClusterPrepareSpec,
   type ClusterSpec,
   type ClusterSshSpec,
+  type ClusterRegistrySpec,
   type CniType,
   type NodeRole,
   STORAGE_TYPES,
@@ -413,6 +415,16 @@ function buildStorage(value: string | undefined, r: FieldReader): StorageType {
   if ((STORAGE_TYPES as readonly string[]).includes(value)) return value as StorageType;
   r.report("storage", `${q(value)} is not ${STORAGE_TYPES.join(" or ")}`);
   return DEFAULT_STORAGE;
+}
+
+/** `registry`: true (the default port), false, or the port on the runner. */
+function buildRegistry(value: string | undefined, r: FieldReader): ClusterRegistrySpec | undefined {
+  if (value === undefined || value === "false") return undefined;
+  if (value === "true") return { port: DEFAULT_REGISTRY_PORT };
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  if (port >= 1 && port <= 65535) return { port };
+  r.report("registry", `${q(value)} is not true, false or a port number from 1 to 65535`);
+  return undefined;
 }
 
 function buildCni(input: ClusterInput, r: FieldReader, ctx: PathContext): ClusterSpec["cni"] {
@@ -852,6 +864,16 @@ export function buildClusterSpec(
     concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
     prepare: buildPrepare(input, r),
   };
+  const registry = buildRegistry(input.registry, r);
+  if (registry !== undefined) spec.registry = registry;
+  // A node behind a jump host sees the runner's connections come from the jump host.
+  const jumped = registry ? nodes.filter((n) => n.ssh?.jumpHost !== undefined) : [];
+  if (jumped.length > 0) {
+    r.report(
+      "registry",
+      `the registry on the runner cannot be reached from nodes behind ssh.jumpHost (${jumped.map((n) => n.name).join(", ")})`,
+    );
+  }
   const docker = buildDocker(input.docker, nodes, r);
   if (docker !== undefined) spec.docker = docker;
   if (input.kubeletBinary !== undefined) {

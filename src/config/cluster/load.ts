@@ -61,6 +61,7 @@ function applyOverrides(
     "kubernetesVersion",
     "cni",
     "storage",
+    "registry",
     "wait",
     "kubeletBinary",
     "skipPhases",

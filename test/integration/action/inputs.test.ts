@@ -52,6 +52,7 @@ describe("readInputs", () => {
         nodes: "1 control-plane, 2 workers",
         "load-images": "app:dev,\n out/app.tar",
         storage: "none",
+        registry: "TRUE",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
@@ -79,6 +80,7 @@ describe("readInputs", () => {
         wait: "90s",
         cni: "/ws/manifests/cni.yaml",
         storage: "none",
+        registry: "true",
         nodes: [
           { name: "cp-1", role: "control-plane", host: "docker" },
           { name: "w-1", role: "worker", host: "docker" },
@@ -95,6 +97,7 @@ describe("readInputs", () => {
           wait: "input wait",
           cni: "input cni",
           storage: "input storage",
+          registry: "input registry",
           nodes: "input nodes",
           kubeletBinary: "input kubelet-binary",
           skipPhases: "input skip-phases",
@@ -185,6 +188,20 @@ describe("clusterFromInputs", () => {
       sudoPassword: "sudo",
     });
     expect(sshTargetOf(spec, spec.nodes[1]!)).toMatchObject({ sudoPassword: "own" });
+  });
+
+  it("registry: true (any case), false, a port; anything else is one sentence naming the input", async () => {
+    const registryOf = async (registry: string) =>
+      (await clusterFromInputs(readInputs(inputsOf({ registry }), {}), { HOME: "/home/x" })).spec
+        .registry;
+    expect(await registryOf("True")).toEqual({ port: 5001 });
+    expect(await registryOf("5002")).toEqual({ port: 5002 });
+    expect(await registryOf("false")).toBeUndefined();
+    expect(await registryOf("")).toBeUndefined();
+    const error = (await registryOf("maybe").catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe(
+      'input registry: "maybe" is not true, false or a port number from 1 to 65535 (registry)',
+    );
   });
 
   it("names the input in every problem, and does not quote the key", async () => {
