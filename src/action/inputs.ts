@@ -8,7 +8,14 @@ import { splitSkipPhases } from "../cluster/up/skip-phases.js";
 import { dockerNodes, parseNodeCounts } from "../config/docker/expand.js";
 import { parseImageSources, splitImageList, type ImageSource } from "../config/image-sources.js";
 import { quoteValue } from "../config/values.js";
+import {
+  type ClusterIPFamily,
+  IP_FAMILIES,
+  parseFeatureGateList,
+} from "../config/cluster/shortcuts.js";
+import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
 import { type InputFileError, readInputFile, readInputFileSync } from "../remote/runner-files.js";
+import { type ActionUpgrade, readUpgradeInputs } from "./upgrade-inputs.js";
 
 // The action's inputs (action.yml), read and checked, and the Cluster they describe. The post
 // step reads the same inputs (GitHub gives post steps the same INPUT_* variables), so nothing
@@ -47,8 +54,15 @@ export interface ActionInputs {
   sshPassphrase?: string;
   sshPassword?: string;
   sshSudoPassword?: string;
+  /**
+   * The kubectl-version input in the Cluster's form (an exact "v1.35.2", "stable-1.35", a
+   * label); undefined: kubectl is of the cluster's version.
+   */
+  kubectlVersion?: string;
   /** The load-images input: images and archives imported into every node after `up`. */
   loadImages?: ImageSource[];
+  /** upgrade-to and its settings: the cluster is upgraded after it is built. */
+  upgrade?: ActionUpgrade;
   /**
    * Everything else, as Cluster overrides (each `from` names its input). Paths in cni and
    * kubelet-binary are resolved against the workspace; kubeadm-config and ssh-private-key are
@@ -60,6 +74,9 @@ export interface ActionInputs {
 /** Input names, as action.yml declares them. */
 export const INPUTS = [
   "kubernetes-version",
+  "upgrade-to",
+  "upgrade-worker-batch",
+  "upgrade-drain-timeout",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",
@@ -69,6 +86,9 @@ export const INPUTS = [
   "kubeadm-config",
   "pod-network-cidr",
   "service-cidr",
+  "ip-family",
+  "feature-gates",
+  "kubectl-version",
   "cni",
   "kubelet-binary",
   "wait",
@@ -80,6 +100,7 @@ export const INPUTS = [
   "nodes",
   "load-images",
   "storage",
+  "registry",
   "install-only",
   "job-status",
 ] as const;
@@ -183,12 +204,38 @@ export function readInputs(
   text("kubernetesVersion", "kubernetes-version", get("kubernetes-version"));
   text("podSubnet", "pod-network-cidr", get("pod-network-cidr"));
   text("serviceSubnet", "service-cidr", get("service-cidr"));
+  const family = get("ip-family");
+  if (family !== "") {
+    if (!IP_FAMILIES.includes(family as ClusterIPFamily)) {
+      fail("ip-family", `${quoteValue(family)} is not one of ${IP_FAMILIES.join(", ")}`);
+    }
+    overrides.ipFamily = family as ClusterIPFamily;
+    from.ipFamily = "input ip-family";
+  }
+  const gates = parseFeatureGateList(get("feature-gates"));
+  if ("problem" in gates) fail("feature-gates", gates.problem);
+  else if (Object.keys(gates.gates).length > 0) {
+    overrides.featureGates = gates.gates;
+    from.featureGates = "input feature-gates";
+  }
+  const kubectlText = get("kubectl-version");
+  const kubectlVersion = kubectlText === "" ? undefined : normalizeClusterVersion(kubectlText);
+  if (kubectlText !== "" && kubectlVersion === undefined) {
+    fail("kubectl-version", clusterVersionProblem(kubectlText)!);
+  }
   text("wait", "wait", get("wait"));
   const cni = get("cni");
   // A manifest file is relative to the workspace; any other word is left for validation.
   const cniFile = /\//.test(cni) || /\.(ya?ml|json)$/i.test(cni);
   text("cni", "cni", cniFile ? runnerPath(cni, env) : cni);
   text("storage", "storage", get("storage"));
+  // true/True/TRUE as the other boolean inputs; the Cluster field takes true, false or a port.
+  const registry = get("registry");
+  text(
+    "registry",
+    "registry",
+    TRUE.includes(registry) ? "true" : FALSE.includes(registry) ? "false" : registry,
+  );
   const kubelet = get("kubelet-binary");
   if (kubelet !== "") text("kubeletBinary", "kubelet-binary", runnerPath(kubelet, env));
   const skip = list(get("skip-phases"));
@@ -215,6 +262,7 @@ export function readInputs(
   }
   const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
   if ("problem" in images) fail("load-images", images.problem);
+  const upgrade = readUpgradeInputs(get, TRUE.includes(installOnlyText));
   const pins = list(get("ssh-host-key-fingerprints"));
   if (pins.length > 0) {
     overrides.hostKeyFingerprints = pins;
@@ -242,7 +290,9 @@ export function readInputs(
     ...(sshPassphrase !== "" ? { sshPassphrase } : {}),
     ...(sshPassword !== "" ? { sshPassword } : {}),
     ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
+    ...(kubectlVersion !== undefined ? { kubectlVersion } : {}),
     ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
+    ...(upgrade ? { upgrade } : {}),
     overrides,
   };
 }
@@ -388,6 +438,11 @@ function kubeletInputWins(
       return rest;
     }),
   };
+}
+
+/** The local registry's state file (cluster/local-registry.ts), in the cluster's state folder. */
+export function registryStateFile(stateDir: string): string {
+  return join(stateDir, "registry.json");
 }
 
 /** The runner-side tunnel's pid file (cluster/tunnel.ts), in the cluster's state folder. */

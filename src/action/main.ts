@@ -3,7 +3,7 @@ import { mkdir, readFile, rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { clusterPorts } from "../cluster/ports.js";
-import { up } from "../cluster/up/index.js";
+import { up, type UpResult } from "../cluster/up/index.js";
 import { restoreArtifacts } from "./artifact-cache.js";
 import { restoreNodeImage } from "./node-image-cache.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
@@ -14,12 +14,13 @@ import {
   readInputs,
   SECRET_INPUTS,
   stateDirOf,
+  registryStateFile,
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
 import { causeChain, debugOn } from "./debug.js";
 import { checkInputImages, loadInputImages } from "./images.js";
-import { installTools } from "./tools.js";
+import { installTools, kubectlSkewWarning } from "./tools.js";
 import { resolveKubernetesVersion } from "../node/release-version.js";
 import { kubeletVersions } from "./kubelet-versions.js";
 import { HostRecord } from "./main-state.js";
@@ -29,6 +30,12 @@ import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 import { claimStateFolder } from "./state-folder.js";
 import { summaryHTML, type SummaryInput } from "./summary.js";
+import {
+  planClusterUpgrade,
+  settleHop,
+  upgradeBuiltCluster,
+  type UpgradeRequest,
+} from "./upgrade.js";
 
 // The action's main step: `kubeforge up` for the Cluster the inputs describe (one node on the
 // runner by default, or the hosts of a Cluster file over SSH), admin.conf in the state folder
@@ -56,10 +63,14 @@ function siblingCli(): string {
 /** Dry run: each node's kubeadm documents as plan/<node>.yaml, the rendered init in plan/<node>/. */
 const planDirOf = (stateDir: string) => join(stateDir, "plan");
 
+/** Set once the step wrote its summary: a failure after it (a failed upgrade) adds none. */
+let summaryWritten = false;
+
 async function writeSummary(reporter: GitHubReporter, s: SummaryInput): Promise<void> {
   if (!process.env.GITHUB_STEP_SUMMARY) return; // outside GitHub: no summary file
   // Nothing secret is put in; redaction is the second line of defence.
   await core.summary.addRaw(reporter.redact(summaryHTML(s))).write();
+  summaryWritten = true;
 }
 
 /** kubeforge and kubectl on PATH for the next steps; with `kubectl`, its failure is only a warning. */
@@ -91,18 +102,96 @@ async function toolsOnPath(
   core.addPath(dir);
 }
 
+/**
+ * The kubectl to put on PATH: the kubectl-version input's, resolved, with a warning when it is
+ * outside kubectl's skew from the cluster's version; else `fallback`.
+ */
+async function kubectlVersionOf(
+  reporter: GitHubReporter,
+  inputs: ActionInputs,
+  clusterVersion: string,
+  fallback: string | undefined,
+): Promise<string | undefined> {
+  if (inputs.kubectlVersion === undefined) return fallback;
+  const { version } = await resolveKubernetesVersion(inputs.kubectlVersion, {
+    env: process.env,
+    fetch: globalThis.fetch,
+    warn: (m) => reporter.warn(m),
+    field: "input kubectl-version",
+  });
+  const skew = kubectlSkewWarning(version, clusterVersion);
+  if (skew) reporter.warn(skew);
+  return version;
+}
+
 /** install-only: the tools on PATH, for the cluster's version; no host is contacted. */
-async function installOnly(reporter: GitHubReporter, spec: ClusterSpec): Promise<void> {
+async function installOnly(
+  reporter: GitHubReporter,
+  inputs: ActionInputs,
+  spec: ClusterSpec,
+): Promise<void> {
   const { version } = await resolveKubernetesVersion(spec.kubernetesVersion, {
     env: process.env,
     fetch: globalThis.fetch,
     warn: (m) => reporter.warn(m),
   });
-  await toolsOnPath(reporter, spec, version, { required: true });
+  const kubectl = (await kubectlVersionOf(reporter, inputs, version, version))!;
+  await toolsOnPath(reporter, spec, kubectl, { required: true });
   core.setOutput("kubernetes-version", version);
   reporter.info(
-    `[kubeforge] install-only: kubeforge and kubectl ${version} are on PATH; no cluster was built`,
+    `[kubeforge] install-only: kubeforge and kubectl ${kubectl} are on PATH; no cluster was built`,
   );
+}
+
+const messageOf = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+interface DryRunEnd {
+  spec: ClusterSpec;
+  stateDir: string;
+  result: UpResult;
+  /** What every summary of this step shows. */
+  common: Omit<SummaryInput, "nodes">;
+  /** With upgrade-to: the upgrade to plan. */
+  upgrading: Omit<UpgradeRequest, "stepsSoFar"> | undefined;
+}
+
+/** A dry run's outputs from the plan and the rendered init, then the upgrade's plan. */
+async function finishDryRun(
+  reporter: GitHubReporter,
+  { spec, stateDir, result, common, upgrading }: DryRunEnd,
+): Promise<void> {
+  const saved = { planFile: join(stateDir, "plan.yaml"), nodeDir: planDirOf(stateDir) };
+  const nodes = await savePlan(result.plan, saved);
+  const rendered = result.renderedInit;
+  core.setOutput("kubernetes-version", result.kubernetesVersion);
+  core.setOutput("api-server", result.apiServer);
+  core.setOutput("nodes", JSON.stringify(nodes));
+  core.setOutput("plan", saved.planFile);
+  core.setOutput("plan-dir", saved.nodeDir);
+  if (rendered) {
+    // What a real run would hand over, from the rendered files; masked as in a real run.
+    const adminConf = await readFile(rendered.adminConfPath, "utf8");
+    reporter.maskKubeconfig(adminConf);
+    reporter.mask(result.joinCommand);
+    core.setOutput("kubeconfig", rendered.adminConfPath);
+    core.setOutput("admin-conf", adminConf);
+    core.setOutput("join-command", result.joinCommand);
+    core.setOutput("token", result.token);
+    core.setOutput("ca-cert-hash", result.caCertHash);
+    core.setOutput("certificate-key", result.certificateKey ?? "");
+  }
+  await toolsOnPath(reporter, spec, undefined, { required: true });
+  reporter.info(
+    `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
+  );
+  const upgrade = upgrading
+    ? await planClusterUpgrade({ ...upgrading, stepsSoFar: reporter.steps.length, planned: nodes })
+    : undefined;
+  await writeSummary(reporter, {
+    ...common,
+    nodes,
+    ...(upgrade ? { upgrade: upgrade.summary } : {}),
+  });
 }
 
 async function run(
@@ -111,12 +200,16 @@ async function run(
   { spec, source }: { spec: ClusterSpec; source: string },
   stateDir: string,
 ) {
-  if (inputs.installOnly) return installOnly(reporter, spec);
+  if (inputs.installOnly) return installOnly(reporter, inputs, spec);
   const debug = debugOn(inputs.verbosity, core.isDebug());
   reporter.info(
     `[kubeforge] cluster "${spec.name}" from ${source}: ${spec.nodes.length} node${spec.nodes.length === 1 ? "" : "s"}${inputs.dryRun ? " (dry run: nothing is changed)" : ""}; files in ${stateDir}`,
   );
   const kubeconfigPath = join(stateDir, "admin.conf");
+  // upgrade-to is checked against the version to build before anything is built.
+  const hop = inputs.upgrade
+    ? await settleHop({ spec, upgrade: inputs.upgrade, reporter, env: process.env })
+    : undefined;
   if (!inputs.dryRun && spec.prepare.enabled) {
     // Release artifacts from an earlier run; the post step saves them after a good run.
     const restored = await restoreArtifacts(process.env, spec.kubernetesVersion, (l) =>
@@ -144,9 +237,11 @@ async function run(
     env: process.env,
     cliPath: siblingCli(),
     tunnelStateFile: tunnelStateFile(stateDir),
+    registryStateFile: registryStateFile(stateDir),
     trackConnect: (connect) => hostRecord.track(connect),
     ...(debug ? { trace: (line: string) => reporter.info(line) } : {}),
   });
+  const upgrading = hop ? { spec, reporter, hop, ports, stateDir } : undefined;
   const result = await up({
     spec,
     ports,
@@ -173,31 +268,7 @@ async function run(
     env: process.env,
   };
   if (inputs.dryRun) {
-    const saved = { planFile: join(stateDir, "plan.yaml"), nodeDir: planDirOf(stateDir) };
-    const nodes = await savePlan(result.plan, saved);
-    const rendered = result.renderedInit;
-    core.setOutput("kubernetes-version", result.kubernetesVersion);
-    core.setOutput("api-server", result.apiServer);
-    core.setOutput("nodes", JSON.stringify(nodes));
-    core.setOutput("plan", saved.planFile);
-    core.setOutput("plan-dir", saved.nodeDir);
-    if (rendered) {
-      // What a real run would hand over, from the rendered files; masked as in a real run.
-      const adminConf = await readFile(rendered.adminConfPath, "utf8");
-      reporter.maskKubeconfig(adminConf);
-      reporter.mask(result.joinCommand);
-      core.setOutput("kubeconfig", rendered.adminConfPath);
-      core.setOutput("admin-conf", adminConf);
-      core.setOutput("join-command", result.joinCommand);
-      core.setOutput("token", result.token);
-      core.setOutput("ca-cert-hash", result.caCertHash);
-      core.setOutput("certificate-key", result.certificateKey ?? "");
-    }
-    await toolsOnPath(reporter, spec, undefined, { required: true });
-    reporter.info(
-      `[kubeforge] dry run: the plan is in ${saved.planFile}${rendered ? `; the first control plane's init is rendered beside it, admin.conf in ${rendered.adminConfPath}` : ""}`,
-    );
-    await writeSummary(reporter, { ...common, nodes });
+    await finishDryRun(reporter, { spec, stateDir, result, common, upgrading });
     return;
   }
 
@@ -212,13 +283,23 @@ async function run(
   core.setOutput("token", result.token);
   core.setOutput("ca-cert-hash", result.caCertHash);
   core.setOutput("certificate-key", result.certificateKey ?? "");
+  core.setOutput("registry", result.registry?.host ?? "");
+  core.setOutput("registry-for-nodes", result.registry?.servers.join(",") ?? "");
   core.exportVariable("KUBECONFIG", kubeconfigPath);
   await loadInputImages(inputs.loadImages, spec, ports.connect, reporter);
   // kubectl from the download node preparation made (cached): none when preparation is off,
-  // whose hosts were prepared elsewhere and whose runner may reach no release server.
-  await toolsOnPath(reporter, spec, spec.prepare.enabled ? result.kubernetesVersion : undefined, {
-    required: false,
+  // whose hosts were prepared elsewhere and whose runner may reach no release server, unless
+  // kubectl-version asks for one.
+  const kubectl = await kubectlVersionOf(
+    reporter,
+    inputs,
+    result.kubernetesVersion,
+    spec.prepare.enabled ? result.kubernetesVersion : undefined,
+  ).catch((e: unknown) => {
+    reporter.warn(`[tools] ${e instanceof Error ? e.message : String(e)}`);
+    return undefined;
   });
+  await toolsOnPath(reporter, spec, kubectl, { required: false });
   for (const n of result.nodes) {
     reporter.info(
       `[kubeforge] ${n.name}: ${n.role}, ${n.address}, ${n.action === "none" ? "already part of the cluster" : n.action}`,
@@ -227,6 +308,9 @@ async function run(
   reporter.info(
     `[kubeforge] cluster "${spec.name}" (Kubernetes ${result.kubernetesVersion}) is ready at ${result.apiServer}; KUBECONFIG=${kubeconfigPath}`,
   );
+  const upgraded = upgrading
+    ? await upgradeBuiltCluster({ ...upgrading, stepsSoFar: reporter.steps.length })
+    : undefined;
   // What each kubelet reports (a custom kubelet's own version); the summary only, never fatal.
   const versions = await kubeletVersions(adminConf, kubeconfigPath).catch((e: unknown) => {
     reporter.info(
@@ -236,11 +320,17 @@ async function run(
   });
   await writeSummary(reporter, {
     ...common,
+    ...(upgraded?.summary.report?.result === "succeeded"
+      ? { kubernetesVersion: upgraded.summary.report.to }
+      : {}),
     nodes: result.nodes,
     kubeletVersions: versions,
     phases: result.timings,
     readyMs,
+    ...(upgraded ? { upgrade: upgraded.summary } : {}),
+    ...(upgraded?.error !== undefined ? { error: reporter.redact(messageOf(upgraded.error)) } : {}),
   });
+  if (upgraded?.error !== undefined) throw upgraded.error;
 }
 
 async function main(): Promise<void> {
@@ -298,13 +388,15 @@ async function main(): Promise<void> {
       // Printed through the reporter: the runner masks what it registered, the log file too.
       for (const line of causeChain(error)) reporter.info(`[debug] ${line}`);
     }
-    await writeSummary(reporter, {
-      cluster: clusterName ?? inputs?.name ?? DEFAULT_CLUSTER_NAME,
-      dryRun: inputs?.dryRun ?? false,
-      steps: reporter.steps,
-      error: reporter.redact(message),
-      env: process.env,
-    }).catch(() => undefined);
+    if (!summaryWritten) {
+      await writeSummary(reporter, {
+        cluster: clusterName ?? inputs?.name ?? DEFAULT_CLUSTER_NAME,
+        dryRun: inputs?.dryRun ?? false,
+        steps: reporter.steps,
+        error: reporter.redact(message),
+        env: process.env,
+      }).catch(() => undefined);
+    }
     // A non-Error throw must fail the step too.
     core.setFailed(message);
   }

@@ -1,7 +1,7 @@
 import { writeRunnerFile } from "../remote/runner-files.js";
 import { randomBytes } from "node:crypto";
 import { mkdir, readdir, readFile, rm } from "node:fs/promises";
-import { join, relative, sep } from "node:path";
+import { basename, join, relative, sep } from "node:path";
 import { collectDiagnostics } from "../cluster/diagnostics.js";
 import { redactSecrets } from "../cluster/diagnostics/redact.js";
 import { down } from "../cluster/down.js";
@@ -12,6 +12,7 @@ import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import type { ClusterNodeSpec, ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
 import { failuresOf, fleet, FleetError } from "../remote/fleet.js";
 import { closeHosts, type Host } from "../remote/host.js";
+import { stopLocalRegistry } from "../cluster/local-registry.js";
 import { stopTunnelProcess } from "../cluster/tunnel.js";
 import { saveArtifacts } from "./artifact-cache.js";
 import { saveNodeImage } from "./node-image-cache.js";
@@ -20,6 +21,7 @@ import {
   readInputs,
   SECRET_INPUTS,
   stateDirOf,
+  registryStateFile,
   tunnelStateFile,
   type ActionInputs,
 } from "./inputs.js";
@@ -27,6 +29,7 @@ import { parseNodeNames, REACHED_STATE, UNREACHABLE_STATE } from "./main-state.j
 import * as core from "./core.js";
 import { GitHubReporter } from "./reporter.js";
 import { selfHostedRunner, teardownScope } from "./teardown-scope.js";
+import { upgradeReportFiles } from "./state-folder.js";
 import { debugOn } from "./debug.js";
 import { tracedHost } from "../remote/trace.js";
 import { artifactURL, diagnosticsHTML } from "./summary.js";
@@ -288,6 +291,13 @@ async function collect({
   if (log !== undefined) {
     await writeRunnerFile(join(outDir, "kubeforge.log"), redactSecrets(log, secrets), 0o600);
   }
+  // The upgrade rehearsal's report and JUnit (upgrade-to), with every node's steps and backups.
+  for (const file of stateDir ? Object.values(upgradeReportFiles(stateDir)) : []) {
+    const text = await readFile(file, "utf8").catch(() => undefined);
+    if (text !== undefined) {
+      await writeRunnerFile(join(outDir, basename(file)), redactSecrets(text, secrets), 0o600);
+    }
+  }
   const files = await filesUnder(outDir);
   if (files.length === 0) {
     core.info("kubeforge: no diagnostics could be collected");
@@ -499,6 +509,11 @@ async function post(): Promise<void> {
     if (stateDir && (await stopTunnelProcess(tunnelStateFile(stateDir)).catch(() => false))) {
       core.info("kubeforge: the tunnel to the API servers was stopped");
     }
+    // Nor the local registry (a registry:2 container goes with the docker nodes, too).
+    const registry = stateDir
+      ? await stopLocalRegistry(registryStateFile(stateDir)).catch(() => undefined)
+      : undefined;
+    if (registry) core.info(`kubeforge: removed ${registry}`);
   }
 }
 

@@ -53,3 +53,14 @@ export async function claimStateFolder(stateDir: string, spec: ClusterSpec): Pro
   }
   await writeRunnerFile(file, `${JSON.stringify(mine)}\n`, 0o600);
 }
+
+/**
+ * The upgrade rehearsal's UpgradeReport and its JUnit twin in the state folder: the main step
+ * writes them (the upgrade-report output), the post step uploads them with the diagnostics.
+ */
+export function upgradeReportFiles(stateDir: string): { report: string; junit: string } {
+  return {
+    report: join(stateDir, "upgrade-report.json"),
+    junit: join(stateDir, "junit-upgrade.xml"),
+  };
+}

@@ -1,6 +1,8 @@
 import type { UpNode, UpResult } from "../cluster/up/index.js";
+import type { UpgradeReport } from "../cluster/upgrade/report.js";
 import { printable } from "../workflow/printable.js";
 import { ganttChart, type GanttSection } from "./gantt.js";
+import { upgradeRows, upgradeSections } from "./upgrade-summary.js";
 
 // The job summary (GITHUB_STEP_SUMMARY), read after the run when the runner is gone: the
 // cluster's version, nodes and roles, how long it took to be Ready, a chart of the phases over
@@ -15,6 +17,16 @@ export interface StepTiming {
   startedAt: number;
   ms: number;
   failed: boolean;
+}
+
+/** The upgrade rehearsal after the build (upgrade-to). */
+export interface UpgradeSummary {
+  /** The run's report; absent when it stopped before its plan passed, and in a dry run. */
+  report?: UpgradeReport;
+  /** Dry run: the plan, as `kubeforge upgrade --plan` prints it. */
+  plan?: string;
+  /** The first of SummaryInput.steps that belongs to the upgrade (earlier ones built the cluster). */
+  firstStep: number;
 }
 
 export interface SummaryInput {
@@ -34,6 +46,7 @@ export interface SummaryInput {
   phases?: UpResult["timings"];
   /** From the step's start until the cluster was Ready (a real run that succeeded). */
   readyMs?: number;
+  upgrade?: UpgradeSummary;
   /** Set when the step failed. */
   error?: string;
   /** The runner's environment: the paths an error quotes are written from its variables. */
@@ -125,6 +138,13 @@ function facts(s: SummaryInput): string {
   if (s.kubernetesVersion) rows.push(["Kubernetes", s.kubernetesVersion]);
   if (s.nodes && s.nodes.length > 0) rows.push(["Nodes", roles(s.nodes)]);
   if (s.readyMs !== undefined) rows.push(["Ready after", duration(s.readyMs)]);
+  const report = s.upgrade?.report;
+  if (report) {
+    rows.push([
+      "Upgrade",
+      `${report.from} → ${report.to}, ${report.result} in ${duration(report.durationSeconds * 1000)}`,
+    ]);
+  }
   if (s.apiServer) rows.push(["API server", s.apiServer]);
   return rows.length > 0 ? factTable(rows) : "";
 }
@@ -146,17 +166,14 @@ function nodeTable(s: SummaryInput): string {
 
 /** The orchestrator's steps, then each node's phases (the first CHARTED_NODES nodes). */
 function chart(s: SummaryInput): string {
-  const sections: GanttSection[] = [
-    {
-      name: "cluster",
-      tasks: s.steps.map((t) => ({
-        name: t.title,
-        startedAt: t.startedAt,
-        ms: t.ms,
-        failed: t.failed,
-      })),
-    },
-  ];
+  const task = (t: StepTiming) => ({
+    name: t.title,
+    startedAt: t.startedAt,
+    ms: t.ms,
+    failed: t.failed,
+  });
+  const split = s.upgrade?.firstStep ?? s.steps.length;
+  const sections: GanttSection[] = [{ name: "cluster", tasks: s.steps.slice(0, split).map(task) }];
   const nodes = [...new Set((s.phases ?? []).map((p) => p.node))];
   for (const node of nodes.slice(0, CHARTED_NODES)) {
     sections.push({
@@ -164,9 +181,27 @@ function chart(s: SummaryInput): string {
       tasks: s.phases!.filter((p) => p.node === node).map((p) => ({ ...p, name: p.phase })),
     });
   }
+  if (s.upgrade) {
+    sections.push({ name: "upgrade", tasks: s.steps.slice(split).map(task) });
+    if (s.upgrade.report) sections.push(...upgradeSections(s.upgrade.report, CHARTED_NODES));
+  }
   const gantt = ganttChart(`Cluster ${s.cluster}, phases over time`, sections);
   // Markdown inside an HTML summary: the fence needs blank lines around it.
   return gantt === "" ? "" : `\n${gantt}\n`;
+}
+
+/** The upgrade: per node, from → to, how long, the drain; or, in a dry run, the plan. */
+function upgradeTable(s: SummaryInput): string {
+  if (s.upgrade?.plan !== undefined) {
+    return `<p>The upgrade it would run:</p>\n<pre>${escapeHTML(s.upgrade.plan)}</pre>\n`;
+  }
+  const report = s.upgrade?.report;
+  if (!report || report.nodes.length === 0) return "";
+  const html = table(
+    ["Node", "Role", "Kubelet", "Took", "Drain", "Result"],
+    upgradeRows(report, duration),
+  );
+  return foldable(`Upgrade of ${report.nodes.length} nodes`, report.nodes.length, html);
 }
 
 function timeTables(s: SummaryInput): string {
@@ -205,7 +240,7 @@ export function summaryHTML(s: SummaryInput): string {
       "<p>The post step collects each node's logs and uploads them as an artifact (see its summary below).</p>\n",
     );
   }
-  out.push(facts(s), nodeTable(s), chart(s), timeTables(s));
+  out.push(facts(s), nodeTable(s), upgradeTable(s), chart(s), timeTables(s));
   out.push(
     s.dryRun
       ? "<p>The plan and the rendered init are on the runner: see the step's <code>plan</code> and <code>plan-dir</code> outputs.</p>\n"

@@ -33,6 +33,18 @@ export interface ToolsRequest {
   log: (line: string) => void;
 }
 
+/**
+ * kubectl's version skew policy (kubernetes.io/releases/version-skew-policy, "kubectl"): kubectl
+ * is supported within one minor version, older or newer, of kube-apiserver. Outside it, a
+ * warning; undefined within it.
+ */
+export function kubectlSkewWarning(kubectl: string, apiServer: string): string | undefined {
+  const minor = (v: string) => Number(/^v?1\.(\d+)\./.exec(v)?.[1] ?? NaN);
+  const skew = minor(kubectl) - minor(apiServer);
+  if (!Number.isFinite(skew) || Math.abs(skew) <= 1) return undefined;
+  return `input kubectl-version: kubectl ${kubectl} is ${Math.abs(skew)} minor versions ${skew > 0 ? "newer" : "older"} than the API server (${apiServer}); kubectl is supported within one minor version of it`;
+}
+
 /** Writes the tools into toolsDir and returns it (the caller adds it to PATH). */
 export async function installTools(req: ToolsRequest): Promise<string> {
   const dir = toolsDir(req.env);

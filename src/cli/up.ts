@@ -9,6 +9,7 @@ import { up, upPhase, type UpRequest } from "../cluster/up/index.js";
 import { upPhases } from "../cluster/up/phases.js";
 import { renderPlan } from "../cluster/up/plan.js";
 import { splitSkipPhases } from "../cluster/up/skip-phases.js";
+import { stopLocalRegistry } from "../cluster/local-registry.js";
 import { stopTunnelProcess, tunnelMain } from "../cluster/tunnel.js";
 import { defaultClusterSpec, loadClusterSpec } from "../config/cluster/load.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
@@ -45,6 +46,11 @@ export function tunnelStateFile(kubeconfigPath: string): string {
   return `${kubeconfigPath}.tunnel.json`;
 }
 
+/** The local registry's state file (its pid or container), next to the tunnel's. */
+export function registryStateFile(kubeconfigPath: string): string {
+  return `${kubeconfigPath}.registry.json`;
+}
+
 /** Where admin.conf goes on the runner by default: one file per cluster name. */
 export function defaultKubeconfigPath(name: string): string {
   return join(homedir(), ".kube", `kubeforge-${name}.conf`);
@@ -61,6 +67,7 @@ export function portsFor(
     env: process.env,
     cliPath: process.argv[1]!,
     tunnelStateFile: tunnelStateFile(kubeconfigPath),
+    registryStateFile: registryStateFile(kubeconfigPath),
   });
 }
 
@@ -213,6 +220,8 @@ export function registerUp(program: Command): void {
         if (await stopTunnelProcess(tunnelStateFile(kubeconfigPath))) {
           reporter.info("[down] the SSH tunnel to the API servers was stopped");
         }
+        const registry = await stopLocalRegistry(registryStateFile(kubeconfigPath));
+        if (registry) reporter.info(`[down] removed ${registry}`);
         await rm(kubeconfigPath, { force: true });
         if (!notAllReset) {
           reporter.info(

@@ -5,6 +5,7 @@ import { type Command, InvalidArgumentError } from "commander";
 import { upgradeCluster } from "../cluster/upgrade/index.js";
 import { clusterUpgradePhases } from "../cluster/upgrade/phases.js";
 import { renderUpgradePlan } from "../cluster/upgrade/policy.js";
+import { normalizeClusterVersion } from "../config/cluster/version.js";
 import { parseGoDuration } from "../config/duration.js";
 import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter } from "../workflow/reporter.js";
@@ -56,7 +57,8 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
   const reporter = new TerminalReporter();
   const spec = await readSpec(o.file, reporter);
   const options = {
-    to: o.to,
+    // "1.36" means its newest patch, as in a Cluster's kubernetesVersion ("stable-1.36").
+    to: normalizeClusterVersion(o.to) ?? o.to,
     workerBatch: o.workerBatch ?? 1,
     drainTimeoutMs: parseGoDuration(o.drainTimeout, "--drain-timeout"),
     nodeTimeoutMs: parseGoDuration(o.nodeTimeout, "--node-timeout"),

@@ -33,6 +33,8 @@ export interface ClusterPorts {
   tunnel?: (targets: TunnelTargetSpec[]) => Promise<{ port: number }>;
   /** Where a docker control plane's API server is published on the runner (docker-nodes.ts). */
   publishedApiServer?: RunnerServerInput["publishedApiServer"];
+  /** Where the local registry (cluster/local-registry.ts) records its process or container. */
+  registryStateFile?: string;
   /** How release labels are fetched (node/release-version.ts). */
   fetch: typeof fetch;
   /** The environment kubeforge runs in: proxy variables, KUBEFORGE_RELEASE_BASE_URL, SSH_AUTH_SOCK. */
@@ -47,6 +49,8 @@ export interface ClusterPortsOptions {
   cliPath: string;
   /** Where the tunnel keeps its pid (next to admin.conf, or in the action's state folder). */
   tunnelStateFile: string;
+  /** Where the local registry keeps its state (next to the tunnel's). */
+  registryStateFile?: string;
   /** Wraps connect, e.g. to record which hosts were reached (the action's post step needs it). */
   trackConnect?: (
     connect: (node: ClusterNodeSpec) => Promise<Host>,
@@ -80,6 +84,7 @@ export function clusterPorts(o: ClusterPortsOptions): ClusterPorts {
         { cluster: o.spec, targets },
         { cliPath: o.cliPath, stateFile: o.tunnelStateFile, env: o.env },
       ),
+    ...(o.registryStateFile !== undefined ? { registryStateFile: o.registryStateFile } : {}),
     fetch: globalThis.fetch,
     env: o.env,
   };

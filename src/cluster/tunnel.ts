@@ -4,6 +4,7 @@ import { closeSync, constants, openSync } from "node:fs";
 import { readFile, rm } from "node:fs/promises";
 import type { ClusterSpec } from "../config/cluster/types.js";
 import type { Host } from "../remote/host.js";
+import { stopDetached } from "../remote/detached.js";
 import { SshHost } from "../remote/ssh/host.js";
 import { directTarget, startTunnelProxy, type ProxyTarget } from "../remote/tunnel/proxy.js";
 import { connectNode } from "./connect.js";
@@ -214,20 +215,5 @@ export async function stopTunnelProcess(stateFile: string): Promise<boolean> {
   // Only a process that is still our tunnel: a recycled pid must not be killed.
   const cmdline = await readFile(`/proc/${state.pid}/cmdline`, "utf8").catch(() => "");
   if (!cmdline.split("\0").includes("tunnel")) return false;
-  try {
-    process.kill(state.pid, "SIGTERM");
-  } catch {
-    return false;
-  }
-  const end = Date.now() + 5000;
-  while (Date.now() < end) {
-    try {
-      process.kill(state.pid, 0);
-    } catch {
-      return true;
-    }
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  process.kill(state.pid, "SIGKILL");
-  return true;
+  return stopDetached(state.pid);
 }

@@ -435,7 +435,8 @@ function checkEtcd(cl: ClusterConfiguration, out: Problems): void {
   }
 }
 
-function checkFeatureGates(
+/** kubeadm's check of ClusterConfiguration.featureGates, for a release when it is known. */
+export function checkFeatureGates(
   gates: Record<string, boolean> | undefined,
   release: Release | undefined,
   out: Problems,

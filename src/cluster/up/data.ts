@@ -4,6 +4,7 @@ import type { KubeClient } from "../../kube/types.js";
 import type { KubeConfig } from "../../kubeconfig/types.js";
 import type { Reporter } from "../../workflow/reporter.js";
 import type { HostInventory } from "../inventory.js";
+import type { StartedRegistry } from "../local-registry.js";
 import type { ClusterPorts } from "../ports.js";
 import type { ClusterSession } from "../session.js";
 import type { ClusterSettings } from "./kubeadm-documents.js";
@@ -95,6 +96,10 @@ export interface UpWork {
   installPodNetwork(admin: KubeClient): Promise<void>;
   /** The default StorageClass (`storage`). */
   installStorage(admin: KubeClient): Promise<void>;
+  /** The local registry on the runner (`registry`): started, or the running one reused. */
+  startRegistry(): Promise<StartedRegistry>;
+  /** Every node's containerd pointed at the registry, and KEP-1755's ConfigMap; its addresses. */
+  configureRegistry(registry: StartedRegistry, admin: KubeClient): Promise<string[]>;
   /** Waits until the cluster is usable (readiness.ts). */
   waitForCluster(admin: KubeClient, dnsDisabled: boolean): Promise<void>;
   /** admin.conf on the runner, pointing at an address it reaches; returns that server. */
@@ -115,6 +120,8 @@ export interface UpOutcome {
   caCertHashes?: string[];
   /** The API server admin.conf on the runner names. */
   runnerServer?: string;
+  /** The local registry: where the runner pushes, and the addresses the nodes pull from. */
+  registry?: { host: string; servers?: string[]; started: StartedRegistry };
   /** Dry run: the first control plane's rendered init. */
   renderedInit?: RenderedInit;
 }

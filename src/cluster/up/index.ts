@@ -56,6 +56,11 @@ export interface UpResult {
   plan: UpPlan;
   /** Dry run: the first control plane's rendered init, when there was one to render. */
   renderedInit?: RenderedInit;
+  /**
+   * The local registry: `host` where the runner pushes (and images are named), `servers` the
+   * addresses the nodes' containerd pulls from (hosts.toml), when they were pointed at it.
+   */
+  registry?: { host: string; servers: string[] };
 }
 
 interface Run {
@@ -163,6 +168,9 @@ async function resultOf({ data }: Run): Promise<UpResult> {
     joinCommand: joined ? joinCommandFor(pins) : "",
     timings: outcome.timings,
     plan,
+    ...(outcome.registry
+      ? { registry: { host: outcome.registry.host, servers: outcome.registry.servers ?? [] } }
+      : {}),
   };
 }
 

@@ -35,6 +35,16 @@ export async function joinWithRetry(d: UpData, name: string): Promise<void> {
   }
 }
 
+const registry: Phase<UpData> = {
+  name: "registry",
+  short: "Start the local registry on this machine (registry: true), before any node changes",
+  runIf: (d) => d.session.spec.registry !== undefined,
+  run: async (d) => {
+    const started = await d.work.startRegistry();
+    d.outcome.registry = { host: started.host, started };
+  },
+};
+
 const containers: Phase<UpData> = {
   name: "containers",
   short: "Create or start the containers of the docker nodes on this machine's Docker engine",
@@ -219,6 +229,20 @@ const storage: Phase<UpData> = {
   run: async (d) => d.work.installStorage(await d.session.adminClient()),
 };
 
+const registryHosts: Phase<UpData> = {
+  name: "registry-hosts",
+  short:
+    "Point every node's containerd at the local registry; publish it in kube-public (KEP-1755)",
+  group: () => "registry",
+  runIf: (d) => d.session.spec.registry !== undefined,
+  run: async (d) => {
+    await d.settled(); // every host connected, also when the phase runs alone
+    const started = d.outcome.registry?.started ?? (await d.work.startRegistry());
+    const servers = await d.work.configureRegistry(started, await d.session.adminClient());
+    d.outcome.registry = { host: started.host, servers, started };
+  },
+};
+
 const wait: Phase<UpData> = {
   name: "wait",
   short: "Wait until every node is Ready and CoreDNS Available (registered, with cni: none)",
@@ -248,6 +272,7 @@ export function upPhases(): Phase<UpData>[] {
     connect,
     facts,
     plan,
+    registry,
     resetStale,
     earlyPreflight,
     prepare,
@@ -258,6 +283,7 @@ export function upPhases(): Phase<UpData>[] {
     nodes,
     cni,
     storage,
+    registryHosts,
     wait,
     kubeconfig,
   ];

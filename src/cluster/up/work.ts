@@ -28,6 +28,8 @@ import {
 import { joinDocumentsOf } from "./plan.js";
 import { installPodNetwork } from "./pod-network.js";
 import { installStorage } from "./storage.js";
+import { startLocalRegistry, type StartedRegistry } from "../local-registry.js";
+import { pointNodesAtRegistry, publishRegistry } from "./registry.js";
 import { ImagePulls, prepareNodes } from "./prepare.js";
 import { claimRenderFolder, NOT_RENDERED, renderedInit } from "./render-init.js";
 
@@ -217,6 +219,29 @@ export class HostWork implements UpWork {
 
   async installStorage(admin: KubeClient): Promise<void> {
     await installStorage(this.spec, admin, (m) => this.log(m));
+  }
+
+  async startRegistry(): Promise<StartedRegistry> {
+    const stateFile = this.d.ports.registryStateFile;
+    if (stateFile === undefined) throw new Error("registry: no folder on this machine to keep it");
+    const started = await startLocalRegistry(this.spec, {
+      stateFile,
+      env: this.d.ports.env,
+      log: (line) => this.d.reporter.info(line),
+    });
+    this.log(`registry: push to ${started.host} (${started.via})`);
+    return started;
+  }
+
+  async configureRegistry(registry: StartedRegistry, admin: KubeClient): Promise<string[]> {
+    const servers = await pointNodesAtRegistry(registry, {
+      nodes: this.spec.nodes,
+      hostOf: (name) => this.d.session.hostOf(name),
+      concurrency: this.spec.concurrency,
+      log: (node, line) => this.d.session.nodeReporter(node).info(line),
+    });
+    await publishRegistry(registry, admin, (m) => this.log(m));
+    return servers;
   }
 
   async waitForCluster(admin: KubeClient, dnsDisabled: boolean): Promise<void> {

@@ -24,17 +24,26 @@ export function atTarget(n: NodeReading, target: string): boolean {
   );
 }
 
-function versionRefusal(cluster: string, from: string, to: string): string | undefined {
+/**
+ * A downgrade or a jump of more than one minor, from `from` to `to`, as one sentence naming
+ * `asker` (the flag or input that asked for `to`); undefined when the hop is allowed.
+ */
+export function versionRefusal(
+  cluster: string,
+  from: string,
+  to: string,
+  asker = "--to",
+): string | undefined {
   const have = parseSemantic(from);
   const want = parseSemantic(to)!;
   if (!have)
     return `the cluster "${cluster}" records no exact version (kubeadm-config says "${from}")`;
   if (semver.lt(want, have)) {
-    return `kubeforge does not downgrade: the cluster "${cluster}" runs ${from} and --to asks for ${to}; run "kubeforge down" and "up" at ${to} instead`;
+    return `kubeforge does not downgrade: the cluster "${cluster}" runs ${from} and ${asker} asks for ${to}; run "kubeforge down" and "up" at ${to} instead`;
   }
   const minors = semver.minor(want) - semver.minor(have);
   if (semver.major(want) !== semver.major(have) || minors > 1) {
-    return `--to ${to} is ${minors} minors above the cluster's ${from}: kubeforge upgrades one minor per run; upgrade to v${semver.major(have)}.${semver.minor(have) + 1} first`;
+    return `${asker} ${to} is ${minors} minors above the cluster's ${from}: kubeforge upgrades one minor per run; upgrade to v${semver.major(have)}.${semver.minor(have) + 1} first`;
   }
   return undefined;
 }

@@ -8,8 +8,7 @@ import {
   DEFAULT_CONCURRENCY,
   DEFAULT_DNS_DOMAIN,
   DEFAULT_ENDPOINT_PORT,
-  DEFAULT_POD_SUBNET,
-  DEFAULT_SERVICE_SUBNET,
+  DEFAULT_REGISTRY_PORT,
   DEFAULT_STORAGE,
   DEFAULT_WAIT,
   defaultNodeName,
@@ -40,6 +39,7 @@ import {
   type ClusterPrepareSpec,
   type ClusterSpec,
   type ClusterSshSpec,
+  type ClusterRegistrySpec,
   type CniType,
   type NodeRole,
   STORAGE_TYPES,
@@ -48,6 +48,7 @@ import {
 import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
 import { removedAPIVersionProblems } from "../validate.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "./version.js";
+import { type ClusterIPFamily, FAMILY_SUBNETS, familyProblem } from "./shortcuts.js";
 import { quoteValue } from "../values.js";
 
 // The ClusterSpec built from the written Cluster: what its values mean (formats, references between
@@ -61,6 +62,8 @@ export interface BuildContext extends PathContext {
   /** kubeadm.configFile, already resolved and read by the caller. */
   configFile?: string;
   warn: (message: string) => void;
+  /** The ranges' family (an override): its ranges are the defaults, and given ones must fit. */
+  ipFamily?: { family: ClusterIPFamily; origin: string };
 }
 
 const q = quoteValue;
@@ -414,6 +417,16 @@ function buildStorage(value: string | undefined, r: FieldReader): StorageType {
   return DEFAULT_STORAGE;
 }
 
+/** `registry`: true (the default port), false, or the port on the runner. */
+function buildRegistry(value: string | undefined, r: FieldReader): ClusterRegistrySpec | undefined {
+  if (value === undefined || value === "false") return undefined;
+  if (value === "true") return { port: DEFAULT_REGISTRY_PORT };
+  const port = /^\d{1,5}$/.test(value) ? Number(value) : NaN;
+  if (port >= 1 && port <= 65535) return { port };
+  r.report("registry", `${q(value)} is not true, false or a port number from 1 to 65535`);
+  return undefined;
+}
+
 function buildCni(input: ClusterInput, r: FieldReader, ctx: PathContext): ClusterSpec["cni"] {
   const cni = input.cni;
   if (cni === undefined) return { type: "bridge" };
@@ -626,14 +639,16 @@ function buildNetworking(
     );
     return chosen ?? fallback;
   };
+  const ranges = FAMILY_SUBNETS[ctx.ipFamily?.family ?? "ipv4"];
   const networking = {
     podSubnet:
       input.networking?.podSubnet === "" && !cc?.networking?.podSubnet
         ? ""
-        : net("podSubnet", DEFAULT_POD_SUBNET),
-    serviceSubnet: net("serviceSubnet", DEFAULT_SERVICE_SUBNET),
+        : net("podSubnet", ranges.podSubnet),
+    serviceSubnet: net("serviceSubnet", ranges.serviceSubnet),
     dnsDomain: net("dnsDomain", DEFAULT_DNS_DOMAIN),
   };
+  if (ctx.ipFamily) checkFamily(networking, origins, ctx.ipFamily, r, ccWhere);
   if (networking.podSubnet === "" && cni.type === "bridge") {
     r.report(
       "networking.podSubnet",
@@ -653,6 +668,50 @@ function buildNetworking(
   return networking;
 }
 
+/**
+ * The ranges given (by the Cluster, an override or the ClusterConfiguration) against the IP
+ * family asked for: a contradiction names both.
+ */
+function checkFamily(
+  networking: { podSubnet: string; serviceSubnet: string },
+  origins: Readonly<Record<NetworkingField, NetworkingOrigin>>,
+  ipFamily: { family: ClusterIPFamily; origin: string },
+  r: FieldReader,
+  ccWhere: string,
+): void {
+  for (const field of ["podSubnet", "serviceSubnet"] as const) {
+    const value = networking[field];
+    if (value === "" || origins[field] === "default") continue;
+    const problem = familyProblem(ipFamily.family, value);
+    if (problem === undefined) continue;
+    const where =
+      origins[field] === "kubeadm"
+        ? `ClusterConfiguration.networking.${field} in ${ccWhere}`
+        : (r.originOf(`networking.${field}`) ?? r.where(`networking.${field}`));
+    r.problems.push(
+      `${ipFamily.origin}: ${q(ipFamily.family)} contradicts ${where} (${q(value)}): ${problem}`,
+    );
+  }
+}
+
+/**
+ * An IPv6-only cluster needs nodes that advertise IPv6 addresses: a node whose `address` is IPv4,
+ * or a container node (kubeforge's Docker network is IPv4), cannot be one.
+ */
+function checkIPv6Nodes(nodes: ClusterNodeSpec[], origin: string, r: FieldReader): void {
+  nodes.forEach((n, i) => {
+    if (n.address !== undefined && parseIP(n.address)?.kind() === "ipv4") {
+      r.problems.push(
+        `${origin}: "ipv6" contradicts ${r.where(`nodes[${i}].address`)} (${q(n.address)}): an IPv6 cluster's nodes advertise IPv6 addresses`,
+      );
+    } else if (n.host === "docker") {
+      r.problems.push(
+        `${origin}: "ipv6" is not available for container nodes (${n.name}): their Docker network is IPv4; use ipv4 or dual`,
+      );
+    }
+  });
+}
+
 /** The kubeadm documents, decoded once, and where they came from. */
 function buildKubeadm(
   input: ClusterInput,
@@ -661,10 +720,12 @@ function buildKubeadm(
   ctx: BuildContext,
 ): ClusterSpec["kubeadm"] {
   const kubeadm: ClusterSpec["kubeadm"] = {};
-  if (ctx.kubeadm.documents !== undefined) {
-    kubeadm.documents = ctx.kubeadm.documents;
+  if (ctx.kubeadm.documents !== undefined) kubeadm.documents = ctx.kubeadm.documents;
+  const { docs } = ctx.kubeadm;
+  // Documents the user wrote, or ones an override made (feature gates): up builds on them.
+  if (ctx.kubeadm.documents !== undefined || docs.cluster || docs.kubelet || docs.kubeProxy) {
     // Warnings were given at load; the decoded documents are kept without them.
-    const { warnings: _given, ...config } = ctx.kubeadm.docs;
+    const { warnings: _given, ...config } = docs;
     kubeadm.config = config;
   }
   if (ctx.configFile !== undefined) kubeadm.configFile = ctx.configFile;
@@ -776,6 +837,7 @@ export function buildClusterSpec(
     for (const n of nodes) n.taints ??= [];
   }
   checkKubeadmOwnership(input, nodes, ctx, r);
+  if (ctx.ipFamily?.family === "ipv6") checkIPv6Nodes(nodes, ctx.ipFamily.origin, r);
 
   const wait = input.wait ?? DEFAULT_WAIT;
   if (input.wait !== undefined) {
@@ -802,6 +864,16 @@ export function buildClusterSpec(
     concurrency: input.concurrency ?? DEFAULT_CONCURRENCY,
     prepare: buildPrepare(input, r),
   };
+  const registry = buildRegistry(input.registry, r);
+  if (registry !== undefined) spec.registry = registry;
+  // A node behind a jump host sees the runner's connections come from the jump host.
+  const jumped = registry ? nodes.filter((n) => n.ssh?.jumpHost !== undefined) : [];
+  if (jumped.length > 0) {
+    r.report(
+      "registry",
+      `the registry on the runner cannot be reached from nodes behind ssh.jumpHost (${jumped.map((n) => n.name).join(", ")})`,
+    );
+  }
   const docker = buildDocker(input.docker, nodes, r);
   if (docker !== undefined) spec.docker = docker;
   if (input.kubeletBinary !== undefined) {

@@ -15,6 +15,7 @@ export const CLUSTER_FIELDS = [
   "networking",
   "cni",
   "storage",
+  "registry",
   "kubeadm",
   "ssh",
   "nodes",
@@ -90,6 +91,8 @@ export interface ClusterInput {
   /** The string form, or the object form's fields. */
   cni?: { text?: string; type?: string; manifest?: string };
   storage?: string;
+  /** true, false or a port, as text. */
+  registry?: string;
   kubeadm?: { documents?: string; configFile?: string; patchesDir?: string };
   ssh?: Partial<ClusterSshSpec>;
   nodes?: NodeInput[];
@@ -306,6 +309,7 @@ export function decodeClusterDocument(doc: Record<string, unknown>, r: FieldRead
     networking: networking(),
     cni: decodeCni(doc.cni, r),
     storage: r.string(doc.storage, "storage"),
+    registry: r.string(doc.registry, "registry"),
     kubeadm: kubeadm(),
     ssh: decodeSsh(doc.ssh, "ssh", r),
     nodes: r.list(doc.nodes, "nodes")?.map((n, i) => decodeNode(n, `nodes[${i}]`, r)),

@@ -24,6 +24,11 @@ export { DEFAULT_DNS_DOMAIN, DEFAULT_SERVICE_SUBNET };
 export const DEFAULT_WAIT = "5m";
 /** PersistentVolumeClaims bind out of the box, as in kind, k3s and minikube. */
 export const DEFAULT_STORAGE: StorageType = "local-path";
+/**
+ * The local registry's port on the runner: kind's recipe's (5000 is taken by macOS's AirPlay
+ * receiver, kind docs "Local Registry").
+ */
+export const DEFAULT_REGISTRY_PORT = 5001;
 export const DEFAULT_CONCURRENCY = 8;
 export const MAX_CONCURRENCY = 64;
 /** kubeadm's API server port (constants.KubeAPIServerPort), for an endpoint given without one. */

@@ -51,7 +51,7 @@ export class FieldReader {
   constructor(
     readonly problems: string[],
     private readonly source?: string,
-    private readonly originOf: (path: string) => string | undefined = () => undefined,
+    readonly originOf: (path: string) => string | undefined = () => undefined,
   ) {}
 
   /** How a field is named in problems ("cluster.yaml: nodes[1].role"). */

@@ -3,7 +3,8 @@ import { parseYAMLDocuments, toYAMLDocuments } from "../yaml.js";
 import { decodeClusterDocument } from "./decode.js";
 import { FieldReader, isMapping } from "./fields.js";
 import { describeDocument, quoteValue } from "../values.js";
-import { collectKubeadmDocuments, type KubeadmSource } from "./kubeadm.js";
+import { collectKubeadmDocuments, type CollectedKubeadm, type KubeadmSource } from "./kubeadm.js";
+import { applyFeatureGates, kubeadmGateProblems } from "./shortcuts.js";
 import { resolveRunnerPath, type PathContext } from "./paths.js";
 import {
   CLUSTER_API_GROUP,
@@ -60,6 +61,7 @@ function applyOverrides(
     "kubernetesVersion",
     "cni",
     "storage",
+    "registry",
     "wait",
     "kubeletBinary",
     "skipPhases",
@@ -234,18 +236,51 @@ export function loadClusterSpec(
       text: opts.overrides.kubeadmDocuments,
     });
   }
-  const kubeadm = collectKubeadmDocuments(sources, problems, warn);
+  const kubeadm = withFeatureGates(
+    collectKubeadmDocuments(sources, problems, warn),
+    opts.overrides,
+    problems,
+  );
+  const ipFamily = opts.overrides?.ipFamily;
 
   const spec = buildClusterSpec(input, reader, {
     source,
     kubeadm,
+    ...(ipFamily !== undefined
+      ? { ipFamily: { family: ipFamily, origin: opts.overrides?.from?.ipFamily ?? "ipFamily" } }
+      : {}),
     ...(configFile !== undefined ? { configFile } : {}),
     ...(opts.baseDir !== undefined ? { baseDir: opts.baseDir } : {}),
     ...(opts.home !== undefined ? { home: opts.home } : {}),
     warn,
   });
+  const gates = opts.overrides?.featureGates;
+  if (gates !== undefined) {
+    const origin = opts.overrides?.from?.featureGates ?? "featureGates";
+    problems.push(...kubeadmGateProblems(gates, spec.kubernetesVersion, origin));
+  }
   if (problems.length > 0) throw new ConfigError([...new Set(problems)], reader.located);
   return spec;
+}
+
+/**
+ * The kubeadm documents with the featureGates override merged in; a document the gates made is
+ * named after the override in later problems (an unknown kubeadm gate, say).
+ */
+function withFeatureGates(
+  kubeadm: CollectedKubeadm,
+  o: ClusterOverrides | undefined,
+  problems: string[],
+): CollectedKubeadm {
+  const gates = o?.featureGates;
+  if (gates === undefined || Object.keys(gates).length === 0) return kubeadm;
+  const origin = o?.from?.featureGates ?? "featureGates";
+  const docs = applyFeatureGates(kubeadm.docs, gates, origin, kubeadm.whereOf, problems);
+  const whereOf = { ...kubeadm.whereOf };
+  for (const key of ["cluster", "kubelet", "kubeProxy"] as const) {
+    if (docs[key] !== undefined) whereOf[key] ??= origin;
+  }
+  return { ...kubeadm, docs, whereOf };
 }
 
 /** True when the text holds a kubeforge.dev document (so it is a Cluster file, not kubeadm's). */

@@ -90,6 +90,7 @@ nodes:
 # The default StorageClass, installed after the pod network: local-path (Rancher's local-path
 # provisioner; volumes are folders under /opt/local-path-provisioner on the pod's node) or none.
 storage: ${DEFAULT_STORAGE}
+# registry: true   # a local registry on the runner: push to localhost:5001, every node pulls it
 # How long to wait for every node to be Ready and CoreDNS available (a Go duration).
 wait: ${DEFAULT_WAIT}
 # Workers joined at once (1 to ${MAX_CONCURRENCY}).

@@ -65,6 +65,12 @@ export type CniType = "bridge" | "none" | "manifest";
 export type StorageType = "local-path" | "none";
 export const STORAGE_TYPES: readonly StorageType[] = ["local-path", "none"];
 
+/** The local registry on the runner (Cluster `registry`): where the runner pushes to. */
+export interface ClusterRegistrySpec {
+  /** The port on the runner: images are pushed to and named localhost:<port>/... */
+  port: number;
+}
+
 export interface ClusterSpec {
   apiVersion: typeof CLUSTER_API_VERSION;
   kind: typeof CLUSTER_KIND;
@@ -84,6 +90,8 @@ export interface ClusterSpec {
   cni: { type: CniType; manifest?: string };
   /** The default StorageClass `up` installs after the pod network. */
   storage: StorageType;
+  /** A local registry on the runner that every node's containerd pulls from; absent: none. */
+  registry?: ClusterRegistrySpec;
   kubeadm: {
     /** Every extra kubeadm document (the file's own, inline, configFile's), joined by `---`. */
     documents?: string;
@@ -190,6 +198,8 @@ export interface ClusterOverrides {
   cni?: string;
   /** "local-path" or "none" (checked like the file's). */
   storage?: string;
+  /** "true", "false" or a port (checked like the file's). */
+  registry?: string;
   wait?: string;
   kubeletBinary?: string;
   skipPhases?: string[];
@@ -202,6 +212,13 @@ export interface ClusterOverrides {
   hostKeyFingerprints?: string[];
   /** Extra kubeadm documents, added after the file's. */
   kubeadmDocuments?: string;
+  /**
+   * Feature gates for kubeadm (its own) and the components (every other), merged into the
+   * kubeadm documents (config/cluster/shortcuts.ts).
+   */
+  featureGates?: Record<string, boolean>;
+  /** The pod and service ranges' family when neither the file nor an override sets them. */
+  ipFamily?: "ipv4" | "ipv6" | "dual";
   /** prepare.enabled: false when the hosts are prepared already. */
   prepare?: boolean;
   /** prepare.installPackages. */

@@ -13,6 +13,7 @@ import type { ImagePullPolicy, InitConfig } from "../../config/types.js";
 import { controlPlaneImages } from "../../manifests/images.js";
 import { pauseImage } from "../../manifests/kubelet.js";
 import type { Host } from "../../remote/host.js";
+import { withHeartbeat, type HeartbeatOptions } from "../../workflow/heartbeat.js";
 import type { LookupOptions } from "../lookpath.js";
 import { CrictlImages } from "../runtime/crictl-images.js";
 import { type Check, type CheckResult, type PreflightOutput, runChecks } from "./checks.js";
@@ -30,6 +31,8 @@ export interface ImagePullInput {
   /** nodeRegistration.imagePullSerial (kubeadm's default: true). */
   serial: boolean;
   lookup?: LookupOptions;
+  /** The "still pulling" lines' interval and clock (workflow/heartbeat.ts); tests shorten it. */
+  heartbeat?: Pick<HeartbeatOptions, "everyMs" | "clock">;
 }
 
 /**
@@ -68,7 +71,7 @@ const DRY_RUN_PULL_NOTICE = "Would pull the required images (like 'kubeadm confi
 export function imagePullCheck(
   input: ImagePullInput,
   crictl: string | undefined,
-  out: Pick<PreflightOutput, "warn">,
+  out: PreflightOutput,
 ): Check {
   return {
     name: () => "ImagePull",
@@ -93,30 +96,53 @@ export function imagePullCheck(
           `detected that the sandbox image "${inUse}" of the container runtime is inconsistent with that used by kubeadm. It is recommended to use "${input.sandboxImage}" as the CRI sandbox image.`,
         );
       }
+      // Images not yet pulled (or found present), named by the heartbeat while pulls go on:
+      // kubeadm itself is silent here for minutes on a slow registry.
+      const remaining = new Set(input.images);
       const ifNotPresent = policy === "IfNotPresent";
       const pullOne = async (image: string): Promise<string | undefined> => {
-        if (ifNotPresent && (await runtime.exists(image))) return undefined;
-        const failure = await runtime.pull(image);
-        return failure === undefined ? undefined : `failed to pull image ${image}: ${failure}`;
-      };
-      if (input.serial) {
-        const errors: string[] = [];
-        for (const image of input.images) {
-          const e = await pullOne(image);
-          if (e !== undefined) errors.push(e);
+        try {
+          if (ifNotPresent && (await runtime.exists(image))) return undefined;
+          const failure = await runtime.pull(image);
+          return failure === undefined ? undefined : `failed to pull image ${image}: ${failure}`;
+        } finally {
+          remaining.delete(image);
         }
-        return { warnings: [], errors };
-      }
-      // PullImagesInParallel returns one aggregate error (k8s.io/apimachinery errors.Aggregate).
-      const failed = (await Promise.all(input.images.map(pullOne))).filter(
-        (e): e is string => e !== undefined,
-      );
-      if (failed.length === 0) return { warnings: [], errors: [] };
-      return {
-        warnings: [],
-        errors: [failed.length === 1 ? failed[0]! : `[${failed.join(", ")}]`],
       };
+      return withHeartbeat(
+        {
+          ...input.heartbeat,
+          label: "still pulling",
+          pending: () => [...remaining],
+          log: (line) => out.info(line),
+        },
+        () => pullAll(input, pullOne),
+      );
     },
+  };
+}
+
+/** kubeadm's serial pull (errors listed) or PullImagesInParallel (one aggregate error). */
+async function pullAll(
+  input: ImagePullInput,
+  pullOne: (image: string) => Promise<string | undefined>,
+): Promise<CheckResult> {
+  if (input.serial) {
+    const errors: string[] = [];
+    for (const image of input.images) {
+      const e = await pullOne(image);
+      if (e !== undefined) errors.push(e);
+    }
+    return { warnings: [], errors };
+  }
+  // PullImagesInParallel returns one aggregate error (k8s.io/apimachinery errors.Aggregate).
+  const failed = (await Promise.all(input.images.map(pullOne))).filter(
+    (e): e is string => e !== undefined,
+  );
+  if (failed.length === 0) return { warnings: [], errors: [] };
+  return {
+    warnings: [],
+    errors: [failed.length === 1 ? failed[0]! : `[${failed.join(", ")}]`],
   };
 }
 

@@ -132,3 +132,28 @@ export function registryHostsFiles(
       };
     });
 }
+
+/**
+ * The hosts.toml that sends pulls of `registry` (the name images carry, "localhost:5001") to the
+ * local registry at `server` (plain HTTP, "http://kubeforge-registry:5000"), as kind's "Local
+ * Registry" recipe writes it for its nodes. `server` replaces the registry's own address, so a
+ * node never tries its own localhost.
+ */
+export function localRegistryHostsFile(
+  registry: string,
+  server: string,
+): { path: string; content: string } {
+  checkRegistry(registry);
+  checkEndpoint(registry, server);
+  if (!server.startsWith("http://")) {
+    throw new Error(`the local registry's address ${server} must be an http:// URL`);
+  }
+  const lines = [
+    `${KUBEFORGE_MARKER}: the local registry ${registry}, served over plain HTTP by the runner.`,
+    `server = ${tomlString(server)}`,
+    "",
+    `[${tomlKey("host")}.${tomlString(server)}]`,
+    `  capabilities = ${tomlStringArray(["pull", "resolve"])}`,
+  ];
+  return { path: `${REGISTRY_HOSTS_DIR}/${registry}/hosts.toml`, content: `${lines.join("\n")}\n` };
+}

@@ -14,6 +14,12 @@ import {
   nodeAddresses,
   volumeName,
 } from "../../config/docker/network-plan.js";
+import {
+  REGISTRY_CONTAINER_PORT,
+  REGISTRY_IMAGE,
+  registryContainerBody,
+  registryContainerName,
+} from "../../config/local-registry.js";
 import { pause } from "../interruption.js";
 import { DockerEngine, EngineError } from "./engine.js";
 import { DockerHost } from "./host.js";
@@ -111,6 +117,42 @@ export class DockerCluster {
     return binding
       ? { host: binding.HostIp || "127.0.0.1", port: Number(binding.HostPort) }
       : undefined;
+  }
+
+  /**
+   * The local registry's `registry:2` container (kind's "Local Registry" recipe): on the
+   * cluster's network when it has docker nodes, its port published on the runner at `hostIp`.
+   * Started when stopped; one on another port is replaced. Returns its name.
+   */
+  async ensureRegistry(port: number, hostIp: string): Promise<string> {
+    const name = registryContainerName(this.spec.name);
+    const existing = await this.engine.inspectContainer(name);
+    if (existing && existing.Config.Labels?.[LABELS.cluster] !== this.spec.name) {
+      throw new Error(
+        `registry: the container ${name} exists but kubeforge did not make it for cluster "${this.spec.name}"`,
+      );
+    }
+    const published =
+      existing?.NetworkSettings.Ports?.[`${REGISTRY_CONTAINER_PORT}/tcp`]?.[0]?.HostPort;
+    if (existing && existing.State.Running && published === String(port)) return name;
+    if (existing) await this.engine.removeContainer(existing.Id);
+    const network =
+      dockerNodesOf(this.spec).length > 0
+        ? (await (this.network ??= this.ensureNetwork())).name
+        : undefined;
+    if (!(await this.engine.inspectImage(REGISTRY_IMAGE))) {
+      this.log(`[registry] pulling ${REGISTRY_IMAGE}`);
+      await this.engine.pullImage(REGISTRY_IMAGE);
+    }
+    const body = registryContainerBody({
+      cluster: this.spec.name,
+      port,
+      hostIp,
+      ...(network ? { network } : {}),
+    });
+    await this.engine.startContainer(await this.engine.createContainer(name, body));
+    this.log(`[registry] container ${name} (${REGISTRY_IMAGE}) on ${hostIp}:${port}`);
+    return name;
   }
 
   private checkOwned(node: ClusterNodeSpec, labels: Record<string, string>): void {

@@ -52,6 +52,7 @@ describe("readInputs", () => {
         nodes: "1 control-plane, 2 workers",
         "load-images": "app:dev,\n out/app.tar",
         storage: "none",
+        registry: "TRUE",
       }),
       { GITHUB_WORKSPACE: "/ws" },
     );
@@ -79,6 +80,7 @@ describe("readInputs", () => {
         wait: "90s",
         cni: "/ws/manifests/cni.yaml",
         storage: "none",
+        registry: "true",
         nodes: [
           { name: "cp-1", role: "control-plane", host: "docker" },
           { name: "w-1", role: "worker", host: "docker" },
@@ -95,6 +97,7 @@ describe("readInputs", () => {
           wait: "input wait",
           cni: "input cni",
           storage: "input storage",
+          registry: "input registry",
           nodes: "input nodes",
           kubeletBinary: "input kubelet-binary",
           skipPhases: "input skip-phases",
@@ -187,6 +190,20 @@ describe("clusterFromInputs", () => {
     expect(sshTargetOf(spec, spec.nodes[1]!)).toMatchObject({ sudoPassword: "own" });
   });
 
+  it("registry: true (any case), false, a port; anything else is one sentence naming the input", async () => {
+    const registryOf = async (registry: string) =>
+      (await clusterFromInputs(readInputs(inputsOf({ registry }), {}), { HOME: "/home/x" })).spec
+        .registry;
+    expect(await registryOf("True")).toEqual({ port: 5001 });
+    expect(await registryOf("5002")).toEqual({ port: 5002 });
+    expect(await registryOf("false")).toBeUndefined();
+    expect(await registryOf("")).toBeUndefined();
+    const error = (await registryOf("maybe").catch((e: unknown) => e)) as Error;
+    expect(error.message).toBe(
+      'input registry: "maybe" is not true, false or a port number from 1 to 65535 (registry)',
+    );
+  });
+
   it("names the input in every problem, and does not quote the key", async () => {
     const key =
       "-----BEGIN OPENSSH PRIVATE KEY-----\nnot really\n-----END OPENSSH PRIVATE KEY-----\n";
@@ -203,6 +220,70 @@ describe("clusterFromInputs", () => {
     // A key for the runner-only cluster is accepted and unused.
     await expect(clusterFromInputs(ok, {})).resolves.toBeDefined();
     expect((error as Error).message).not.toContain("not really");
+  });
+});
+
+describe("shortcuts: feature-gates, ip-family, kubectl-version", () => {
+  it("reads them into the overrides and the kubectl version, naming the inputs", () => {
+    const i = readInputs(
+      inputsOf({
+        "feature-gates": "InPlacePodVerticalScaling=true,\nRootlessControlPlane=false",
+        "ip-family": "dual",
+        "kubectl-version": "1.34",
+      }),
+      {},
+    );
+    expect(i.overrides).toMatchObject({
+      featureGates: { InPlacePodVerticalScaling: true, RootlessControlPlane: false },
+      ipFamily: "dual",
+      from: { featureGates: "input feature-gates", ipFamily: "input ip-family" },
+    });
+    // The Cluster's form of a minor: its newest patch, resolved where kubectl is installed.
+    expect(i.kubectlVersion).toBe("stable-1.34");
+    expect(readInputs(inputsOf({ "kubectl-version": "v1.35.2" }), {}).kubectlVersion).toBe(
+      "v1.35.2",
+    );
+  });
+
+  it.each([
+    [{ "feature-gates": "A=on" }, 'input feature-gates: A="on": the value must be true or false'],
+    [{ "feature-gates": "a.b=true" }, 'input feature-gates: "a.b" is not a feature gate name'],
+    [{ "ip-family": "IPv6" }, 'input ip-family: "IPv6" is not one of ipv4, ipv6, dual'],
+    [{ "kubectl-version": "1.99" }, "input kubectl-version: "],
+  ])("refuses %j", (bad, says) => {
+    expect(() => readInputs(inputsOf(bad), {})).toThrow(says);
+  });
+
+  it("an ip-family the pod-network-cidr contradicts names both inputs", async () => {
+    const inputs = readInputs(
+      inputsOf({ "ip-family": "ipv6", "pod-network-cidr": "10.1.0.0/16" }),
+      {},
+    );
+    const error = await clusterFromInputs(inputs, {}).catch((e: Error) => e);
+    expect((error as Error).message).toBe(
+      'input ip-family: "ipv6" contradicts input pod-network-cidr ("10.1.0.0/16"): ipv6 needs one IPv6 range',
+    );
+  });
+
+  it("the gates reach the kubeadm documents; a gate kubeadm v1.35 removed is named by the input", async () => {
+    const { spec } = await clusterFromInputs(
+      readInputs(inputsOf({ "feature-gates": "InPlacePodVerticalScaling=true" }), {}),
+      {},
+    );
+    expect(spec.kubeadm.config?.kubelet?.featureGates).toEqual({ InPlacePodVerticalScaling: true });
+    const error = await clusterFromInputs(
+      readInputs(
+        inputsOf({
+          "kubernetes-version": "1.35",
+          "feature-gates": "WaitForAllControlPlaneComponents=true",
+        }),
+        {},
+      ),
+      {},
+    ).catch((e: Error) => e);
+    expect((error as Error).message).toMatch(
+      /^input feature-gates: ClusterConfiguration\.featureGates: WaitForAllControlPlaneComponents graduated/,
+    );
   });
 });
 

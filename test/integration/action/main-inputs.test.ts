@@ -47,6 +47,17 @@ const cases: { inputs: Record<string, string>; input: string; says: RegExp }[] =
     says: /md5:00:11/,
   },
   {
+    // kubeadm v1.35 locks ControlPlaneKubeletLocalMode to true (kubernetes/kubernetes#134106).
+    inputs: { "kubernetes-version": "1.35", "feature-gates": "ControlPlaneKubeletLocalMode=false" },
+    input: "feature-gates",
+    says: /locked to true/,
+  },
+  {
+    inputs: { "ip-family": "ipv6", "pod-network-cidr": "10.1.0.0/16" },
+    input: "ip-family",
+    says: /contradicts input pod-network-cidr/,
+  },
+  {
     inputs: { "ssh-private-key": "hunter2" },
     input: "ssh-private-key",
     says: /is not a private key/,

@@ -94,6 +94,25 @@ describe("action main: install-only, and the tools on PATH", () => {
     expect(post.stdout).not.toMatch(/::warning::|::group::/);
   }, 240_000);
 
+  it("kubectl-version: that kubectl instead, and a warning outside kubectl's skew policy", async () => {
+    // v1.33 against the cluster's v1.35: two minors, outside the one kubectl is supported within.
+    const other = "v1.33.2";
+    const step = await runStep(mainJs, {
+      inputs: { "install-only": "true", cluster: cluster(), "kubectl-version": other },
+      env: { NODE_EXTRA_CA_CERTS: caFile, DOCKER_HOST: NO_ENGINE },
+      timeoutMs: 120_000,
+    });
+    expect(step.code, stepReport(step)).toBe(0);
+    const bin = join(step.runnerTemp, "kubeforge-bin");
+    const kubectlPath = `/dl/release/${other}/bin/linux/${arch}/kubectl`;
+    expect(await readFile(join(bin, "kubectl"))).toEqual(await server.payload(kubectlPath));
+    expect(step.outputs.get("kubernetes-version")).toBe(VERSION);
+    expect(step.stdout).toContain(
+      `::warning::input kubectl-version: kubectl ${other} is 2 minor versions older than the API server (${VERSION})`,
+    );
+    expect(step.stdout).toContain(`install-only: kubeforge and kubectl ${other} are on PATH`);
+  }, 120_000);
+
   it.each([
     [{ "install-only": "yes" }, /^::error::input install-only: "yes" is not true or false$/m],
     [

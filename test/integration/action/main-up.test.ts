@@ -2,8 +2,10 @@ import { execFile } from "node:child_process";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { stopLocalRegistry } from "../../../src/cluster/local-registry.js";
 import { opensslCAPin } from "../../support/ca-pin.js";
 import { mermaidBlocks, readGantt } from "../../support/mermaid-gantt.js";
+import { freePort } from "../../support/ports.js";
 import { testDir } from "../../support/temp-dir.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { clusterFile } from "../up/support.js";
@@ -60,7 +62,11 @@ beforeAll(async () => {
   privateKey = await readFile(bed.hosts[0]!.ssh.privateKeyFile, "utf8");
 }, 180_000);
 
+let registryState: string | undefined;
+
 afterAll(async () => {
+  // This file runs no post step: the registry the real run started goes here.
+  if (registryState) await stopLocalRegistry(registryState);
   await bed?.stop();
 }, 120_000);
 
@@ -83,6 +89,9 @@ describe("action main step over SSH", () => {
         "dry-run": "true",
         "kubernetes-version": "1.35",
         name: "plan",
+        // The shortcuts, expanded into every node's kubeadm documents and cp-1's rendered init.
+        "feature-gates": "InPlacePodVerticalScaling=true, NodeLocalCRISocket=true",
+        "ip-family": "dual",
       },
     });
     if (step.code !== 0) throw new Error(stepReport(step));
@@ -120,6 +129,24 @@ describe("action main step over SSH", () => {
     for (const f of ["pki/ca.crt", "pki/apiserver.crt", "manifests/kube-apiserver.yaml"]) {
       expect(await readFile(join(rendered, "etc/kubernetes", f), "utf8"), f).not.toBe("");
     }
+    // feature-gates: kubeadm's own gate in the ClusterConfiguration, the component gate as each
+    // control-plane component's --feature-gates (kubeadm writes extraArgs as --name=value) and
+    // in the kubelet's configuration; ip-family dual: both families' ranges (kind's IPv6 ones).
+    expect(cp1).toMatch(/featureGates:\n\s+NodeLocalCRISocket: true/);
+    const manifest = (name: string) =>
+      readFile(join(rendered, "etc/kubernetes/manifests", `${name}.yaml`), "utf8");
+    for (const c of ["kube-apiserver", "kube-controller-manager", "kube-scheduler"]) {
+      expect(await manifest(c), c).toContain("- --feature-gates=InPlacePodVerticalScaling=true\n");
+    }
+    expect(await manifest("kube-apiserver")).toContain(
+      "- --service-cluster-ip-range=10.96.0.0/12,fd00:10:96::/112\n",
+    );
+    expect(await manifest("kube-controller-manager")).toContain(
+      "- --cluster-cidr=10.244.0.0/16,fd00:10:244::/56\n",
+    );
+    expect(await readFile(join(rendered, "var/lib/kubelet/config.yaml"), "utf8")).toMatch(
+      /featureGates:\n\s+InPlacePodVerticalScaling: true/,
+    );
     const token = step.outputs.get("token")!;
     expect(token).toMatch(/^[a-z0-9]{6}\.[a-z0-9]{16}$/);
     // The hash of the rendered CA's public key, computed by openssl.
@@ -160,18 +187,21 @@ describe("action main step over SSH", () => {
     const cluster = clusterWithoutCredentials("ci", [bed.host("cp-1")], [bed.host("w-1")]);
     const dir = await testDir("kubeforge-action-cluster-");
     await writeFile(join(dir, "cluster.yaml"), cluster);
+    const registryPort = await freePort();
     step = await runStep(mainJs, {
       inputs: {
         cluster: join(dir, "cluster.yaml"), // a path
         "ssh-private-key": privateKey,
         "ssh-host-key-fingerprints": fingerprints(),
         "pod-network-cidr": "10.200.0.0/16",
+        registry: String(registryPort),
       },
     });
-    if (step.code !== 0) throw new Error(stepReport(step));
     runnerTemp = step.runnerTemp;
     // No name input: the cluster is the file's "ci", and so is the folder.
     const stateDir = join(runnerTemp, "kubeforge-ci");
+    registryState = join(stateDir, "registry.json");
+    if (step.code !== 0) throw new Error(stepReport(step));
     const kubeconfig = join(stateDir, "admin.conf");
     expect(step.outputs.get("kubeconfig")).toBe(kubeconfig);
     expect(step.env.get("KUBECONFIG")).toBe(kubeconfig);
@@ -195,6 +225,33 @@ describe("action main step over SSH", () => {
     expect(step.state.get("state-dir")).toBe(stateDir);
     expect(step.state.get("outcome")).toBe("success");
     expect(step.state.get("phase")).toBe("wait");
+
+    // The local registry: Debian's docker-registry on the runner, every address (SSH nodes),
+    // each node's containerd pointed at it by the address its SSH connection comes from.
+    expect(step.outputs.get("registry")).toBe(`localhost:${registryPort}`);
+    const server = `http://${bed.gateway}:${registryPort}`;
+    expect(step.outputs.get("registry-for-nodes")).toBe(server);
+    expect((await fetch(`http://${bed.gateway}:${registryPort}/v2/`)).status).toBe(200);
+    for (const h of [bed.host("cp-1"), bed.host("w-1")] as SshTestHost[]) {
+      const hosts = await h.sshOutput(
+        `cat /etc/containerd/certs.d/localhost:${registryPort}/hosts.toml`,
+      );
+      expect(hosts).toContain(`server = "${server}"`);
+    }
+    // Published for tools as KEP-1755 says, through the API.
+    const published = await new Promise<string>((resolve, reject) =>
+      execFile(
+        "kubectl",
+        ["get", "configmap", "-n", "kube-public", "local-registry-hosting", "-o", "json"],
+        {
+          env: { PATH: process.env.PATH, HOME: runnerTemp, KUBECONFIG: kubeconfig },
+          timeout: 60_000,
+        },
+        (error, stdout, stderr) => (error ? reject(new Error(stderr)) : resolve(stdout)),
+      ),
+    );
+    const data = (JSON.parse(published) as { data: Record<string, string> }).data;
+    expect(data["localRegistryHosting.v1"]).toContain(`host: "localhost:${registryPort}"`);
   }, 420_000);
 
   it("hands later steps a working cluster through KUBECONFIG", async () => {
@@ -238,11 +295,13 @@ describe("action main step over SSH", () => {
     expect(groups).toEqual([
       "connect",
       "facts",
+      "registry",
       "preflight",
       "init cp-1",
       "join workers",
       "nodes",
       "storage",
+      "registry",
       "wait",
     ]);
     expect(step.stdout.match(/^::group::/gm)!.length).toBe(

@@ -50,6 +50,8 @@ interface PostRun {
   env?: NodeJS.ProcessEnv;
   /** kubeforge's log as the main step left it. */
   log?: string;
+  /** Other files the main step left in its state folder (an upgrade's report). */
+  files?: Record<string, string>;
 }
 
 async function post(o: PostRun): Promise<StepResult & { diagDir: string }> {
@@ -58,6 +60,10 @@ async function post(o: PostRun): Promise<StepResult & { diagDir: string }> {
   if (o.log !== undefined) {
     await mkdir(stateDir, { recursive: true });
     await writeFile(join(stateDir, "kubeforge.log"), o.log);
+  }
+  for (const [name, text] of Object.entries(o.files ?? {})) {
+    await mkdir(stateDir, { recursive: true });
+    await writeFile(join(stateDir, name), text);
   }
   const step = await runStep(postJs, {
     inputs: {
@@ -240,9 +246,13 @@ describe("action post step over SSH", () => {
   }, 300_000);
 
   it("main failed, teardown auto: diagnostics, a failed upload is a warning, hosts clean", async () => {
+    // A failed upgrade (upgrade-to) left its report and JUnit; an error in it quotes a key.
+    const report = `{"kind": "UpgradeReport", "result": "failed", "error": "leaked ${privateKey.replace(/\n/g, "\\n")}"}\n`;
+    const junit = `<testsuites name="kubeforge upgrade"/>\n`;
     const step = await post({
       teardown: "auto",
       outcome: "failure",
+      files: { "upgrade-report.json": report, "junit-upgrade.xml": junit, "admin.conf": "x" },
       // On GitHub in appearance, with a runtime token the results service does not accept.
       env: { ACTIONS_RUNTIME_TOKEN: "not-a-jwt", ACTIONS_RESULTS_URL: "http://127.0.0.1:9/" },
     });
@@ -251,6 +261,10 @@ describe("action post step over SSH", () => {
     const files = await filesOf(step.diagDir);
     expect(Object.keys(files)).toContain("cp-1/kubelet.log");
     expect(Object.keys(files)).toContain("w-1/crictl-ps.txt");
+    // The upgrade's report goes with the nodes' logs; nothing else of the state folder does.
+    expect(files["upgrade-report.json"]).toContain('"kind": "UpgradeReport"');
+    expect(files["junit-upgrade.xml"]).toBe(junit);
+    expect(files["admin.conf"]).toBeUndefined();
     expect(step.stdout).toMatch(/::warning::kubeforge: the diagnostics could not be uploaded/);
     expectNoSecret(step, files);
     expect(step.stdout).toContain("kubeforge: reset cp-1, w-1");

@@ -1,7 +1,18 @@
 import { execFile } from "node:child_process";
+import { existsSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { createServer, type Server } from "node:net";
+import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readSpec } from "../../../src/cli/up.js";
+import { connectNode } from "../../../src/cluster/connect.js";
+import { stopLocalRegistry } from "../../../src/cluster/local-registry.js";
+import { pointNodesAtRegistry } from "../../../src/cluster/up/registry.js";
+import type { Host } from "../../../src/remote/host.js";
+import { TerminalReporter } from "../../../src/workflow/reporter.js";
 import { writeImageArchive } from "../../support/image-archive.js";
+import { freePort } from "../../support/ports.js";
 import { createTestbed, type SshTestbed, type SshTestHost } from "../../support/testbed.js";
 import { SUDO_USER } from "../../support/testbed-ssh.js";
 import { clusterFile, runner, type Runner } from "../up/support.js";
@@ -12,6 +23,9 @@ import { clusterFile, runner, type Runner } from "../up/support.js";
 // containerd's default socket, as on a prepared node. img-2 is logged in as a non-root user with
 // password-less sudo: ctr runs as root through sudo. The archives are `docker save` layouts made
 // by test/support/image-archive.ts (no registry is reachable here).
+// The local registry (registry: <port>) is Debian's docker-registry, the distribution registry,
+// started on the runner by `kubeforge up phase registry`; an image pushed to it with the real ctr
+// is pulled by the other node's ctr through the hosts.toml `up` writes, and by nothing else.
 
 const exec = promisify(execFile);
 
@@ -114,4 +128,129 @@ describe("kubeforge load-images over SSH, into containerd's k8s.io namespace", (
       );
     }
   }, 120_000);
+});
+
+/** A server holding a port on every address of the runner. */
+async function listening(): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "0.0.0.0", resolve));
+  return server;
+}
+const portOf = (server: Server) => (server.address() as { port: number }).port;
+
+describe("registry: a local registry on the runner, pulled by the nodes' containerd over SSH", () => {
+  let port: number;
+  let withRegistry: string;
+  const stateFile = () => join(r.dir, ".kube", "kubeforge-img.conf.registry.json");
+
+  beforeAll(async () => {
+    port = await freePort();
+    const text = await readFile(clusterPath, "utf8");
+    withRegistry = await r.writeClusterFile(
+      text.replace("name: img\n", `name: img\nregistry: ${port}\n`),
+      "cluster-registry.yaml",
+    );
+  });
+
+  afterAll(async () => {
+    await stopLocalRegistry(stateFile());
+  });
+
+  it("refuses a port another program holds, before anything starts", async () => {
+    const busy = await listening();
+    try {
+      const text = await readFile(withRegistry, "utf8");
+      const file = await r.writeClusterFile(
+        text.replace(`registry: ${port}`, `registry: ${portOf(busy)}`),
+        "cluster-busy.yaml",
+      );
+      const res = await r.kubeforge(["up", "phase", "registry", "-f", file]);
+      expect(res.code).toBe(1);
+      expect(res.stderr).toContain(
+        `registry: port ${portOf(busy)} on this machine is in use by another program; give another port (for example registry: ${portOf(busy) + 1})`,
+      );
+      expect(existsSync(stateFile())).toBe(false);
+    } finally {
+      await new Promise((resolve) => busy.close(resolve));
+    }
+  }, 120_000);
+
+  it("serves a pushed image that each node's containerd pulls as localhost:<port>/... through its hosts.toml", async () => {
+    const res = await r.kubeforge(["up", "phase", "registry", "-f", withRegistry]);
+    expect(res.code, res.stderr).toBe(0);
+    expect(res.stderr).toContain(
+      `[up] registry: push to localhost:${port} (the /usr/bin/docker-registry program, pid`,
+    );
+    // The distribution registry's API answers on the runner (registry API v2: GET /v2/ is 200).
+    expect((await fetch(`http://127.0.0.1:${port}/v2/`)).status).toBe(200);
+
+    // A real push with ctr from img-1 to the runner's address as img-1 sees it.
+    const [pusher, puller] = bed.hosts as [SshTestHost, SshTestHost];
+    const runnerAddress = (await pusher.sshOutput("printenv SSH_CONNECTION")).split(" ")[0]!;
+    const archive = await writeImageArchive(r.dir, "pushed.tar", "kubeforge-test/pushed:v1", "p\n");
+    const copy = await pusher.sshRun("base64 -d >/run/pushed.tar", {
+      stdin: (await readFile(archive)).toString("base64"),
+    });
+    expect(copy.code, copy.stderr).toBe(0);
+    const remote = `${runnerAddress}:${port}/kubeforge-test/pushed:v1`;
+    await pusher.sshOutput(
+      [
+        "set -e",
+        "ctr images import /run/pushed.tar",
+        `ctr images tag docker.io/kubeforge-test/pushed:v1 ${remote}`,
+        `ctr images push --plain-http ${remote}`,
+      ].join("\n"),
+      { timeoutMs: 120_000 },
+    );
+    const tags = (await (
+      await fetch(`http://127.0.0.1:${port}/v2/kubeforge-test/pushed/tags/list`)
+    ).json()) as { tags: string[] };
+    expect(tags.tags).toEqual(["v1"]);
+
+    // Without the hosts.toml, localhost:<port> on a node is the node itself: nothing there.
+    const name = `localhost:${port}/kubeforge-test/pushed:v1`;
+    const pull = `ctr --namespace k8s.io images pull --hosts-dir /etc/containerd/certs.d ${name}`;
+    const before = await puller.sshRun(pull);
+    expect(before.code).not.toBe(0);
+
+    // up's registry-hosts work on every node, over SSH (img-2 through sudo).
+    const reporter = new TerminalReporter({ write: () => undefined });
+    const spec = await readSpec(withRegistry, reporter);
+    const hosts = new Map<string, Host>();
+    try {
+      for (const node of spec.nodes) {
+        hosts.set(
+          node.name,
+          await connectNode(spec, node, { readFile: (p) => readFile(p), env: process.env }),
+        );
+      }
+      const servers = await pointNodesAtRegistry(
+        { host: `localhost:${port}`, port, via: "test" },
+        { nodes: spec.nodes, hostOf: (n) => hosts.get(n)!, concurrency: 2, log: () => undefined },
+      );
+      expect(servers).toEqual([`http://${runnerAddress}:${port}`]);
+    } finally {
+      for (const h of hosts.values()) await h.close?.();
+    }
+    for (const h of bed.hosts) {
+      expect(
+        await h.sshOutput(`cat /etc/containerd/certs.d/localhost:${port}/hosts.toml`),
+      ).toContain(`server = "http://${runnerAddress}:${port}"`);
+    }
+    const after = await puller.sshRun(pull, { timeoutMs: 120_000 });
+    expect(after.code, after.stderr).toBe(0);
+    expect(await images(puller, "k8s.io")).toContain(name);
+
+    // A second up reuses the running registry; down's side removes it and its blobs.
+    const again = await r.kubeforge(["up", "phase", "registry", "-f", withRegistry]);
+    expect(again.code, again.stderr).toBe(0);
+    expect(again.stderr).toContain("(already running)");
+    const state = JSON.parse(await readFile(stateFile(), "utf8")) as {
+      pid: number;
+      dataDir: string;
+    };
+    expect(await stopLocalRegistry(stateFile())).toBe(`the registry process ${state.pid}`);
+    await expect(fetch(`http://127.0.0.1:${port}/v2/`)).rejects.toThrow();
+    expect(existsSync(state.dataDir)).toBe(false);
+  }, 300_000);
 });

@@ -150,7 +150,7 @@ describe("kubeforge up: 1 control plane + 2 workers over SSH", () => {
 
   it("an unknown phase name is refused, listing the valid ones, before any host is contacted", async () => {
     const valid =
-      /containers, connect, facts, plan, reset-stale, early-preflight, prepare, preflight, api-proxy, init, join, join\/control-planes, join\/workers, nodes, cni, storage, wait, kubeconfig/;
+      /containers, connect, facts, plan, registry, reset-stale, early-preflight, prepare, preflight, api-proxy, init, join, join\/control-planes, join\/workers, nodes, cni, storage, registry-hosts, wait, kubeconfig/;
     const phase = await r.kubeforge(["up", "phase", "waitt", "-f", clusterPath]);
     expect(phase.code).not.toBe(0);
     expect(phase.stderr).toMatch(/invalid phase name "waitt"/);

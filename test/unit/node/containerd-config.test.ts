@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import {
   containerdConfig,
+  localRegistryHostsFile,
   registryHostsFiles,
 } from "../../../src/node/runtime/containerd-config.js";
 import { tomlKey, tomlString } from "../../../src/node/runtime/toml.js";
@@ -106,5 +107,36 @@ describe("registryHostsFiles", () => {
     expect(registryHostsFiles({ _default: ["https://m.example"] })[0]!.path).toBe(
       "/etc/containerd/certs.d/_default/hosts.toml",
     );
+  });
+});
+
+describe("localRegistryHostsFile", () => {
+  it("maps the registry's name to its plain-HTTP address, as kind's recipe does", () => {
+    // kind docs "Local Registry": /etc/containerd/certs.d/localhost:${reg_port}/hosts.toml
+    // holding [host."http://${reg_name}:5000"].
+    const f = localRegistryHostsFile("localhost:5001", "http://kubeforge-registry:5000");
+    expect(f.path).toBe("/etc/containerd/certs.d/localhost:5001/hosts.toml");
+    expect(f.content).toBe(
+      [
+        "# Written by kubeforge: the local registry localhost:5001, served over plain HTTP by the runner.",
+        'server = "http://kubeforge-registry:5000"',
+        "",
+        '[host."http://kubeforge-registry:5000"]',
+        '  capabilities = ["pull", "resolve"]',
+        "",
+      ].join("\n"),
+    );
+  });
+
+  it.each([
+    ["localhost:5001", "https://10.0.0.1:5001", "must be an http:// URL"],
+    [
+      "localhost:5001",
+      "10.0.0.1:5001",
+      'registry mirror "10.0.0.1:5001" for localhost:5001 is not a URL',
+    ],
+    ["../x", "http://10.0.0.1:5001", 'registry mirror key "../x" must be a registry host'],
+  ])("refuses %s → %s", (registry, server, message) => {
+    expect(() => localRegistryHostsFile(registry, server)).toThrow(message);
   });
 });

@@ -112,6 +112,25 @@ describe("preflight image pull (kubeadm RunPullImagesCheck)", () => {
     expect(timeline.map((l) => l.split(" ")[0])).toEqual(["start", "end", "start", "end"]);
   });
 
+  it("says every so often which images are still to pull, and stops when the pull ends", async () => {
+    // Each pull takes at least 0.2 s in the fake; a beat every 50 ms cannot miss them all.
+    const { error, infos } = await run(input({ heartbeat: { everyMs: 50 } }));
+    expect(error).toBeUndefined();
+    const beats = infos.filter((l) => l.startsWith("still pulling"));
+    expect(beats.length).toBeGreaterThan(0);
+    const all = images("a", "b", "c");
+    for (const b of beats) {
+      const m = /^still pulling after \d+s: (.+)$/.exec(b);
+      expect(m, b).not.toBeNull();
+      // Serial: the image in flight and those after it, in order.
+      const listed = m![1]!.split(", ");
+      expect(all.slice(all.length - listed.length)).toEqual(listed);
+    }
+    const count = beats.length;
+    await new Promise((r) => setTimeout(r, 200));
+    expect(infos.filter((l) => l.startsWith("still pulling"))).toHaveLength(count);
+  });
+
   it("Always pulls every image, present or not", async () => {
     await have("a", "b", "c");
     await run(input({ policy: "Always" }));

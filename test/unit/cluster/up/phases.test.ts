@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { HostInventory } from "../../../../src/cluster/inventory.js";
 import type { NodeCondition } from "../../../../src/cluster/node-state.js";
 import type { ClusterPorts } from "../../../../src/cluster/ports.js";
+import type { StartedRegistry } from "../../../../src/cluster/local-registry.js";
 import { ClusterSession } from "../../../../src/cluster/session.js";
 import type { ClusterView, UpData, UpOutcome, UpWork } from "../../../../src/cluster/up/data.js";
 import { DRY_RUN_PHASES, upPhases } from "../../../../src/cluster/up/phases.js";
@@ -179,6 +180,14 @@ class RecordingWork implements UpWork {
   installStorage(): Promise<void> {
     this.calls.push("storage");
     return Promise.resolve();
+  }
+  startRegistry(): Promise<StartedRegistry> {
+    this.calls.push("registry");
+    return Promise.resolve({ host: "localhost:5001", port: 5001, via: "a fake" });
+  }
+  configureRegistry(registry: StartedRegistry): Promise<string[]> {
+    this.calls.push(`registry-hosts ${registry.host}`);
+    return Promise.resolve(["http://10.0.0.100:5001"]);
   }
   waitForCluster(_admin: KubeClient, dnsDisabled: boolean): Promise<void> {
     this.calls.push("wait");
@@ -377,6 +386,28 @@ describe("up's phases", () => {
     expect(none.work.calls).toEqual(["prepareInit cp-1", "labels", "cni", "wait", "kubeconfig"]);
   });
 
+  it("registry: started after the plan and before any host changes; nodes pointed at it after storage", async () => {
+    const { work, data } = await runUp(
+      clusterSpec([NODES[0]!], ["prepare: {enabled: false}", "registry: 5001"]),
+      { "cp-1": done("cp-1", "control-plane") },
+      { server: "https://10.0.0.1:6443" },
+    );
+    expect(work.calls).toEqual([
+      "prepareInit cp-1",
+      "registry",
+      "labels",
+      "cni",
+      "storage",
+      "registry-hosts localhost:5001",
+      "wait",
+      "kubeconfig",
+    ]);
+    expect(data.outcome.registry).toMatchObject({
+      host: "localhost:5001",
+      servers: ["http://10.0.0.100:5001"],
+    });
+  });
+
   it("refuses a finished cluster asked for another API endpoint, before any host changes", async () => {
     let work: RecordingWork | undefined;
     const run = runUp(
@@ -495,7 +526,7 @@ describe("up's phases", () => {
       'phase "join/control-planes" depends on "init", which --skip-phases skips',
     );
     await expect(runUp(spec, {}, { skipPhases: ["cnii"] })).rejects.toThrow(
-      /invalid phase name "cnii" in --skip-phases: valid names are containers, connect, facts, plan, reset-stale, .*, cni, storage, wait, kubeconfig/,
+      /invalid phase name "cnii" in --skip-phases: valid names are containers, connect, facts, plan, registry, reset-stale, .*, cni, storage, registry-hosts, wait, kubeconfig/,
     );
   });
 });

@@ -1084,6 +1084,53 @@ nodes: [{name: cp, role: control-plane, host: 'ssh://10.0.0.1'}]
   });
 });
 
+describe("registry", () => {
+  const one = "nodes: [{name: cp, role: control-plane, host: local}]\n";
+
+  it.each([
+    ["true", { port: 5001 }],
+    ["5002", { port: 5002 }],
+    ['"5003"', { port: 5003 }],
+    ["false", undefined],
+  ])("registry: %s", (value, expected) => {
+    expect(load(`${HEAD}${one}registry: ${value}\n`).registry).toEqual(expected);
+  });
+
+  it("is off by default", () => {
+    expect(load(`${HEAD}${one}`)).not.toHaveProperty("registry");
+  });
+
+  it.each(["maybe", "0", "65536", "5001.5", "[5001]"])("refuses registry: %s", (value) => {
+    const problems = problemsOf(`${HEAD}${one}registry: ${value}\n`);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^cluster\.yaml: registry: /);
+  });
+
+  it("refuses nodes behind a jump host, which cannot reach the runner", () => {
+    expect(
+      problemsOf(
+        `${HEAD}${SSH_OK}  jumpHost: ssh://bastion.example.com\nregistry: true\nnodes: [{name: cp, role: control-plane, host: "ssh://10.0.0.1"}]\n`,
+      ),
+    ).toEqual([
+      "cluster.yaml: registry: the registry on the runner cannot be reached from nodes behind ssh.jumpHost (cp)",
+    ]);
+  });
+
+  it("names the input it came from", () => {
+    expect(
+      problemsOf(`${HEAD}${one}`, {
+        overrides: { registry: "maybe", from: { registry: "input registry" } },
+      }),
+    ).toEqual([
+      'cluster.yaml: registry (from input registry): "maybe" is not true, false or a port number from 1 to 65535',
+    ]);
+    const spec = load(`${HEAD}${one}registry: false\n`, {
+      overrides: { registry: "true", from: { registry: "input registry" } },
+    });
+    expect(spec.registry).toEqual({ port: 5001 });
+  });
+});
+
 // ---- helpers ---------------------------------------------------------------------------------
 
 describe("runnerPathReferences", () => {

@@ -1,0 +1,70 @@
+import { tryParseGoDurationNanos } from "../config/duration.js";
+import { quoteValue } from "../config/values.js";
+import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
+
+// The upgrade rehearsal's inputs (upgrade-to, upgrade-worker-batch, upgrade-drain-timeout),
+// read and checked as the CLI's `upgrade -f --to --worker-batch --drain-timeout` flags are:
+// every problem is one sentence starting with the input, found before any host is contacted.
+
+/** The `upgrade -f` run the inputs ask for after the cluster is built. */
+export interface ActionUpgrade {
+  /** upgrade-to as kubernetes-version takes it, normalized ("1.36" → "stable-1.36"); resolved when the run starts. */
+  to: string;
+  /** upgrade-worker-batch (--worker-batch): workers upgraded at once. */
+  workerBatch: number;
+  /** upgrade-drain-timeout (--drain-timeout), per worker. */
+  drainTimeoutMs: number;
+}
+
+/** The CLI's defaults (cli/upgrade-cluster.ts): one worker at a time, 5m per drain. */
+const DEFAULT_WORKER_BATCH = 1;
+const DEFAULT_DRAIN_TIMEOUT_MS = 5 * 60_000;
+
+/**
+ * The upgrade inputs, undefined when upgrade-to is not given. `get` returns the trimmed input
+ * ("" when not given); `installOnly` is the install-only input, which builds nothing to upgrade.
+ */
+export function readUpgradeInputs(
+  get: (name: "upgrade-to" | "upgrade-worker-batch" | "upgrade-drain-timeout") => string,
+  installOnly: boolean,
+): ActionUpgrade | undefined {
+  const fail = (name: string, problem: string): never => {
+    throw new Error(`input ${name}: ${problem}`);
+  };
+  const to = get("upgrade-to");
+  const batch = get("upgrade-worker-batch");
+  const drain = get("upgrade-drain-timeout");
+  if (to === "") {
+    for (const [name, value] of [
+      ["upgrade-worker-batch", batch],
+      ["upgrade-drain-timeout", drain],
+    ] as const) {
+      if (value !== "") fail(name, "applies to an upgrade, and upgrade-to is not given");
+    }
+    return undefined;
+  }
+  if (installOnly) {
+    fail("upgrade-to", "install-only builds no cluster, so there is nothing to upgrade");
+  }
+  const normalized = normalizeClusterVersion(to);
+  if (normalized === undefined) fail("upgrade-to", clusterVersionProblem(to)!);
+  if (batch !== "" && !/^[1-9]\d*$/.test(batch)) {
+    fail("upgrade-worker-batch", `${quoteValue(batch)} is not a whole number of at least 1`);
+  }
+  let drainTimeoutMs = DEFAULT_DRAIN_TIMEOUT_MS;
+  if (drain !== "") {
+    const nanos = tryParseGoDurationNanos(drain);
+    if (nanos === undefined || nanos <= 0n) {
+      fail(
+        "upgrade-drain-timeout",
+        `${quoteValue(drain)} is not a positive Go duration (examples: "5m", "90s")`,
+      );
+    }
+    drainTimeoutMs = Number(nanos) / 1e6;
+  }
+  return {
+    to: normalized!,
+    workerBatch: batch === "" ? DEFAULT_WORKER_BATCH : Number(batch),
+    drainTimeoutMs,
+  };
+}

@@ -1,0 +1,87 @@
+import type { ReportNode, UpgradeReport } from "../cluster/upgrade/report.js";
+import type { GanttSection } from "./gantt.js";
+
+// What the action shows of an upgrade rehearsal, from its UpgradeReport: the node-timings output,
+// the rows of the job summary's upgrade table and the chart's sections. Pure: report in, data
+// out; summary.ts renders it.
+
+/** One node in the node-timings output. */
+export interface NodeTiming {
+  name: string;
+  role: ReportNode["role"];
+  result: ReportNode["result"];
+  /** From the start of the node's first step to the end of its last (0 when it had none). */
+  seconds: number;
+}
+
+/** The node's span: its first step's start and its last step's end, in epoch milliseconds. */
+function span(n: ReportNode): { start: number; end: number } | undefined {
+  if (n.steps.length === 0) return undefined;
+  const start = Math.min(...n.steps.map((s) => Date.parse(s.startedAt)));
+  const end = Math.max(...n.steps.map((s) => Date.parse(s.startedAt) + s.seconds * 1000));
+  return { start, end };
+}
+
+/** Per node, how long its upgrade took (the node-timings output), in the order of the report. */
+export function nodeTimings(r: UpgradeReport): NodeTiming[] {
+  return r.nodes.map((n) => {
+    const s = span(n);
+    return {
+      name: n.name,
+      role: n.role,
+      result: n.result,
+      seconds: s ? Math.round(s.end - s.start) / 1000 : 0,
+    };
+  });
+}
+
+/** "upgraded", or the failed step and why. */
+function nodeResult(n: ReportNode): string {
+  if (n.result !== "failed") return n.result;
+  const failed = n.steps.find((s) => s.result === "failed");
+  return failed ? `failed in ${failed.name}${failed.detail ? `: ${failed.detail}` : ""}` : "failed";
+}
+
+/** The drain column: what the drain step did; control planes are not drained. */
+function drainResult(n: ReportNode): string {
+  const drain = n.steps.find((s) => s.name === "drain");
+  if (!drain) return n.role === "control-plane" ? "not drained" : "—";
+  if (drain.result === "failed") return `failed: ${drain.detail ?? "no detail"}`;
+  return drain.detail ?? drain.result;
+}
+
+/**
+ * The upgrade table's rows: node, role, from → to, duration, drain, result. `formatMs` writes a
+ * duration as the rest of the summary does.
+ */
+export function upgradeRows(r: UpgradeReport, formatMs: (ms: number) => string): string[][] {
+  const timings = new Map(nodeTimings(r).map((t) => [t.name, t]));
+  return r.nodes.map((n) => {
+    const after = n.kubeletAfter ?? (n.result === "skipped" ? n.kubeletBefore : undefined);
+    const seconds = timings.get(n.name)!.seconds;
+    return [
+      n.name,
+      n.role,
+      `${n.kubeletBefore ?? "?"} → ${after ?? "?"}`,
+      n.steps.length > 0 ? formatMs(seconds * 1000) : "—",
+      drainResult(n),
+      nodeResult(n),
+    ];
+  });
+}
+
+/** One chart section per node that ran steps (at most `max`), its steps as tasks. */
+export function upgradeSections(r: UpgradeReport, max: number): GanttSection[] {
+  return r.nodes
+    .filter((n) => n.steps.length > 0)
+    .slice(0, max)
+    .map((n) => ({
+      name: `upgrade ${n.name}`,
+      tasks: n.steps.map((s) => ({
+        name: s.name,
+        startedAt: Date.parse(s.startedAt),
+        ms: s.seconds * 1000,
+        failed: s.result === "failed",
+      })),
+    }));
+}

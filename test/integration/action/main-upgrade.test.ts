@@ -1,0 +1,245 @@
+import { readdir, readFile, writeFile } from "node:fs/promises";
+import { dirname, join } from "node:path";
+import { XMLParser } from "fast-xml-parser";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { mermaidBlocks, readGantt } from "../../support/mermaid-gantt.js";
+import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
+import { fileDir } from "../../support/temp-dir.js";
+import { createTestbed, type SshTestbed } from "../../support/testbed.js";
+import { clusterFile } from "../up/support.js";
+import { bundledMain, runStep, stepReport, type StepResult } from "./support.js";
+
+// The action's upgrade rehearsal (upgrade-to) through the bundled main.js, as the runner runs
+// it, on the cheapest cluster there is: one control-plane testbed host over real SSH, its
+// kubelet and API server the simulation (etcd is Debian's). The target kubelet and kubectl come
+// from the local release server (binaries whose trailer names their version: the simulated
+// kubelet reports it after its restart, test/support/sim/kubelet/binary.ts), as in
+// test/integration/upgrade/cluster-upgrade.test.ts, which covers workers, drains and refusals
+// of the workflow itself. Here: the input refused before anything is contacted; a dry run that
+// prints the plan and changes nothing; a build whose upgrade fails (the target kubelet's
+// download is an HTML page), with the report written and the outputs set; then a later step
+// that finds the cluster built and upgrades it.
+
+const FROM = "v1.35.0";
+const TARGET = "v1.36.3";
+const NAME = "rehearsal";
+
+let bed: SshTestbed;
+let server: ReleaseServer;
+let mainJs: string;
+let cluster: string;
+let caFile: string;
+
+/** The release server's kubelet of the target (amd64 or arm64, as this machine). */
+const kubeletPath = () =>
+  `/dl/release/${TARGET}/bin/linux/${process.arch === "arm64" ? "arm64" : "amd64"}/kubelet`;
+
+const step = (inputs: Record<string, string>, runnerTemp?: string) =>
+  runStep(mainJs, {
+    inputs: { cluster, name: NAME, "kubernetes-version": FROM, ...inputs },
+    // Labels (upgrade-to 1.36) are looked up there: not found, the version table answers.
+    env: { NODE_EXTRA_CA_CERTS: caFile, KUBEFORGE_RELEASE_BASE_URL: `${server.url}/dl/release` },
+    ...(runnerTemp ? { runnerTemp } : {}),
+  });
+
+const errorsOf = (s: StepResult) => s.stdout.split("\n").filter((l) => l.startsWith("::error::"));
+const groupsOf = (s: StepResult) => [...s.stdout.matchAll(/^::group::(.*)$/gm)].map((m) => m[1]);
+const hostFiles = () => readdir(bed.host("cp-1").path("etc/kubernetes")).catch(() => []);
+
+interface Report {
+  kind: string;
+  from: string;
+  to: string;
+  result: string;
+  error?: string;
+  nodes: {
+    name: string;
+    role: string;
+    result: string;
+    kubeletBefore?: string;
+    kubeletAfter?: string;
+    steps: { name: string; startedAt: string; seconds: number; result: string }[];
+  }[];
+}
+
+beforeAll(async () => {
+  [bed, mainJs, server] = await Promise.all([
+    createTestbed(["cp-1"], { ssh: true }),
+    bundledMain(),
+    startReleaseServer(),
+  ]);
+  const dir = await fileDir("kubeforge-action-upgrade-");
+  caFile = join(dir, "release-ca.pem");
+  await writeFile(caFile, server.ca);
+  // The host is prepared already (the simulated kubelet and runtime); the upgrade's binaries
+  // come from the local release server.
+  cluster = clusterFile({ name: NAME, controlPlanes: [bed.host("cp-1")], workers: [] }).replace(
+    "prepare: {enabled: false}",
+    `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
+  );
+}, 240_000);
+
+afterAll(async () => {
+  await bed?.stop();
+  await server?.close();
+}, 120_000);
+
+describe("action main step with upgrade-to", () => {
+  it("refuses two minors at once before any host is contacted, naming the input", async () => {
+    const refused = await step({ "upgrade-to": "v1.37.0" });
+    expect(refused.code).toBe(1);
+    expect(errorsOf(refused)).toEqual([
+      `::error::input upgrade-to: upgrade-to v1.37.0 is 2 minors above the cluster's ${FROM}: kubeforge upgrades one minor per run; upgrade to v1.36 first; nothing was changed`,
+    ]);
+    expect(groupsOf(refused)).toEqual([]);
+    expect(refused.outputs.size).toBe(0);
+    expect(await hostFiles()).toEqual([]);
+  }, 120_000);
+
+  it("dry run: prints the upgrade's plan after up's, and changes nothing", async () => {
+    const dry = await step({ "upgrade-to": TARGET, "dry-run": "true" });
+    if (dry.code !== 0) throw new Error(stepReport(dry));
+    expect(dry.outputs.get("kubernetes-version")).toBe(FROM);
+    expect(dry.outputs.get("upgrade-from")).toBe(FROM);
+    expect(dry.outputs.has("upgrade-report")).toBe(false);
+    const plan = `# kubeforge upgrade --plan: cluster "${NAME}" from ${FROM} to ${TARGET}; nothing was changed`;
+    expect(dry.stdout).toContain(`[upgrade] ${plan}`);
+    expect(dry.stdout).toContain(
+      `[upgrade] 1. cp-1 (control-plane): upgrade apply, kubelet, gate — ${FROM} → ${TARGET}`,
+    );
+    expect(dry.summary).toContain(`<pre>${plan.replace(/"/g, "&quot;")}`);
+    expect(server.requests).toEqual([]);
+    expect(await hostFiles()).toEqual([]);
+  }, 180_000);
+
+  let runnerTemp: string;
+
+  it("a failed upgrade fails the step with the report written and the outputs set", async () => {
+    // The target kubelet's download is an error page: the upgrade stops while staging, before
+    // any node changes.
+    server.fault(kubeletPath(), "html");
+    const failed = await step({ "upgrade-to": TARGET, "upgrade-drain-timeout": "1m" });
+    server.fault(kubeletPath(), undefined);
+    expect(failed.code, stepReport(failed)).toBe(1);
+    runnerTemp = failed.runnerTemp;
+    const stateDir = join(runnerTemp, `kubeforge-${NAME}`);
+    const [error] = errorsOf(failed);
+    expect(error).toContain(kubeletPath());
+    // The cluster was built: its outputs are set, at the version it runs.
+    expect(failed.outputs.get("kubernetes-version")).toBe(FROM);
+    expect(failed.env.get("KUBECONFIG")).toBe(join(stateDir, "admin.conf"));
+    const reportPath = join(stateDir, "upgrade-report.json");
+    expect(failed.outputs.get("upgrade-report")).toBe(reportPath);
+    expect(failed.outputs.get("upgrade-from")).toBe(FROM);
+    const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
+    expect(report).toMatchObject({
+      kind: "UpgradeReport",
+      from: FROM,
+      to: TARGET,
+      result: "failed",
+    });
+    expect(report.error).toContain(kubeletPath());
+    expect(report.nodes.map((n) => [n.name, n.result, n.steps.length])).toEqual([
+      ["cp-1", "pending", 0],
+    ]);
+    expect(JSON.parse(failed.outputs.get("node-timings")!)).toEqual([
+      { name: "cp-1", role: "control-plane", result: "pending", seconds: 0 },
+    ]);
+    const junit = await readFile(join(stateDir, "junit-upgrade.xml"), "utf8");
+    expect(junit).toContain('<testcase classname="rehearsal" name="upgrade" time="0"><failure');
+    // One summary, of the failed step: the build, the upgrade that failed, its report.
+    expect(failed.summary.match(/<h3>kubeforge: cluster/g)).toHaveLength(1);
+    expect(failed.summary).toContain(`kubeforge: cluster ${NAME} (failed)`);
+    expect(failed.summary).toContain(`<tr><th>Upgrade</th><td>${FROM} → ${TARGET}, failed in `);
+    expect(groupsOf(failed)).toContain("stage");
+    expect(failed.state.get("outcome")).toBe("failure");
+  }, 600_000);
+
+  it("a later step finds the cluster built and upgrades it: outputs, report, summary", async () => {
+    const done = await step({ "upgrade-to": "1.36", "upgrade-worker-batch": "2" }, runnerTemp);
+    if (done.code !== 0) throw new Error(stepReport(done));
+    const stateDir = join(runnerTemp, `kubeforge-${NAME}`);
+    // up found every node built; the upgrade resolved 1.36 (stable-1.36) to the release table's
+    // newest patch, the one the release server serves.
+    expect(JSON.parse(done.outputs.get("nodes")!)).toMatchObject([
+      { name: "cp-1", action: "none" },
+    ]);
+    expect(done.outputs.get("kubernetes-version")).toBe(TARGET);
+    expect(done.outputs.get("upgrade-from")).toBe(FROM);
+    const reportPath = done.outputs.get("upgrade-report")!;
+    expect(reportPath).toBe(join(stateDir, "upgrade-report.json"));
+    const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
+    expect(report).toMatchObject({ from: FROM, to: TARGET, result: "succeeded" });
+    const [cp] = report.nodes;
+    expect(cp).toMatchObject({
+      name: "cp-1",
+      result: "upgraded",
+      kubeletBefore: FROM,
+      kubeletAfter: TARGET,
+    });
+    expect(cp!.steps.map((s) => [s.name, s.result])).toEqual([
+      ["upgrade-apply", "ok"],
+      ["kubelet", "ok"],
+      ["gate", "ok"],
+    ]);
+    // node-timings: the node's span, from its first step's start to its last step's end.
+    const last = cp!.steps.at(-1)!;
+    const span =
+      Date.parse(last.startedAt) + last.seconds * 1000 - Date.parse(cp!.steps[0]!.startedAt);
+    const timings = JSON.parse(done.outputs.get("node-timings")!) as {
+      name: string;
+      role: string;
+      result: string;
+      seconds: number;
+    }[];
+    expect(timings.map((t) => [t.name, t.role, t.result])).toEqual([
+      ["cp-1", "control-plane", "upgraded"],
+    ]);
+    expect(Math.abs(timings[0]!.seconds * 1000 - span)).toBeLessThan(2);
+    expect(timings[0]!.seconds).toBeGreaterThan(0);
+    // JUnit beside the report: one case per node and step.
+    const xml = new XMLParser({ ignoreAttributes: false }).parse(
+      await readFile(join(dirname(reportPath), "junit-upgrade.xml"), "utf8"),
+    ) as { testsuites: { testsuite: { "@_failures": string; testcase: { "@_name": string }[] } } };
+    expect(xml.testsuites.testsuite["@_failures"]).toBe("0");
+    expect(xml.testsuites.testsuite.testcase.map((c) => c["@_name"])).toEqual([
+      "upgrade-apply",
+      "kubelet",
+      "gate",
+    ]);
+
+    // The node reports the target kubelet now.
+    const kubelet = await bed
+      .host("cp-1")
+      .sshOutput("tail -c 200 /usr/local/bin/kubelet", { timeoutMs: 60_000 });
+    expect(kubelet).toContain(`/dl/release/${TARGET}/bin/linux/`);
+
+    // The summary: the version after, the upgrade table, the upgrade's steps in the chart.
+    expect(done.summary).toContain(`kubeforge: cluster ${NAME} (ready)`);
+    expect(done.summary).toContain(`<tr><th>Kubernetes</th><td>${TARGET}</td></tr>`);
+    expect(done.summary).toMatch(
+      new RegExp(
+        `<tr><td>cp-1</td><td>control-plane</td><td>${FROM} → ${TARGET}</td><td>(\\d+ ms|\\d+\\.\\d s|\\d+ min \\d\\d s)</td>`,
+      ),
+    );
+    expect(done.summary).toContain("<td>not drained</td><td>upgraded</td></tr>");
+    expect(done.summary).toMatch(
+      /<td>cp-1<\/td><td>control-plane<\/td><td>[^<]+<\/td><td>v1\.36\.3<\/td>/,
+    );
+    const gantt = readGantt(mermaidBlocks(done.summary)[0]!);
+    expect(gantt.sections).toEqual(["cluster", "upgrade", "upgrade cp-1"]);
+    const names = (section: string) =>
+      gantt.tasks.filter((t) => t.section === section).map((t) => t.name);
+    expect(names("upgrade")).toEqual(groupsOf(done).slice(names("cluster").length));
+    expect(names("upgrade")).toEqual([
+      "connect",
+      "facts",
+      "plan",
+      "stage",
+      "upgrade apply cp-1",
+      "verify",
+    ]);
+    expect(names("upgrade cp-1")).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    expect(done.summary).not.toContain(dirname(runnerTemp));
+  }, 600_000);
+});

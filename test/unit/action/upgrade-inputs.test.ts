@@ -1,0 +1,124 @@
+import { describe, expect, it } from "vitest";
+import { readInputs } from "../../../src/action/inputs.js";
+import { settleHop } from "../../../src/action/upgrade.js";
+import { defaultClusterSpec } from "../../../src/config/cluster/load.js";
+import type { Reporter } from "../../../src/workflow/reporter.js";
+
+// The upgrade rehearsal's inputs: upgrade-to in the forms kubernetes-version takes, the CLI's
+// --worker-batch and --drain-timeout defaults (cli/upgrade-cluster.ts: 1 and 5m), and every bad
+// value refused with one sentence that starts with the input, before any host is contacted.
+
+const inputsOf = (values: Record<string, string>) => (name: string) => values[name] ?? "";
+const read = (values: Record<string, string>) => readInputs(inputsOf(values), {});
+
+describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", () => {
+  it("no upgrade when upgrade-to is not given", () => {
+    expect(read({}).upgrade).toBeUndefined();
+  });
+
+  it("takes the CLI's defaults: one worker at a time, 5m per drain", () => {
+    expect(read({ "upgrade-to": "v1.36.3" }).upgrade).toEqual({
+      to: "v1.36.3",
+      workerBatch: 1,
+      drainTimeoutMs: 300_000,
+    });
+  });
+
+  it("takes upgrade-to as kubernetes-version takes it, and the settings", () => {
+    expect(
+      read({
+        "upgrade-to": " 1.36 ",
+        "upgrade-worker-batch": "3",
+        "upgrade-drain-timeout": "1m30s",
+      }).upgrade,
+    ).toEqual({ to: "stable-1.36", workerBatch: 3, drainTimeoutMs: 90_000 });
+    expect(read({ "upgrade-to": "1.36.2" }).upgrade?.to).toBe("v1.36.2");
+    expect(read({ "upgrade-to": "stable-1.36" }).upgrade?.to).toBe("stable-1.36");
+  });
+
+  it.each([
+    [
+      { "upgrade-to": "one-thirty-six" },
+      /^input upgrade-to: "one-thirty-six" is neither a version/,
+    ],
+    [{ "upgrade-to": "v1.99.0" }, /^input upgrade-to: .*v1\.99\.0 is not supported/],
+    [
+      { "upgrade-to": "1.36", "upgrade-worker-batch": "0" },
+      /^input upgrade-worker-batch: "0" is not a whole number of at least 1$/,
+    ],
+    [
+      { "upgrade-to": "1.36", "upgrade-worker-batch": "two" },
+      /^input upgrade-worker-batch: "two" is not a whole number of at least 1$/,
+    ],
+    [
+      { "upgrade-to": "1.36", "upgrade-drain-timeout": "5 minutes" },
+      /^input upgrade-drain-timeout: "5 minutes" is not a positive Go duration/,
+    ],
+    [
+      { "upgrade-to": "1.36", "upgrade-drain-timeout": "0s" },
+      /^input upgrade-drain-timeout: "0s" is not a positive Go duration/,
+    ],
+    [
+      { "upgrade-worker-batch": "2" },
+      /^input upgrade-worker-batch: applies to an upgrade, and upgrade-to is not given$/,
+    ],
+    [
+      { "upgrade-drain-timeout": "1m" },
+      /^input upgrade-drain-timeout: applies to an upgrade, and upgrade-to is not given$/,
+    ],
+    [
+      { "upgrade-to": "1.36", "install-only": "true" },
+      /^input upgrade-to: install-only builds no cluster, so there is nothing to upgrade$/,
+    ],
+  ])("refuses %j with one sentence naming the input", (values, message) => {
+    expect(() => read(values)).toThrow(message);
+    // One sentence: no second line.
+    try {
+      read(values);
+    } catch (e) {
+      expect((e as Error).message).not.toContain("\n");
+    }
+  });
+});
+
+describe("settleHop: upgrade-to against the version the cluster is built at", () => {
+  const warnings: string[] = [];
+  const reporter = { warn: (m: string) => warnings.push(m) } as unknown as Reporter;
+  const hop = (from: string, to: string) =>
+    settleHop({
+      spec: { ...defaultClusterSpec(), name: "ci", kubernetesVersion: from },
+      upgrade: { to, workerBatch: 1, drainTimeoutMs: 300_000 },
+      reporter,
+      env: {},
+    });
+
+  it("settles one minor up, and a patch", async () => {
+    await expect(hop("v1.35.0", "v1.36.3")).resolves.toMatchObject({
+      from: "v1.35.0",
+      to: "v1.36.3",
+    });
+    await expect(hop("v1.35.0", "v1.35.2")).resolves.toMatchObject({
+      from: "v1.35.0",
+      to: "v1.35.2",
+    });
+  });
+
+  // The CLI's refusals (cluster/upgrade/policy.ts), naming the input instead of --to.
+  it("refuses two minors, naming the minor to upgrade to first", async () => {
+    await expect(hop("v1.35.0", "v1.37.0")).rejects.toThrow(
+      "input upgrade-to: upgrade-to v1.37.0 is 2 minors above the cluster's v1.35.0: kubeforge upgrades one minor per run; upgrade to v1.36 first; nothing was changed",
+    );
+  });
+
+  it("refuses a downgrade", async () => {
+    await expect(hop("v1.35.2", "v1.34.2")).rejects.toThrow(
+      /^input upgrade-to: kubeforge does not downgrade: the cluster "ci" runs v1\.35\.2 and upgrade-to asks for v1\.34\.2;/,
+    );
+  });
+
+  it("refuses a pre-release", async () => {
+    await expect(hop("v1.35.0", "v1.36.0-rc.1")).rejects.toThrow(
+      /^input upgrade-to: v1\.36\.0-rc\.1 is a pre-release; the action upgrades to releases only/,
+    );
+  });
+});

@@ -1,0 +1,192 @@
+import { describe, expect, it } from "vitest";
+import { summaryHTML, type SummaryInput } from "../../../src/action/summary.js";
+import { nodeTimings } from "../../../src/action/upgrade-summary.js";
+import type { ReportStep, UpgradeReport } from "../../../src/cluster/upgrade/report.js";
+import { mermaidBlocks, readGantt } from "../../support/mermaid-gantt.js";
+
+// What the action shows of an upgrade from its UpgradeReport: the node-timings output, the job
+// summary's upgrade table and the chart's upgrade sections; a failed drain names the Pod and
+// its budget where the reader looks first; a dry run shows the plan.
+
+const t0 = Date.UTC(2026, 10, 27, 2, 0, 0);
+const at = (s: number) => new Date(t0 + s * 1000).toISOString();
+const ok = (name: string, start: number, seconds: number, detail?: string): ReportStep => ({
+  name,
+  startedAt: at(start),
+  seconds,
+  result: "ok",
+  ...(detail ? { detail } : {}),
+});
+const BLOCKED =
+  'cannot evict default/web-0: PodDisruptionBudget default/web allows no disruption ("Cannot evict pod as it would violate the pod\'s disruption budget.")';
+
+const report: UpgradeReport = {
+  apiVersion: "kubeforge.dev/v1alpha1",
+  kind: "UpgradeReport",
+  cluster: "ci",
+  from: "v1.35.0",
+  to: "v1.36.3",
+  result: "failed",
+  startedAt: at(0),
+  durationSeconds: 125.5,
+  error: BLOCKED,
+  addons: { coredns: {}, kubeProxy: {} },
+  nodes: [
+    {
+      name: "cp-1",
+      role: "control-plane",
+      kubeletBefore: "v1.35.0",
+      kubeletAfter: "v1.36.3",
+      result: "upgraded",
+      steps: [ok("upgrade-apply", 10, 40), ok("kubelet", 50, 2), ok("gate", 52, 6.5)],
+      backups: [],
+    },
+    {
+      name: "w-1",
+      role: "worker",
+      kubeletBefore: "v1.35.0",
+      kubeletAfter: "v1.36.3",
+      result: "upgraded",
+      steps: [
+        ok("cordon", 60, 0.2),
+        ok("drain", 60.2, 3, "1 pod(s) evicted"),
+        ok("upgrade-node", 63.2, 5),
+        ok("kubelet", 68.2, 1),
+        ok("gate", 69.2, 4),
+        ok("uncordon", 73.2, 0.3),
+      ],
+      backups: [],
+    },
+    {
+      name: "w-2",
+      role: "worker",
+      kubeletBefore: "v1.35.0",
+      result: "failed",
+      steps: [
+        ok("cordon", 74, 0.1),
+        { name: "drain", startedAt: at(74.1), seconds: 60, result: "failed", detail: BLOCKED },
+      ],
+      backups: [],
+    },
+    {
+      name: "w-3",
+      role: "worker",
+      kubeletBefore: "v1.35.0",
+      result: "pending",
+      steps: [],
+      backups: [],
+    },
+  ],
+};
+
+const input: SummaryInput = {
+  cluster: "ci",
+  dryRun: false,
+  kubernetesVersion: "v1.35.0",
+  steps: [
+    { title: "connect", startedAt: t0 - 30_000, ms: 1000, failed: false },
+    { title: "init cp-1", startedAt: t0 - 29_000, ms: 20_000, failed: false },
+    { title: "connect", startedAt: t0 + 1000, ms: 500, failed: false },
+    { title: "upgrade apply cp-1", startedAt: t0 + 10_000, ms: 48_500, failed: false },
+    { title: "upgrade workers", startedAt: t0 + 60_000, ms: 74_100, failed: true },
+  ],
+  upgrade: { report, firstStep: 2 },
+  error: BLOCKED,
+};
+
+const row = (html: string, node: string) =>
+  new RegExp(`<tr><td>${node}</td>(.*?)</tr>`)
+    .exec(html)?.[1]
+    ?.split(/<\/?td>/)
+    .filter(Boolean);
+
+describe("node-timings", () => {
+  it("is each node's span from its first step's start to its last step's end", () => {
+    expect(nodeTimings(report)).toEqual([
+      { name: "cp-1", role: "control-plane", result: "upgraded", seconds: 48.5 },
+      { name: "w-1", role: "worker", result: "upgraded", seconds: 13.5 },
+      { name: "w-2", role: "worker", result: "failed", seconds: 60.1 },
+      { name: "w-3", role: "worker", result: "pending", seconds: 0 },
+    ]);
+  });
+});
+
+describe("the job summary of an upgrade", () => {
+  const html = summaryHTML(input);
+
+  it("has a row per node: role, kubelet before → after, time, drain, result", () => {
+    expect(html).toContain(
+      "<tr><th>Node</th><th>Role</th><th>Kubelet</th><th>Took</th><th>Drain</th><th>Result</th></tr>",
+    );
+    expect(row(html, "cp-1")).toEqual([
+      "control-plane",
+      "v1.35.0 → v1.36.3",
+      "48.5 s",
+      "not drained",
+      "upgraded",
+    ]);
+    expect(row(html, "w-1")).toEqual([
+      "worker",
+      "v1.35.0 → v1.36.3",
+      "13.5 s",
+      "1 pod(s) evicted",
+      "upgraded",
+    ]);
+    // The blocked drain names the Pod and its budget, escaped.
+    const escaped = BLOCKED.replace(/"/g, "&quot;").replace(/'/g, "&#39;");
+    expect(row(html, "w-2")).toEqual([
+      "worker",
+      "v1.35.0 → ?",
+      "1 min 00 s",
+      `failed: ${escaped}`,
+      `failed in drain: ${escaped}`,
+    ]);
+    expect(row(html, "w-3")).toEqual(["worker", "v1.35.0 → ?", "—", "—", "pending"]);
+    expect(html).toContain(
+      "<tr><th>Upgrade</th><td>v1.35.0 → v1.36.3, failed in 2 min 06 s</td></tr>",
+    );
+  });
+
+  it("charts the build, the upgrade's steps, and each upgraded node's steps", () => {
+    const gantt = readGantt(mermaidBlocks(html)[0]!);
+    expect(gantt.sections).toEqual([
+      "cluster",
+      "upgrade",
+      "upgrade cp-1",
+      "upgrade w-1",
+      "upgrade w-2",
+    ]);
+    const names = (section: string) =>
+      gantt.tasks.filter((t) => t.section === section).map((t) => t.name);
+    expect(names("cluster")).toEqual(["connect", "init cp-1"]);
+    expect(names("upgrade")).toEqual(["connect", "upgrade apply cp-1", "upgrade workers"]);
+    expect(names("upgrade cp-1")).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    const drain = gantt.tasks.find((t) => t.section === "upgrade w-2" && t.name === "drain")!;
+    expect(drain).toEqual({
+      section: "upgrade w-2",
+      name: "drain",
+      tags: ["crit"],
+      start: t0 + 74_100,
+      end: t0 + 134_100,
+    });
+  });
+
+  it("a dry run shows the plan the upgrade would follow, and no table", () => {
+    const plan =
+      '# kubeforge upgrade --plan: cluster "ci" from v1.35.0 to v1.36.3; nothing was changed\n1. cp-1 (control-plane): upgrade apply, kubelet, gate — v1.35.0 → v1.36.3\n';
+    const dry = summaryHTML({
+      ...input,
+      dryRun: true,
+      error: undefined,
+      upgrade: { plan, firstStep: 2 },
+    });
+    expect(dry).toContain(`<pre>${plan.replace(/"/g, "&quot;")}</pre>`);
+    expect(dry).not.toContain("<th>Drain</th>");
+  });
+
+  it("without upgrade-to, no upgrade section at all", () => {
+    const plain = summaryHTML({ ...input, upgrade: undefined, error: undefined });
+    expect(plain).not.toContain("Upgrade");
+    expect(readGantt(mermaidBlocks(plain)[0]!).sections).toEqual(["cluster"]);
+  });
+});
