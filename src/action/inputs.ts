@@ -143,15 +143,56 @@ function runnerPath(value: string, env: NodeJS.ProcessEnv): string {
  * Reads and checks the inputs. `getInput` returns "" for an input not given (as
  * core.getInput does). Throws an Error whose message starts with "input <name>: ".
  */
+type InputName = (typeof INPUTS)[number];
+type GetInput = (name: InputName) => string;
+
+const fail = (name: string, problem: string): never => {
+  throw new Error(`input ${name}: ${problem}`);
+};
+
 export function readInputs(
   getInput: (name: string) => string,
   env: NodeJS.ProcessEnv = process.env,
 ): ActionInputs {
-  const get = (name: (typeof INPUTS)[number]) => getInput(name).trim();
-  const fail = (name: string, problem: string): never => {
-    throw new Error(`input ${name}: ${problem}`);
-  };
+  const get: GetInput = (name) => getInput(name).trim();
+  const step = readStepSettings(get);
+  const overrides = readOverrides(get, env, step.name);
+  const kubectlText = get("kubectl-version");
+  const kubectlVersion = kubectlText === "" ? undefined : normalizeClusterVersion(kubectlText);
+  if (kubectlText !== "" && kubectlVersion === undefined) {
+    fail("kubectl-version", clusterVersionProblem(kubectlText)!);
+  }
+  const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
+  if ("problem" in images) fail("load-images", images.problem);
+  const upgrade = readUpgradeInputs(get, step.installOnly);
 
+  // Not trimmed: a key's text is what it is (a trailing new line is part of the PEM format).
+  const sshPrivateKey = getInput("ssh-private-key");
+  // Passwords are not trimmed either: a space may be part of one.
+  const sshPassphrase = getInput("ssh-private-key-passphrase");
+  const sshPassword = getInput("ssh-password");
+  const sshSudoPassword = getInput("ssh-sudo-password");
+  const cluster = getInput("cluster");
+  const kubeadmConfig = getInput("kubeadm-config");
+  return {
+    ...step,
+    ...(cluster.trim() !== "" ? { cluster } : {}),
+    ...(kubeadmConfig.trim() !== "" ? { kubeadmConfig } : {}),
+    ...(sshPrivateKey.trim() !== "" ? { sshPrivateKey } : {}),
+    ...(sshPassphrase !== "" ? { sshPassphrase } : {}),
+    ...(sshPassword !== "" ? { sshPassword } : {}),
+    ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
+    ...(kubectlVersion !== undefined ? { kubectlVersion } : {}),
+    ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
+    ...(upgrade ? { upgrade } : {}),
+    overrides,
+  };
+}
+
+/** The inputs about the step itself rather than the cluster. */
+function readStepSettings(
+  get: GetInput,
+): Pick<ActionInputs, "name" | "dryRun" | "installOnly" | "teardown" | "verbosity" | "jobStatus"> {
   const name = get("name");
   if (name !== "" && (name.length > 63 || !DNS1123_LABEL.test(name))) {
     fail(
@@ -192,7 +233,22 @@ export function readInputs(
       `${quoteValue(jobStatus)} is not one of ${JOB_STATUS.join(", ")} (leave it unset: GitHub fills it in)`,
     );
   }
+  return {
+    ...(name !== "" ? { name } : {}),
+    dryRun: TRUE.includes(dryRunText),
+    installOnly: TRUE.includes(installOnlyText),
+    teardown,
+    verbosity,
+    ...(jobStatus !== "" ? { jobStatus: jobStatus as JobStatus } : {}),
+  };
+}
 
+/** The inputs that change the Cluster, as overrides naming their input. */
+function readOverrides(
+  get: GetInput,
+  env: NodeJS.ProcessEnv,
+  name: string | undefined,
+): ClusterOverrides {
   const overrides: ClusterOverrides = { from: {} };
   const from = overrides.from!;
   const text = (key: Exclude<keyof ClusterOverrides, "from">, input: string, value: string) => {
@@ -200,7 +256,7 @@ export function readInputs(
     (overrides as Record<string, unknown>)[key] = value;
     from[key] = `input ${input}`;
   };
-  if (name !== "") text("name", "name", name);
+  if (name !== undefined) text("name", "name", name);
   text("kubernetesVersion", "kubernetes-version", get("kubernetes-version"));
   text("podSubnet", "pod-network-cidr", get("pod-network-cidr"));
   text("serviceSubnet", "service-cidr", get("service-cidr"));
@@ -217,11 +273,6 @@ export function readInputs(
   else if (Object.keys(gates.gates).length > 0) {
     overrides.featureGates = gates.gates;
     from.featureGates = "input feature-gates";
-  }
-  const kubectlText = get("kubectl-version");
-  const kubectlVersion = kubectlText === "" ? undefined : normalizeClusterVersion(kubectlText);
-  if (kubectlText !== "" && kubectlVersion === undefined) {
-    fail("kubectl-version", clusterVersionProblem(kubectlText)!);
   }
   text("wait", "wait", get("wait"));
   const cni = get("cni");
@@ -260,41 +311,12 @@ export function readInputs(
       from.nodes = "input nodes";
     }
   }
-  const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
-  if ("problem" in images) fail("load-images", images.problem);
-  const upgrade = readUpgradeInputs(get, TRUE.includes(installOnlyText));
   const pins = list(get("ssh-host-key-fingerprints"));
   if (pins.length > 0) {
     overrides.hostKeyFingerprints = pins;
     from.hostKeyFingerprints = "input ssh-host-key-fingerprints";
   }
-
-  // Not trimmed: a key's text is what it is (a trailing new line is part of the PEM format).
-  const sshPrivateKey = getInput("ssh-private-key");
-  // Passwords are not trimmed either: a space may be part of one.
-  const sshPassphrase = getInput("ssh-private-key-passphrase");
-  const sshPassword = getInput("ssh-password");
-  const sshSudoPassword = getInput("ssh-sudo-password");
-  const cluster = getInput("cluster");
-  const kubeadmConfig = getInput("kubeadm-config");
-  return {
-    ...(name !== "" ? { name } : {}),
-    dryRun: TRUE.includes(dryRunText),
-    installOnly: TRUE.includes(installOnlyText),
-    teardown,
-    verbosity,
-    ...(jobStatus !== "" ? { jobStatus: jobStatus as JobStatus } : {}),
-    ...(cluster.trim() !== "" ? { cluster } : {}),
-    ...(kubeadmConfig.trim() !== "" ? { kubeadmConfig } : {}),
-    ...(sshPrivateKey.trim() !== "" ? { sshPrivateKey } : {}),
-    ...(sshPassphrase !== "" ? { sshPassphrase } : {}),
-    ...(sshPassword !== "" ? { sshPassword } : {}),
-    ...(sshSudoPassword !== "" ? { sshSudoPassword } : {}),
-    ...(kubectlVersion !== undefined ? { kubectlVersion } : {}),
-    ...(Array.isArray(images) && images.length > 0 ? { loadImages: images } : {}),
-    ...(upgrade ? { upgrade } : {}),
-    overrides,
-  };
+  return overrides;
 }
 
 /**
