@@ -4,11 +4,11 @@ import { dockerTestsUnavailable } from "../../support/docker.js";
 import { nodeReadiness } from "../up/support.js";
 import { dockerRunner, type DockerRunner } from "./support.js";
 
-// `kubeforge up` of one control plane and a worker, every node a container on a real Docker
+// `kubeforge up` of one control plane and two workers, every node a container on a real Docker
 // engine with real systemd, against the simulated control plane: the containers are created by
 // up itself, node preparation runs for real in them (binaries from the local release server,
 // containerd configured and restarted by systemd, sysctls in the container's network namespace,
-// the kubelet unit and drop-in, the simulated kubelet started by systemd), then init, the join,
+// the kubelet unit and drop-in, the simulated kubelet started by systemd), then init, the joins,
 // the built-in bridge network and the readiness wait; admin.conf on the runner names the first
 // control plane's API server port published on the runner's loopback. `down` leaves no
 // container, volume or network of the cluster behind.
@@ -27,7 +27,7 @@ beforeAll(async () => {
   if (unavailable) return;
   r = await dockerRunner();
   clusterPath = await r.writeClusterFile(
-    r.clusterFile({ name: NAME, controlPlanes: 1, workers: 1 }),
+    r.clusterFile({ name: NAME, controlPlanes: 1, workers: 2 }),
   );
   kubeconfig = join(r.dir, "admin.conf");
   upResult = await r.cli(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
@@ -40,7 +40,7 @@ afterAll(async () => {
   await r.close();
 }, 600_000);
 
-describe.skipIf(unavailable)("kubeforge up on docker nodes: 1 control plane, 1 worker", () => {
+describe.skipIf(unavailable)("kubeforge up on docker nodes: 1 control plane, 2 workers", () => {
   it("builds the cluster in containers and exports admin.conf through the published port", () => {
     expect(upResult.code, `${upResult.stderr}\n${upResult.stdout}`).toBe(0);
     expect(upResult.stdout.trim()).toBe(kubeconfig);
@@ -50,15 +50,16 @@ describe.skipIf(unavailable)("kubeforge up on docker nodes: 1 control plane, 1 w
     );
   });
 
-  it("has both nodes Ready, seen by kubectl through the runner's loopback", async () => {
+  it("has three Ready nodes, seen by kubectl through the runner's loopback", async () => {
     expect(await nodeReadiness(r, kubeconfig)).toEqual({
       "cp-1": "True",
       "w-1": "True",
+      "w-2": "True",
     });
   });
 
   it("ran the kubelet under each container's systemd, from the unit node preparation wrote", async () => {
-    for (const node of ["cp-1", "w-1"]) {
+    for (const node of ["cp-1", "w-1", "w-2"]) {
       const id = `kubeforge-${NAME}-${node}`;
       const { containerExec } = await import("../../../src/remote/docker/exec.js");
       const show = await containerExec(r.engine, id, node, [
@@ -81,7 +82,7 @@ describe.skipIf(unavailable)("kubeforge up on docker nodes: 1 control plane, 1 w
 
   it("down removes the cluster's containers, volumes and network", async () => {
     const before = await r.owned(NAME);
-    expect(before.filter((o) => o.startsWith("container"))).toHaveLength(2);
+    expect(before.filter((o) => o.startsWith("container"))).toHaveLength(3);
     const down = await r.cli(["down", "-f", clusterPath, "--kubeconfig", kubeconfig]);
     expect(down.code, down.stderr).toBe(0);
     expect(await r.owned(NAME)).toEqual([]);
