@@ -4,15 +4,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { collectDiagnostics } from "../../../src/cluster/diagnostics.js";
-import { defaultClusterSpec } from "../../../src/config/cluster/defaults.js";
 import type { ClusterSpec } from "../../../src/config/cluster/types.js";
 import { LABELS } from "../../../src/config/docker/network-plan.js";
 import { installKubeletService, kubeadmDropIn } from "../../../src/node/kubelet-service.js";
 import { run } from "../../../src/remote/host.js";
-import { DockerCluster } from "../../../src/remote/docker/cluster.js";
+import type { DockerCluster } from "../../../src/remote/docker/cluster.js";
 import type { DockerEngine } from "../../../src/remote/docker/engine.js";
 import type { DockerHost } from "../../../src/remote/docker/host.js";
-import { dockerTestsUnavailable, testDockerEngine, testNodeImage } from "../../support/docker.js";
+import { dockerTestsUnavailable } from "../../support/docker.js";
+import { singleDockerNode } from "./support.js";
 
 // A node container on a real Docker engine with real systemd as PID 1 (the images are built
 // here with no registry: test/support/docker.ts), reached through DockerHost, the Host port
@@ -35,20 +35,8 @@ let work: string;
 
 beforeAll(async () => {
   if (unavailable) return;
-  ({ engine } = await testDockerEngine());
-  const started = Date.now();
-  const image = await testNodeImage(engine, (l) => console.info(l));
-  console.info(`node images ready in ${Math.round((Date.now() - started) / 1000)} s`);
+  ({ engine, cluster, host, spec } = await singleDockerNode(`dh${process.pid}`, "withSimulation"));
   work = await mkdtemp(join(tmpdir(), "kubeforge-docker-host-"));
-  const name = `dh${process.pid}`;
-  spec = {
-    ...defaultClusterSpec(),
-    name,
-    nodes: [{ name: "node-1", role: "control-plane", host: "docker" }],
-    docker: { image: image.ref, baseImage: "debian:bookworm-slim" },
-  };
-  cluster = new DockerCluster(engine, spec, { log: (l) => console.info(l) });
-  host = await cluster.ensureNode(spec.nodes[0]!);
 }, 60 * 60_000);
 
 afterAll(async () => {

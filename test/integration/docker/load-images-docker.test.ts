@@ -2,16 +2,15 @@ import { createReadStream } from "node:fs";
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { defaultClusterSpec } from "../../../src/config/cluster/defaults.js";
-import type { ClusterSpec } from "../../../src/config/cluster/types.js";
 import { run } from "../../../src/remote/host.js";
-import { DockerCluster } from "../../../src/remote/docker/cluster.js";
+import type { DockerCluster } from "../../../src/remote/docker/cluster.js";
 import type { DockerEngine } from "../../../src/remote/docker/engine.js";
 import type { DockerHost } from "../../../src/remote/docker/host.js";
 import { bundledCli } from "../../support/cli.js";
-import { dockerTestsUnavailable, testDockerEngine, testNodeImage } from "../../support/docker.js";
+import { dockerTestsUnavailable } from "../../support/docker.js";
 import { writeImageArchive } from "../../support/image-archive.js";
 import { fileDir } from "../../support/temp-dir.js";
+import { singleDockerNode } from "./support.js";
 
 // `kubeforge load-images` into a node container on a real Docker engine: an image on the
 // runner's engine (put there with a real `docker load`) leaves it as the engine's own `docker
@@ -25,24 +24,15 @@ if (unavailable && process.env.CI)
 let engine: DockerEngine;
 let cluster: DockerCluster;
 let host: DockerHost;
-let spec: ClusterSpec;
 let clusterPath: string;
 let work: string;
 
 beforeAll(async () => {
   if (unavailable) return;
-  ({ engine } = await testDockerEngine());
-  const image = await testNodeImage(engine, (l) => console.info(l));
-  work = await fileDir("kubeforge-docker-images-");
   const name = `li${process.pid}`;
-  spec = {
-    ...defaultClusterSpec(),
-    name,
-    nodes: [{ name: "node-1", role: "control-plane", host: "docker" }],
-    docker: { image: image.nodeImage, baseImage: "debian:bookworm-slim" },
-  };
-  cluster = new DockerCluster(engine, spec, { log: (l) => console.info(l) });
-  host = await cluster.ensureNode(spec.nodes[0]!);
+  let image: string;
+  ({ engine, cluster, host, image } = await singleDockerNode(name, "nodeImage"));
+  work = await fileDir("kubeforge-docker-images-");
   clusterPath = join(work, "cluster.yaml");
   await writeFile(
     clusterPath,
@@ -50,7 +40,7 @@ beforeAll(async () => {
       "apiVersion: kubeforge.dev/v1alpha1",
       "kind: Cluster",
       `name: ${name}`,
-      `docker: {image: "${image.nodeImage}"}`,
+      `docker: {image: "${image}"}`,
       "nodes:",
       "- {name: node-1, role: control-plane, host: docker}",
       "",

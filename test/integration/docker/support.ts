@@ -1,7 +1,11 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { LABELS } from "../../../src/config/docker/network-plan.js";
+import { defaultClusterSpec } from "../../../src/config/cluster/defaults.js";
+import type { ClusterSpec } from "../../../src/config/cluster/types.js";
+import { DockerCluster } from "../../../src/remote/docker/cluster.js";
 import type { DockerEngine } from "../../../src/remote/docker/engine.js";
+import type { DockerHost } from "../../../src/remote/docker/host.js";
 import { testDockerEngine, testNodeImage } from "../../support/docker.js";
 import { TEST_HOST_PREFLIGHT_IGNORES } from "../../support/preflight-ignores.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
@@ -88,4 +92,38 @@ export async function dockerRunner(): Promise<DockerRunner> {
     },
     close: () => server.close(),
   };
+}
+
+export interface SingleDockerNode {
+  engine: DockerEngine;
+  cluster: DockerCluster;
+  host: DockerHost;
+  spec: ClusterSpec;
+  /** The image the node runs. */
+  image: string;
+}
+
+/**
+ * One node container, node-1 (a control plane), of a cluster of its own named `name`, on the
+ * tests' engine: from kubeforge's node image as `up` makes it (`nodeImage`), or from the test
+ * image, which adds the simulated kubelet (`withSimulation`).
+ */
+export async function singleDockerNode(
+  name: string,
+  image: "nodeImage" | "withSimulation",
+): Promise<SingleDockerNode> {
+  const { engine } = await testDockerEngine();
+  const started = Date.now();
+  const images = await testNodeImage(engine, (l) => console.info(l));
+  console.info(`node images ready in ${Math.round((Date.now() - started) / 1000)} s`);
+  const ref = image === "nodeImage" ? images.nodeImage : images.ref;
+  const spec: ClusterSpec = {
+    ...defaultClusterSpec(),
+    name,
+    nodes: [{ name: "node-1", role: "control-plane", host: "docker" }],
+    docker: { image: ref, baseImage: "debian:bookworm-slim" },
+  };
+  const cluster = new DockerCluster(engine, spec, { log: (l) => console.info(l) });
+  const host = await cluster.ensureNode(spec.nodes[0]!);
+  return { engine, cluster, host, spec, image: ref };
 }
