@@ -1,3 +1,4 @@
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dockerTestsUnavailable } from "../../support/docker.js";
@@ -18,6 +19,22 @@ if (unavailable && process.env.CI)
   throw new Error(`the Docker tests cannot run under CI: ${unavailable}`);
 
 const NAME = `dk${process.pid}`;
+const TARGET = "v1.36.3";
+
+interface UpgradeReport {
+  from: string;
+  to: string;
+  result: string;
+  nodes: { name: string; result: string; kubeletAfter?: string; steps: { startedAt: string }[] }[];
+}
+
+interface NodeList {
+  items: {
+    metadata: { name: string };
+    spec: { unschedulable?: boolean };
+    status: { nodeInfo: { kubeletVersion: string } };
+  }[];
+}
 let r: DockerRunner;
 let clusterPath: string;
 let kubeconfig: string;
@@ -79,6 +96,67 @@ describe.skipIf(unavailable)("kubeforge up on docker nodes: 1 control plane, 2 w
       expect(text).toContain("DropInPaths=/etc/systemd/system/kubelet.service.d/10-kubeadm.conf");
     }
   });
+
+  it("upgrades node by node to v1.36.3: systemd restarts each kubelet, which reports the target", async () => {
+    const nodes = ["cp-1", "w-1", "w-2"];
+    const kubeletPid = async (node: string) => {
+      const { containerExec } = await import("../../../src/remote/docker/exec.js");
+      const out = await containerExec(r.engine, `kubeforge-${NAME}-${node}`, node, [
+        "systemctl",
+        "show",
+        "kubelet",
+        "-p",
+        "MainPID",
+        "--value",
+      ]);
+      return out.stdout.toString().trim();
+    };
+    const before = await Promise.all(nodes.map(kubeletPid));
+    const reportPath = join(r.dir, "report", "upgrade-report.json");
+    const upgrade = await r.cli([
+      "upgrade",
+      "-f",
+      clusterPath,
+      "--to",
+      TARGET,
+      "--report",
+      reportPath,
+      "--drain-timeout",
+      "2m",
+      "--node-timeout",
+      "5m",
+    ]);
+    expect(upgrade.code, `${upgrade.stderr}\n${upgrade.stdout}`).toBe(0);
+    const report = JSON.parse(await readFile(reportPath, "utf8")) as UpgradeReport;
+    expect(report).toMatchObject({ from: "v1.35.0", to: TARGET, result: "succeeded" });
+    // kubeadm's documented order: the control plane first, then the workers one at a time.
+    expect(report.nodes.map((n) => [n.name, n.result, n.kubeletAfter])).toEqual(
+      nodes.map((n) => [n, "upgraded", TARGET]),
+    );
+    const started = (n: string) =>
+      Date.parse(report.nodes.find((x) => x.name === n)!.steps[0]!.startedAt);
+    expect(started("cp-1")).toBeLessThan(started("w-1"));
+    expect(started("w-1")).toBeLessThan(started("w-2"));
+    // A new kubelet process under each container's systemd, not the one `up` started.
+    const after = await Promise.all(nodes.map(kubeletPid));
+    for (const [i, pid] of after.entries()) {
+      expect(pid).toMatch(/^[1-9]\d*$/);
+      expect(pid, nodes[i]).not.toBe(before[i]);
+    }
+    const list = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
+    expect(
+      list.items.map((n) => [
+        n.metadata.name,
+        n.status.nodeInfo.kubeletVersion,
+        n.spec.unschedulable ?? false,
+      ]),
+    ).toEqual(nodes.map((n) => [n, TARGET, false]));
+    expect(await nodeReadiness(r, kubeconfig)).toEqual({
+      "cp-1": "True",
+      "w-1": "True",
+      "w-2": "True",
+    });
+  }, 1_200_000);
 
   it("down removes the cluster's containers, volumes and network", async () => {
     const before = await r.owned(NAME);
