@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from "node:child_process";
-import { writeFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
@@ -13,18 +13,44 @@ import {
   type Runner,
 } from "./support.js";
 import { etcdctl } from "../../support/etcdctl.js";
+import { bundledCli } from "../../support/cli.js";
+import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 
 // `kubeforge up` with three control planes and a worker over real SSH, behind the user's own
 // load balancer (a real HAProxy on the runner's side of the testbed bridge, TCP mode with health
 // checks, as a user's LB in front of the API servers would be). The three control planes form a
 // real three-member etcd cluster; with one control plane stopped, the worker stays Ready and
-// kubectl through the exported admin.conf still works.
+// kubectl through the exported admin.conf still works. Before that, `kubeforge upgrade -f`
+// takes the cluster from v1.35.0 to v1.36.3 in kubeadm's order (kubeadm-upgrade.md §2): `upgrade
+// apply` on cp-1, `upgrade node` on cp-2 then cp-3 each after an etcd quorum check, then the
+// worker; the addons move only with the last control plane (kubeadm v1.28+, postupgrade.go
+// UnupgradedControlPlaneInstances).
+
+const TARGET = "v1.36.3";
+
+interface UpgradeReport {
+  from: string;
+  to: string;
+  result: string;
+  addons: { kubeProxy: { before?: string; after?: string } };
+  nodes: {
+    name: string;
+    result: string;
+    steps: { name: string; startedAt: string; seconds: number }[];
+  }[];
+}
+
+interface NodeList {
+  items: { status: { nodeInfo: { kubeletVersion: string } } }[];
+}
 
 let bed: SshTestbed;
 let r: Runner;
 let haproxy: ChildProcess | undefined;
 let kubeconfig: string;
 let endpoint: string;
+let server: ReleaseServer;
+let clusterPath: string;
 
 beforeAll(async () => {
   bed = await createTestbed(["cp-1", "cp-2", "cp-3", "w-1"], { ssh: true });
@@ -53,23 +79,30 @@ beforeAll(async () => {
   );
   haproxy = spawn("haproxy", ["-db", "-f", cfg], { stdio: "ignore" });
   kubeconfig = join(r.dir, "admin.conf");
+  server = await startReleaseServer();
 }, 120_000);
 
 afterAll(async () => {
   haproxy?.kill("SIGKILL");
   await bed?.stop();
+  await server?.close();
 }, 120_000);
 
 describe("kubeforge up: 3 control planes + 1 worker behind the user's load balancer", () => {
   it("forms the cluster with three voting etcd members", async () => {
+    // The upgrade below takes its kubelet and kubectl from the local release server.
     const path = await r.writeClusterFile(
       clusterFile({
         name: "ha",
         controlPlanes: ["cp-1", "cp-2", "cp-3"].map((n) => bed.host(n)),
         workers: [bed.host("w-1")],
         controlPlaneEndpoint: endpoint,
-      }),
+      }).replace(
+        "prepare: {enabled: false}",
+        `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
+      ),
     );
+    clusterPath = path;
     const result = await r.kubeforge(["up", "-f", path, "--kubeconfig", kubeconfig]);
     if (result.code !== 0) throw new Error(await diagnostics(bed, result));
     // The certificate key (64 hex digits) never shows; the only such strings are CA pins.
@@ -98,6 +131,68 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
       ["cp-3", false],
     ]);
   }, 600_000);
+
+  it("upgrades the control planes one at a time, the last one moving the addons, then the worker", async () => {
+    const cli = await bundledCli();
+    const caFile = join(r.dir, "release-ca.pem");
+    await writeFile(caFile, server.ca);
+    const reportPath = join(r.dir, "upgrade-report.json");
+    const upgrade = await cli.kubeforge(
+      [
+        "upgrade",
+        "-f",
+        clusterPath,
+        "--to",
+        TARGET,
+        "--report",
+        reportPath,
+        "--node-timeout",
+        "3m",
+      ],
+      { timeoutMs: 900_000, env: { HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile } },
+    );
+    if (upgrade.code !== 0) throw new Error(await diagnostics(bed, upgrade));
+    const report = JSON.parse(await readFile(reportPath, "utf8")) as UpgradeReport;
+    expect(report).toMatchObject({ from: "v1.35.0", to: TARGET, result: "succeeded" });
+    const steps = (name: string) => report.nodes.find((n) => n.name === name)!.steps;
+    expect(report.nodes.map((n) => [n.name, n.result])).toEqual(
+      ["cp-1", "cp-2", "cp-3", "w-1"].map((n) => [n, "upgraded"]),
+    );
+    expect(steps("cp-1").map((s) => s.name)).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    for (const cp of ["cp-2", "cp-3"])
+      expect(steps(cp).map((s) => s.name)).toEqual([
+        "etcd-quorum",
+        "upgrade-node",
+        "kubelet",
+        "gate",
+      ]);
+    // One node at a time: each starts after the one before it ended.
+    const span = (name: string) => {
+      const s = steps(name);
+      const last = s[s.length - 1]!;
+      return [Date.parse(s[0]!.startedAt), Date.parse(last.startedAt) + last.seconds * 1000];
+    };
+    for (const [a, b] of [
+      ["cp-1", "cp-2"],
+      ["cp-2", "cp-3"],
+      ["cp-3", "w-1"],
+    ])
+      expect(span(b!)[0]!, `${b} after ${a}`).toBeGreaterThanOrEqual(span(a!)[1]! - 1);
+    // cp-1's apply left the addons to the last control plane, whose `upgrade node` moved them.
+    expect(upgrade.stderr).toMatch(
+      /cp-1: .*\[upgrade\/addon\] Skipping upgrade of addons because control plane instances \[cp-2 cp-3\] have not been upgraded/,
+    );
+    expect(upgrade.stderr).toMatch(
+      /cp-2: .*\[upgrade\/addon\] Skipping upgrade of addons because control plane instances \[cp-3\] have not been upgraded/,
+    );
+    expect(report.addons.kubeProxy).toEqual({ before: "v1.35.0", after: TARGET });
+    const nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
+    expect(nodes.items.map((n) => n.status.nodeInfo.kubeletVersion)).toEqual(Array(4).fill(TARGET));
+    const members = JSON.parse(
+      await etcdctl(bed.host("cp-1"), ["endpoint", "health", "--cluster", "-w", "json"]),
+    ) as { health: boolean }[];
+    expect(members.map((m) => m.health)).toEqual([true, true, true]);
+  }, 900_000);
 
   it("keeps the worker Ready and kubectl working with one control plane stopped", async () => {
     await bed.host("cp-1").node.stop({ keepFiles: true });
