@@ -61,7 +61,7 @@ async function joinHostWork(
       role: "worker",
       host: `ssh://root@${h.ssh.host}`,
     };
-    const inv = await inspectHost(host, node, "bench");
+    const inv = await inspectHost(host, node, { cluster: "bench" });
     const target = { host, reporter: quiet, env: {} };
     const work = await prepareNodeJoin(
       target,

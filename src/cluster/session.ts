@@ -7,6 +7,7 @@ import { closeHosts, type Host } from "../remote/host.js";
 import type { Reporter } from "../workflow/reporter.js";
 import { parseAdminConf } from "./admin-kubeconfig.js";
 import { isDockerNode } from "./docker-nodes.js";
+import { dualStackPrimary } from "../config/cluster/shortcuts.js";
 import { describeInventory, inspectHost, type HostInventory } from "./inventory.js";
 import type { ClusterPorts } from "./ports.js";
 
@@ -103,7 +104,10 @@ export class ClusterSession {
         this.spec.nodes,
         (n) => n.name,
         async (node) => {
-          const inv = await inspectHost(await this.host(node.name), node, this.spec.name);
+          const inv = await inspectHost(await this.host(node.name), node, {
+            cluster: this.spec.name,
+            dualStackPrimary: dualStackPrimary(this.spec.networking),
+          });
           this.nodeReporter(node.name).info(`[facts] ${describeInventory(inv)}`);
           return inv;
         },

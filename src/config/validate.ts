@@ -4,7 +4,14 @@ import { tryParseGoDurationNanos } from "./duration.js";
 import { allKnownFeatureGates, lockedGateProblem } from "./feature-gates.js";
 import { imageRepositoryProblem } from "./image-reference.js";
 import { isDNS1123Subdomain, isQualifiedName, isWildcardDNS1123Subdomain } from "./names.js";
-import { cidrsOverlap, ipFamily, parseCIDR, parseHostPort, parseIP } from "./network.js";
+import {
+  cidrsOverlap,
+  ipFamily,
+  parseCIDR,
+  parseHostPort,
+  parseIP,
+  splitCIDRs,
+} from "./network.js";
 import type { Release } from "./release.js";
 import type {
   APIEndpoint,
@@ -547,17 +554,14 @@ export function validateInitConfig(cfg: InitConfig): string[] {
   checkInit(cfg.init, out, true);
   checkCluster(cfg.cluster, release, out);
   out.push(...removedAPIVersionProblems(cfg.v1beta3Documents, release));
-  // The advertise address family must match a service family, or the API server cannot
-  // serve the kubernetes Service (kube-apiserver refuses to start).
+  // The advertise address must be of the primary (first) service range's family, or
+  // kube-apiserver refuses to start: "service IP family ... must match public address family"
+  // (cmd/kube-apiserver/app/options/validation.go validatePublicIPServiceClusterIPRangeIPFamilies).
   const family = ipFamily(cfg.init.localAPIEndpoint.advertiseAddress);
-  const services = cfg.cluster.networking.serviceSubnet.split(",").map((s) => parseCIDR(s)?.family);
-  if (
-    family !== undefined &&
-    services.every((f) => f !== undefined) &&
-    !services.includes(family)
-  ) {
+  const primary = parseCIDR(splitCIDRs(cfg.cluster.networking.serviceSubnet)[0] ?? "")?.family;
+  if (family !== undefined && primary !== undefined && family !== primary) {
     out.push(
-      `InitConfiguration.localAPIEndpoint.advertiseAddress: IPv${family} address ${q(cfg.init.localAPIEndpoint.advertiseAddress)} has no matching IPv${family} range in networking.serviceSubnet ${q(cfg.cluster.networking.serviceSubnet)}`,
+      `InitConfiguration.localAPIEndpoint.advertiseAddress: IPv${family} address ${q(cfg.init.localAPIEndpoint.advertiseAddress)} does not match the IPv${primary} primary range of networking.serviceSubnet ${q(cfg.cluster.networking.serviceSubnet)} (kube-apiserver advertises the kubernetes Service's endpoint in the first service range's family)`,
     );
   }
   return out;

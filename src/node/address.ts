@@ -93,30 +93,77 @@ async function readIfExists(host: Host, path: string): Promise<string | undefine
   return (await host.readFile(path)).toString("utf8");
 }
 
+/** The host's interfaces and addresses (`ip -j addr show`); `purpose` ends an error's sentence. */
+async function listLinks(host: Host, purpose: string): Promise<IPLink[]> {
+  const argv = ["ip", "-j", "addr", "show"];
+  const result = await host.exec(argv, { readOnly: true });
+  if (result.code !== 0) {
+    throw new Error(
+      `${host.name}: cannot list the network addresses ("${displayCommand(argv)}" exited with code ${result.code}: ${result.stderr.trim()}); ${purpose}`,
+    );
+  }
+  try {
+    return JSON.parse(result.stdout) as IPLink[];
+  } catch (e) {
+    throw new Error(`${host.name}: "${displayCommand(argv)}" did not print JSON; ${purpose}`, {
+      cause: e,
+    });
+  }
+}
+
+/**
+ * The global unicast address of the other family on the interface that holds `address` (the
+ * first one, as ChooseHostInterface takes the first of a family), or a sentence saying why
+ * there is none. Pure: from `ip -j addr show` output.
+ */
+export function otherFamilyAddress(
+  links: IPLink[],
+  address: string,
+): { address: string } | { problem: string } {
+  const family = parseIP(address)?.kind() === "ipv6" ? 6 : 4;
+  const other = family === 4 ? 6 : 4;
+  const link = links.find((l) =>
+    (l.addr_info ?? []).some(
+      (a) => a.local !== undefined && parseIP(a.local)?.toString() === parseIP(address)?.toString(),
+    ),
+  );
+  if (!link) return { problem: `no interface holds ${address}` };
+  const found = globalAddress(link, other);
+  if (found) return { address: found };
+  return {
+    problem: `${link.ifname ?? "the interface"} (which holds ${address}) has no global IPv${other} address${(link.flags ?? []).includes("UP") ? "" : " that is up"}`,
+  };
+}
+
+/**
+ * A dual-stack node's two addresses: `given` (nodes[].address: none, one, or the pair), the
+ * missing ones detected — the advertise address as kubeadm picks it, and its partner of the
+ * other family on the same interface. Throws a sentence naming the host when it has none.
+ */
+export async function detectNodeIPs(
+  host: Host,
+  given: readonly string[],
+): Promise<[string, string]> {
+  if (given.length === 2) return [given[0]!, given[1]!];
+  const first = given[0] ?? (await detectAdvertiseAddress(host));
+  const partner = otherFamilyAddress(
+    await listLinks(host, "set the node's address to its IPv4,IPv6 pair"),
+    first,
+  );
+  if ("problem" in partner) {
+    throw new Error(
+      `${host.name}: a dual-stack cluster needs an IPv4 and an IPv6 address on every node, and ${partner.problem}; give the host an address of that family, or set the node's address to its pair ("192.0.2.10,2001:db8::10")`,
+    );
+  }
+  return [first, partner.address];
+}
+
 /** The IP the API server should advertise on this host; throws a sentence saying why not. */
 export async function detectAdvertiseAddress(host: Host): Promise<string> {
   const v4 = await readIfExists(host, IPV4_ROUTES);
   const v6 = await readIfExists(host, IPV6_ROUTES);
   const routes = [...parseIPv4DefaultRoutes(v4 ?? ""), ...parseIPv6DefaultRoutes(v6 ?? "")];
-
-  const argv = ["ip", "-j", "addr", "show"];
-  const result = await host.exec(argv, { readOnly: true });
-  if (result.code !== 0) {
-    throw new Error(
-      `${host.name}: cannot list the network addresses to choose an advertise address ("${displayCommand(argv)}" exited with code ${result.code}: ${result.stderr.trim()}); set --apiserver-advertise-address`,
-    );
-  }
-  let links: IPLink[];
-  try {
-    links = JSON.parse(result.stdout) as IPLink[];
-  } catch (e) {
-    throw new Error(
-      `${host.name}: "${displayCommand(argv)}" did not print JSON; set --apiserver-advertise-address`,
-      {
-        cause: e,
-      },
-    );
-  }
+  const links = await listLinks(host, "set --apiserver-advertise-address");
 
   if (v4 === undefined) {
     // No routing table to read (ChooseHostInterface: chooseIPFromHostInterfaces): the first

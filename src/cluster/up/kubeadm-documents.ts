@@ -57,16 +57,28 @@ function workflowSettings(
   };
 }
 
+/** A node as its documents need it: `address` is the one it advertises. */
+export type DocumentNode = ClusterNodeSpec & {
+  /** Dual-stack: the kubelet's node-ip pair, primary family first (inventory.ts). */
+  nodeIPs?: readonly [string, string];
+};
+
 function nodeRegistration(
   base: NodeRegistrationOptions | undefined,
-  node: ClusterNodeSpec,
+  node: DocumentNode,
 ): NodeRegistrationOptions {
   // A node's taints replace kubeadm's defaults when given (kubeadm: an explicit list, even an
   // empty one, replaces the control-plane taint).
+  // Dual-stack: the node-ip pair in kubeletExtraArgs, as the kubeadm docs' "Dual-stack support
+  // with kubeadm" writes it for init and join alike; the Cluster refuses a node-ip of the user's.
+  const nodeIP = node.nodeIPs ? [{ name: "node-ip", value: node.nodeIPs.join(",") }] : [];
   return {
     ...base,
     name: node.name,
     ...(node.taints !== undefined ? { taints: node.taints } : {}),
+    ...(nodeIP.length > 0
+      ? { kubeletExtraArgs: [...(base?.kubeletExtraArgs ?? []), ...nodeIP] }
+      : {}),
   };
 }
 
@@ -78,7 +90,7 @@ function withAddress(base: APIEndpoint | undefined, address: string | undefined)
 export function initDocuments(
   spec: Pick<ClusterSpec, "networking">,
   user: ConfigDocuments | undefined,
-  node: ClusterNodeSpec,
+  node: DocumentNode,
   settings: ClusterSettings,
   secrets: { token: string; certificateKey?: string },
 ): ConfigDocuments {
@@ -120,7 +132,7 @@ export function initDocuments(
 /** Join's document for any other node (a control plane when `node.role` says so). */
 export function joinDocuments(
   user: ConfigDocuments | undefined,
-  node: ClusterNodeSpec,
+  node: DocumentNode,
   secrets: JoinSecrets,
   settings: Pick<ClusterSettings, "joinSkipPhases" | "patchesDir"> = {},
 ): ConfigDocuments {

@@ -18,6 +18,7 @@ import {
   initDocuments,
   joinDocuments,
   type ClusterSettings,
+  type DocumentNode,
   type JoinSecrets,
 } from "./kubeadm-documents.js";
 import { localEndpoint as localEndpointAddress } from "./local-endpoint.js";
@@ -165,6 +166,11 @@ function shown(docs: ConfigDocuments): ConfigDocuments {
   return out;
 }
 
+/** The node as its kubeadm documents see it: the address it advertises, its node-ip pair. */
+function nodeOf(inv: HostInventory): DocumentNode {
+  return { ...inv.node, address: inv.address, ...(inv.nodeIPs ? { nodeIPs: inv.nodeIPs } : {}) };
+}
+
 /** The documents of a node still to join, its CA pin a placeholder until init has run. */
 export function joinDocumentsOf(
   s: Settled,
@@ -177,12 +183,7 @@ export function joinDocumentsOf(
     apiServerEndpoint: s.plan.apiServerEndpoint,
     ...(s.certificateKey ? { certificateKey: s.certificateKey } : {}),
   };
-  return joinDocuments(
-    spec.kubeadm.config,
-    { ...inv.node, address: inv.address },
-    secrets,
-    s.settings,
-  );
+  return joinDocuments(spec.kubeadm.config, nodeOf(inv), secrets, s.settings);
 }
 
 /** Settles the plan (once per run: UpData.settled). */
@@ -222,13 +223,10 @@ export async function settle(
   d.reporter.mask(token);
   if (certificateKey) d.reporter.mask(certificateKey);
 
-  const firstDocuments = initDocuments(
-    spec,
-    spec.kubeadm.config,
-    { ...first.node, address: first.address },
-    settings,
-    { token, ...(certificateKey ? { certificateKey } : {}) },
-  );
+  const firstDocuments = initDocuments(spec, spec.kubeadm.config, nodeOf(first), settings, {
+    token,
+    ...(certificateKey ? { certificateKey } : {}),
+  });
   const cluster = await d.work.prepareInit(first, firstDocuments);
   const apiServerEndpoint = controlPlaneEndpoint ?? joinHostPort(first.address, bindPort);
   if (marker) {

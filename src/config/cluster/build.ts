@@ -1,6 +1,6 @@
 import { isGoDuration, tryParseGoDurationNanos } from "../duration.js";
 import { isDNS1123Subdomain, isQualifiedName } from "../names.js";
-import { formatIP, joinHostPort, parseHostPort, parseIP } from "../network.js";
+import { formatIP, ipFamily, joinHostPort, parseHostPort, parseIP } from "../network.js";
 import type { Taint } from "../types.js";
 import type { ClusterInput, NodeInput, TaintInput } from "./decode.js";
 import {
@@ -48,7 +48,12 @@ import {
 import { DEFAULT_KUBERNETES_VERSION, RELEASES } from "../versions.js";
 import { removedAPIVersionProblems } from "../validate.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "./version.js";
-import { type ClusterIPFamily, FAMILY_SUBNETS, familyProblem } from "./shortcuts.js";
+import {
+  type ClusterIPFamily,
+  dualStackPrimary,
+  FAMILY_SUBNETS,
+  familyProblem,
+} from "./shortcuts.js";
 import { quoteValue } from "../values.js";
 
 // The ClusterSpec built from the written Cluster: what its values mean (formats, references between
@@ -221,6 +226,23 @@ interface NodeProblems {
   noHostKeyPolicy: string[];
 }
 
+/**
+ * A node's `address`: one IP, or for a dual-stack cluster one IPv4 and one IPv6 address
+ * separated by a comma, as the kubelet's --node-ip takes them. Canonical text.
+ */
+function parseNodeAddress(text: string): { addresses: string[] } | { problem: string } {
+  const parts = text.split(",").map((s) => s.trim());
+  if (parts.length > 2 || parts.some((p) => !parseIP(p))) {
+    return {
+      problem: `${q(text)} is not an IP address, nor a pair of one IPv4 and one IPv6 address ("192.0.2.10,2001:db8::10")`,
+    };
+  }
+  if (parts.length === 2 && ipFamily(parts[0]!) === ipFamily(parts[1]!)) {
+    return { problem: `${q(text)}: a pair of addresses needs one IPv4 and one IPv6 address` };
+  }
+  return { addresses: parts.map(formatIP) };
+}
+
 function buildNode(
   node: NodeInput,
   i: number,
@@ -263,14 +285,16 @@ function buildNode(
   };
 
   if (node.address !== undefined) {
-    if (!parseIP(node.address)) {
-      r.report(`${path}.address`, `${q(node.address)} is not an IP address`);
-    } else {
-      out.address = formatIP(node.address);
-      const previous = seen.addresses.get(out.address);
-      if (previous !== undefined) {
-        r.report(`${path}.address`, `${out.address} is already the address of nodes[${previous}]`);
-      } else seen.addresses.set(out.address, i);
+    const parsed = parseNodeAddress(node.address);
+    if ("problem" in parsed) r.report(`${path}.address`, parsed.problem);
+    else {
+      out.address = parsed.addresses.join(",");
+      for (const address of parsed.addresses) {
+        const previous = seen.addresses.get(address);
+        if (previous !== undefined) {
+          r.report(`${path}.address`, `${address} is already an address of nodes[${previous}]`);
+        } else seen.addresses.set(address, i);
+      }
     }
   }
   if (node.labels !== undefined) {
@@ -706,10 +730,52 @@ function checkIPv6Nodes(nodes: ClusterNodeSpec[], origin: string, r: FieldReader
       );
     } else if (n.host === "docker") {
       r.problems.push(
-        `${origin}: "ipv6" is not available for container nodes (${n.name}): their Docker network is IPv4; use ipv4 or dual`,
+        `${origin}: "ipv6" is not available for container nodes (${n.name}): their Docker network is IPv4; use ipv4`,
       );
     }
   });
+}
+
+/**
+ * Dual-stack gives every node's kubelet a node-ip pair (the kubeadm docs' "Dual-stack support
+ * with kubeadm"), which `up` sets from nodes[].address and detection: an address pair written for
+ * a cluster that is not dual-stack, a container node (its Docker network is IPv4 only) and a
+ * node-ip of the user's in the kubeadm documents are refused.
+ */
+function checkDualStackNodes(
+  nodes: ClusterNodeSpec[],
+  networking: ClusterSpec["networking"],
+  r: FieldReader,
+  ctx: BuildContext,
+): void {
+  const dual = dualStackPrimary(networking) !== undefined;
+  nodes.forEach((n, i) => {
+    if (!dual && n.address?.includes(",")) {
+      r.report(
+        `nodes[${i}].address`,
+        `${q(n.address)}: a pair of addresses is for a dual-stack cluster (ip-family dual, or a pod or service range of each family); give one address`,
+      );
+    }
+  });
+  if (!dual) return;
+  const origin = ctx.ipFamily?.origin ?? r.where("networking");
+  const containers = nodes.filter((n) => n.host === "docker").map((n) => n.name);
+  if (containers.length > 0) {
+    r.problems.push(
+      `${origin}: dual-stack is not available for container nodes (${containers.join(", ")}): their Docker network is IPv4, so they have no IPv6 address for the kubelet's node-ip; use ipv4`,
+    );
+  }
+  const { docs, whereOf } = ctx.kubeadm;
+  for (const [key, kind] of [
+    ["init", "InitConfiguration"],
+    ["join", "JoinConfiguration"],
+  ] as const) {
+    if (docs[key]?.nodeRegistration?.kubeletExtraArgs?.some((a) => a.name === "node-ip")) {
+      r.problems.push(
+        `${whereOf[key] ?? ctx.source}: ${kind}.nodeRegistration.kubeletExtraArgs node-ip: in a dual-stack cluster kubeforge sets each node's node-ip pair from nodes[].address (or the node's detected addresses); remove it, and write a node's pair as its address ("192.0.2.10,2001:db8::10")`,
+      );
+    }
+  }
 }
 
 /** The kubeadm documents, decoded once, and where they came from. */
@@ -838,6 +904,7 @@ export function buildClusterSpec(
   }
   checkKubeadmOwnership(input, nodes, ctx, r);
   if (ctx.ipFamily?.family === "ipv6") checkIPv6Nodes(nodes, ctx.ipFamily.origin, r);
+  checkDualStackNodes(nodes, networking, r, ctx);
 
   const wait = input.wait ?? DEFAULT_WAIT;
   if (input.wait !== undefined) {

@@ -78,7 +78,8 @@ nodes:
 - name: ${defaultNodeName(DEFAULT_CLUSTER_NAME)}
   role: control-plane                 # or worker
   host: local
-  # address: 10.0.0.10                # the node IP to advertise (default: detected)
+  # address: 10.0.0.10                # the node IP to advertise (default: detected); dual-stack:
+  #                                   # "10.0.0.10,fd00::10", the kubelet's node-ip pair
   # labels: {tier: web}
   # kubeletBinary: ./kubelet          # this node's kubelet (a path or an https URL)
   # ssh: {user: admin, port: 2222}    # this node's own ssh settings (ssh:// nodes only)

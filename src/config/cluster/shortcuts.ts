@@ -1,7 +1,7 @@
 import { RELEASES } from "../versions.js";
 import { parseGoBool } from "../feature-gates.js";
 import { checkFeatureGates } from "../validate.js";
-import { parseCIDR, splitCIDRs } from "../network.js";
+import { ipFamily, parseCIDR, splitCIDRs, type IPFamily } from "../network.js";
 import type { Arg, ComponentConfig, ConfigDocuments, ControlPlaneComponent } from "../types.js";
 import { KUBE_PROXY_CONFIG_API, KUBELET_CONFIG_API } from "../types.js";
 import { quoteValue } from "../values.js";
@@ -52,6 +52,38 @@ export function familyProblem(family: ClusterIPFamily, ranges: string): string |
   return families.length === 1 && families[0] === wanted
     ? undefined
     : `${family} needs one ${family === "ipv4" ? "IPv4" : "IPv6"} range`;
+}
+
+/**
+ * The cluster's primary IP family when it is dual-stack (a pod or service range of each
+ * family), else undefined. The primary family is the first service range's: kube-apiserver
+ * refuses an advertise address of another family (cmd/kube-apiserver/app/options/validation.go
+ * validatePublicIPServiceClusterIPRangeIPFamilies), and kind orders each node's node-ip pair by
+ * it (kind pkg/cluster/internal/create/actions/config/config.go, kind#2484).
+ */
+export function dualStackPrimary(networking: {
+  podSubnet: string;
+  serviceSubnet: string;
+}): IPFamily | undefined {
+  const familiesOf = (ranges: string) => splitCIDRs(ranges).map((c) => parseCIDR(c)?.family);
+  const pod = familiesOf(networking.podSubnet);
+  const service = familiesOf(networking.serviceSubnet);
+  const dual = (fams: (IPFamily | undefined)[]) => fams.includes(4) && fams.includes(6);
+  if (!dual(pod) && !dual(service)) return undefined;
+  return service[0] ?? pod[0];
+}
+
+/**
+ * A node's kubelet node-ip pair in a dual-stack cluster: its two addresses, the primary
+ * family's first (kubelet --node-ip takes "<IP>,<IP>", one of each family; the first is the
+ * node's primary address).
+ */
+export function orderNodeIPs(
+  addresses: readonly [string, string],
+  primary: IPFamily,
+): [string, string] {
+  const [a, b] = addresses;
+  return ipFamily(a) === primary ? [a, b] : [b, a];
 }
 
 // Every Kubernetes feature gate is a CamelCase Go identifier (pkg/features/kube_features.go,

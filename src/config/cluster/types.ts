@@ -20,7 +20,11 @@ export interface ClusterNodeSpec {
    * "docker" (a container kubeforge runs on the runner's Docker engine, see ClusterDockerSpec).
    */
   host: string;
-  /** Advertise / node IP override (canonical text); absent = detected on the node. */
+  /**
+   * Advertise / node IP override (canonical text); absent = detected on the node. In a
+   * dual-stack cluster, also "IPv4,IPv6" (either order): the kubelet's node-ip pair; a single
+   * address there gets its other-family partner detected on the node.
+   */
   address?: string;
   labels?: Record<string, string>;
   /**

@@ -267,7 +267,18 @@ describe("validateInitConfig", () => {
     [
       "IPv6 advertise address with an IPv4-only service range",
       (c) => (c.init.localAPIEndpoint.advertiseAddress = "fd00::2"),
-      'InitConfiguration.localAPIEndpoint.advertiseAddress: IPv6 address "fd00::2" has no matching IPv6 range',
+      'InitConfiguration.localAPIEndpoint.advertiseAddress: IPv6 address "fd00::2" does not match the IPv4 primary range',
+    ],
+    [
+      // kube-apiserver validatePublicIPServiceClusterIPRangeIPFamilies compares the advertise
+      // address with the primary (first) service range only.
+      "IPv6 advertise address in a dual-stack cluster whose first service range is IPv4",
+      (c) => {
+        c.init.localAPIEndpoint.advertiseAddress = "fd00::2";
+        c.cluster.networking.serviceSubnet = "10.96.0.0/16,fd00:10:96::/112";
+        c.cluster.networking.podSubnet = "10.244.0.0/16,fd00:10:244::/56";
+      },
+      'InitConfiguration.localAPIEndpoint.advertiseAddress: IPv6 address "fd00::2" does not match the IPv4 primary range of networking.serviceSubnet "10.96.0.0/16,fd00:10:96::/112"',
     ],
   ])("%s", (_name, mutate, message) => {
     const cfg = base();

@@ -3,6 +3,8 @@ import { readFileSync } from "node:fs";
 import { describe, expect, it } from "vitest";
 import {
   detectAdvertiseAddress,
+  detectNodeIPs,
+  otherFamilyAddress,
   parseIPv4DefaultRoutes,
   parseIPv6DefaultRoutes,
 } from "../../../src/node/address.js";
@@ -141,5 +143,58 @@ describe("detectAdvertiseAddress with a Host double (ChooseHostInterface rules)"
     await expect(detectAdvertiseAddress(host)).rejects.toThrow(
       '"ip -j addr show" exited with code 127: ip: not found',
     );
+  });
+});
+
+// Dual-stack nodes: the kubelet's node-ip pair (kubeadm docs, "Dual-stack support with kubeadm")
+// needs the node's address of the other family; kubeforge takes the global one on the interface
+// that holds the first address, as kubeadm's ChooseHostInterface takes a family's first global
+// address of an interface.
+describe("detectNodeIPs with a Host double", () => {
+  const v4 = { family: "inet", local: "192.0.2.2" };
+  const v6 = { family: "inet6", local: "2001:db8::2" };
+  const linkLocal6 = { family: "inet6", local: "fe80::1" };
+  const routes = { "/proc/net/route": V4_DEFAULT_ETH0 };
+
+  it("pairs the detected address with the other family's global address on its interface", async () => {
+    const host = fakeHost(routes, [
+      lo([{ family: "inet6", local: "2001:db8::99" }]),
+      eth0([linkLocal6, v4, v6]),
+    ]);
+    await expect(detectNodeIPs(host, [])).resolves.toEqual(["192.0.2.2", "2001:db8::2"]);
+  });
+
+  it("pairs a given address, IPv6 or IPv4, without reading the routes", async () => {
+    const host = fakeHost({}, [lo(), eth0([v4, linkLocal6, v6])]);
+    await expect(detectNodeIPs(host, ["2001:db8:0::2"])).resolves.toEqual([
+      "2001:db8:0::2",
+      "192.0.2.2",
+    ]);
+    await expect(detectNodeIPs(host, ["192.0.2.2"])).resolves.toEqual(["192.0.2.2", "2001:db8::2"]);
+  });
+
+  it("uses a given pair as it is, running nothing", async () => {
+    const host = fakeHost({}, []);
+    await expect(detectNodeIPs(host, ["2001:db8::2", "192.0.2.2"])).resolves.toEqual([
+      "2001:db8::2",
+      "192.0.2.2",
+    ]);
+    expect(host.calls).toEqual([]);
+  });
+
+  it("fails naming the host and the interface when there is no address of the other family", async () => {
+    const host = fakeHost(routes, [lo(), eth0([linkLocal6, v4])]);
+    await expect(detectNodeIPs(host, [])).rejects.toThrow(
+      'fake: a dual-stack cluster needs an IPv4 and an IPv6 address on every node, and eth0 (which holds 192.0.2.2) has no global IPv6 address; give the host an address of that family, or set the node\'s address to its pair ("192.0.2.10,2001:db8::10")',
+    );
+  });
+
+  it("fails when no interface holds the given address", () => {
+    expect(otherFamilyAddress([lo(), eth0([v4, v6])], "198.51.100.7")).toEqual({
+      problem: "no interface holds 198.51.100.7",
+    });
+    expect(otherFamilyAddress([lo(), eth0([v4, v6], false)], "192.0.2.2")).toEqual({
+      problem: "eth0 (which holds 192.0.2.2) has no global IPv6 address that is up",
+    });
   });
 });

@@ -162,6 +162,49 @@ describe("joinDocuments", () => {
   });
 });
 
+// kubeadm docs, "Dual-stack support with kubeadm": every node's nodeRegistration.kubeletExtraArgs
+// carries node-ip "<IPv4>,<IPv6>" (init and join); the advertise address stays one address.
+describe("dual-stack: the kubelet's node-ip pair", () => {
+  const secrets = { token: TOKEN, caCertHashes: [HASH], apiServerEndpoint: "[fd00::10]:6443" };
+
+  it("init: node-ip after the user's kubelet arguments; the advertise address is the pair's first", () => {
+    const user = userDocuments(
+      'apiVersion: kubeadm.k8s.io/v1beta4\nkind: InitConfiguration\nnodeRegistration:\n  kubeletExtraArgs: [{name: v, value: "4"}]\n',
+    );
+    const docs = initDocuments(
+      spec(),
+      user,
+      { ...cp, address: "fd00::10", nodeIPs: ["fd00::10", "10.0.0.10"] },
+      { kubernetesVersion: "v1.35.0", extraCertSANs: [] },
+      { token: TOKEN },
+    );
+    const init = decodeConfigDocuments(documentsYAML(docs), "generated").init!;
+    expect(init.nodeRegistration?.kubeletExtraArgs).toEqual([
+      { name: "v", value: "4" },
+      { name: "node-ip", value: "fd00::10,10.0.0.10" },
+    ]);
+    expect(init.localAPIEndpoint?.advertiseAddress).toBe("fd00::10");
+  });
+
+  it("join: workers and control planes alike", () => {
+    for (const node of [worker, { ...cp, name: "cp-2" }]) {
+      const join = joinDocuments(
+        userDocuments(undefined),
+        { ...node, address: "10.0.0.11", nodeIPs: ["10.0.0.11", "fd00::11"] },
+        secrets,
+      ).join!;
+      expect(join.nodeRegistration?.kubeletExtraArgs).toEqual([
+        { name: "node-ip", value: "10.0.0.11,fd00::11" },
+      ]);
+    }
+  });
+
+  it("no node-ip outside dual-stack", () => {
+    const join = joinDocuments(userDocuments(undefined), worker, secrets).join!;
+    expect(join.nodeRegistration?.kubeletExtraArgs).toBeUndefined();
+  });
+});
+
 describe("skipPhases and patches", () => {
   it("go to the workflow they belong to, on top of the user's own", () => {
     const user = userDocuments(

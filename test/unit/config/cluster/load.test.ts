@@ -721,7 +721,7 @@ describe("refused Cluster files", () => {
       "nodes:\n- {name: a, role: control-plane, host: local, address: node-a}\n- {name: b, role: worker, host: 'ssh://u@b', address: 10.0.0.2, ssh: {agent: true, acceptNewHostKeys: true}}\n- {name: c, role: worker, host: 'ssh://u@c', address: 10.0.0.2, ssh: {agent: true, acceptNewHostKeys: true}}",
       [
         'cluster.yaml: nodes[0].address: "node-a" is not an IP address',
-        "cluster.yaml: nodes[2].address: 10.0.0.2 is already the address of nodes[1]",
+        "cluster.yaml: nodes[2].address: 10.0.0.2 is already an address of nodes[1]",
       ],
     ],
     [

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
 import { loadClusterSpec, type LoadClusterOptions } from "../../../../src/config/cluster/load.js";
 import {
+  dualStackPrimary,
   familyProblem,
+  orderNodeIPs,
   parseFeatureGateList,
   splitFeatureGates,
 } from "../../../../src/config/cluster/shortcuts.js";
@@ -249,7 +251,7 @@ describe("ip-family", () => {
 `;
     expect(problemsOf(text, family("ipv6"))).toEqual([
       `input ip-family: "ipv6" contradicts cluster.yaml: nodes[0].address ("192.168.1.10"): an IPv6 cluster's nodes advertise IPv6 addresses`,
-      `input ip-family: "ipv6" is not available for container nodes (w-1): their Docker network is IPv4; use ipv4 or dual`,
+      `input ip-family: "ipv6" is not available for container nodes (w-1): their Docker network is IPv4; use ipv4`,
     ]);
     const v6 = load(
       `${HEAD}nodes:\n- {name: cp-1, role: control-plane, host: local, address: "fd00::10"}\n`,
@@ -263,5 +265,101 @@ describe("ip-family", () => {
     expect(familyProblem("dual", "10.0.0.0/16,10.1.0.0/16")).toBeDefined();
     expect(familyProblem("ipv4", "10.0.0.0/16,fd00::/56")).toBeDefined();
     expect(familyProblem("ipv4", "10.0.0.0/16")).toBeUndefined();
+  });
+});
+
+// Dual-stack: every node's kubelet gets a node-ip pair (kubeadm docs, "Dual-stack support with
+// kubeadm": kubeletExtraArgs node-ip "10.100.0.2,fd00:1:2:3::2" on init and join nodes), its
+// primary family first — the first service range's, as kind orders it
+// (pkg/cluster/internal/create/actions/config/config.go) and as kube-apiserver requires of the
+// advertise address (validatePublicIPServiceClusterIPRangeIPFamilies).
+describe("dual-stack nodes", () => {
+  it("dualStackPrimary: the first service range's family, only when a range of each family is given", () => {
+    expect(
+      dualStackPrimary({ podSubnet: "10.244.0.0/16,fd00::/56", serviceSubnet: "10.96.0.0/12" }),
+    ).toBe(4);
+    expect(
+      dualStackPrimary({
+        podSubnet: "10.244.0.0/16,fd00::/56",
+        serviceSubnet: "fd00:10:96::/112,10.96.0.0/12",
+      }),
+    ).toBe(6);
+    expect(dualStackPrimary({ podSubnet: "", serviceSubnet: "fd00::/112,10.96.0.0/12" })).toBe(6);
+    expect(dualStackPrimary({ podSubnet: "10.244.0.0/16", serviceSubnet: "10.96.0.0/12" })).toBe(
+      undefined,
+    );
+    expect(dualStackPrimary({ podSubnet: "fd00::/56", serviceSubnet: "fd00::/112" })).toBe(
+      undefined,
+    );
+  });
+
+  it("orderNodeIPs: the primary family's address first", () => {
+    expect(orderNodeIPs(["192.0.2.10", "2001:db8::10"], 4)).toEqual(["192.0.2.10", "2001:db8::10"]);
+    expect(orderNodeIPs(["192.0.2.10", "2001:db8::10"], 6)).toEqual(["2001:db8::10", "192.0.2.10"]);
+  });
+
+  it("a node's address may be a pair of one IPv4 and one IPv6 address, written canonically", () => {
+    const spec = load(
+      `${HEAD}nodes:\n- {name: cp-1, role: control-plane, host: local, address: "2001:DB8:0::10, 192.0.2.10"}\n`,
+      family("dual"),
+    );
+    expect(spec.nodes[0]!.address).toBe("2001:db8::10,192.0.2.10");
+    // Dual-stack from the Cluster's own ranges, without the shortcut.
+    const own = load(
+      `${HEAD}networking: {podSubnet: "10.2.0.0/16,fd00:2::/56", serviceSubnet: "10.3.0.0/16,fd00:3::/112"}\nnodes:\n- {name: cp-1, role: control-plane, host: local, address: "192.0.2.10,2001:db8::10"}\n`,
+      {},
+    );
+    expect(own.nodes[0]!.address).toBe("192.0.2.10,2001:db8::10");
+  });
+
+  it("refuses a pair outside dual-stack, a pair of one family, an address given twice", () => {
+    expect(
+      problemsOf(
+        `${HEAD}nodes:\n- {name: cp-1, role: control-plane, host: local, address: "192.0.2.10,2001:db8::10"}\n`,
+        {},
+      ),
+    ).toEqual([
+      `cluster.yaml: nodes[0].address: "192.0.2.10,2001:db8::10": a pair of addresses is for a dual-stack cluster (ip-family dual, or a pod or service range of each family); give one address`,
+    ]);
+    expect(
+      problemsOf(
+        `${HEAD}nodes:
+- {name: cp-1, role: control-plane, host: local, address: "192.0.2.10,192.0.2.11"}
+- {name: w-1, role: worker, host: "ssh://root@w-1", address: "192.0.2.12,2001:db8::10,2001:db8::11"}
+- {name: w-2, role: worker, host: "ssh://root@w-2", address: "192.0.2.13,2001:db8::13"}
+- {name: w-3, role: worker, host: "ssh://root@w-3", address: "2001:db8::13"}
+`,
+        family("dual"),
+      ).filter((p) => p.includes("address")),
+    ).toEqual([
+      `cluster.yaml: nodes[0].address: "192.0.2.10,192.0.2.11": a pair of addresses needs one IPv4 and one IPv6 address`,
+      `cluster.yaml: nodes[1].address: "192.0.2.12,2001:db8::10,2001:db8::11" is not an IP address, nor a pair of one IPv4 and one IPv6 address ("192.0.2.10,2001:db8::10")`,
+      `cluster.yaml: nodes[3].address: 2001:db8::13 is already an address of nodes[2]`,
+    ]);
+  });
+
+  it("refuses container nodes and a node-ip of the user's in a dual-stack cluster", () => {
+    const text = `${HEAD}nodes:
+- {name: cp-1, role: control-plane, host: local}
+- {name: w-1, role: worker, host: docker}
+---
+${V4}
+kind: JoinConfiguration
+nodeRegistration:
+  kubeletExtraArgs: [{name: node-ip, value: "192.0.2.10,2001:db8::10"}]
+`;
+    expect(problemsOf(text, family("dual"))).toEqual([
+      `input ip-family: dual-stack is not available for container nodes (w-1): their Docker network is IPv4, so they have no IPv6 address for the kubelet's node-ip; use ipv4`,
+      `cluster.yaml: JoinConfiguration.nodeRegistration.kubeletExtraArgs node-ip: in a dual-stack cluster kubeforge sets each node's node-ip pair from nodes[].address (or the node's detected addresses); remove it, and write a node's pair as its address ("192.0.2.10,2001:db8::10")`,
+    ]);
+    // Outside dual-stack the user's node-ip is theirs: kubeforge sets none.
+    expect(
+      load(text.replace("- {name: w-1, role: worker, host: docker}\n", ""), {}).kubeadm.config
+        ?.join,
+    ).toMatchObject({
+      nodeRegistration: {
+        kubeletExtraArgs: [{ name: "node-ip", value: "192.0.2.10,2001:db8::10" }],
+      },
+    });
   });
 });
