@@ -35,6 +35,8 @@ export interface TestHost {
   name: string;
   /** The host's IPv4 address on the testbed bridge. */
   address: string;
+  /** The host's IPv6 ULA address on the bridge (testbeds created with `ipv6: true`). */
+  address6?: string;
   rootfs: string;
   /** The network namespace's name (`ip netns exec <ns> ...`). */
   ns: string;
@@ -121,6 +123,12 @@ export interface TestbedOptions {
   ssh?: boolean;
   /** The version a host's simulated kubelet reports (by host name; default simulatedNode's). */
   kubeletVersions?: Record<string, string>;
+  /**
+   * Every host also gets an IPv6 ULA address on eth0 (fd00:251:<n>::<10+i>/64), an IPv6
+   * default route via the bridge's fd00:251:<n>::1 and IPv6 forwarding on, for IPv6 and
+   * dual-stack clusters.
+   */
+  ipv6?: boolean;
 }
 
 function run(argv: string[], opts: { env?: NodeJS.ProcessEnv; timeoutMs?: number } = {}) {
@@ -190,13 +198,14 @@ async function claimBridge(): Promise<{ bridge: string; octet: number }> {
   throw new Error("no free 10.251.<n>.0/24 subnet for a testbed bridge after 40 attempts");
 }
 
-/** With br_netfilter on, bridged frames pass iptables' FORWARD chain, whose policy may drop. */
-async function forwardDropsBridgedTraffic(): Promise<boolean> {
-  const nf = await readFile("/proc/sys/net/bridge/bridge-nf-call-iptables", "utf8").catch(
-    () => "0",
-  );
+/**
+ * With br_netfilter on, bridged frames pass the FORWARD chain of iptables (IPv4) or ip6tables
+ * (IPv6), whose policy may drop.
+ */
+async function forwardDropsBridgedTraffic(tool: "iptables" | "ip6tables"): Promise<boolean> {
+  const nf = await readFile(`/proc/sys/net/bridge/bridge-nf-call-${tool}`, "utf8").catch(() => "0");
   if (nf.trim() !== "1") return false;
-  const r = await run(["iptables", "-S", "FORWARD"]);
+  const r = await run([tool, "-S", "FORWARD"]);
   return r.code === 0 && !r.stdout.includes("-P FORWARD ACCEPT");
 }
 
@@ -270,7 +279,7 @@ export async function createTestbed(
   const namespaces: string[] = [];
   const links: string[] = [];
   const folders: string[] = [];
-  let iptablesRule: string[] | undefined;
+  const firewallRules: [tool: "iptables" | "ip6tables", rule: string[]][] = [];
   const syncTeardown = () => {
     for (const ns of namespaces) {
       for (const pid of pidsIn(ns)) {
@@ -291,9 +300,9 @@ export async function createTestbed(
         /* already gone */
       }
     }
-    if (iptablesRule) {
+    for (const [tool, rule] of firewallRules) {
       try {
-        execFileSync("iptables", ["-D", ...iptablesRule], { stdio: "ignore" });
+        execFileSync(tool, ["-D", ...rule], { stdio: "ignore" });
       } catch {
         /* already gone */
       }
@@ -338,12 +347,16 @@ export async function createTestbed(
     const gateway = `10.251.${octet}.1`;
     await must(["ip", "link", "set", bridge, "alias", `kubeforge testbed (pid ${process.pid})`]);
     await must(["ip", "addr", "add", `${gateway}/24`, "dev", bridge]);
+    // A ULA /64 per bridge; "nodad": the address is usable at once, not tentative for seconds.
+    const gateway6 = o.ipv6 ? `fd00:251:${octet}::1` : undefined;
+    if (gateway6) await must(["ip", "-6", "addr", "add", `${gateway6}/64`, "dev", bridge, "nodad"]);
     await must(["ip", "link", "set", bridge, "up"]);
-    if (await forwardDropsBridgedTraffic()) {
+    for (const tool of o.ipv6 ? (["iptables", "ip6tables"] as const) : (["iptables"] as const)) {
+      if (!(await forwardDropsBridgedTraffic(tool))) continue;
       const rule = ["FORWARD", "-i", bridge, "-o", bridge, "-j", "ACCEPT"];
-      await must(["iptables", "-I", ...rule]);
-      iptablesRule = rule;
-      undo.push(() => must(["iptables", "-D", ...rule]));
+      await must([tool, "-I", ...rule]);
+      firewallRules.push([tool, rule]);
+      undo.push(() => must([tool, "-D", ...rule]));
     }
 
     // The hosts' own /etc/hosts and /etc/resolv.conf: every testbed host resolves by name, as
@@ -389,6 +402,14 @@ export async function createTestbed(
       await inNs("ip", "addr", "add", `${address}/24`, "dev", "eth0");
       await inNs("ip", "link", "set", "eth0", "up");
       await inNs("ip", "route", "add", "default", "via", gateway);
+      const address6 = gateway6 ? `fd00:251:${octet}::${10 + i}` : undefined;
+      if (address6) {
+        await inNs("ip", "-6", "addr", "add", `${address6}/64`, "dev", "eth0", "nodad");
+        await inNs("ip", "-6", "route", "add", "default", "via", gateway6!);
+        // As kubeadm's dual-stack docs ask of every node (its preflight checks
+        // net.ipv6.conf.default.forwarding; writing "all" sets "default" too). The namespace's own.
+        await inNs("sysctl", "-qw", "net.ipv6.conf.all.forwarding=1");
+      }
       const netnsId = (await inNs("readlink", "/proc/self/ns/net")).trim();
 
       const hostDir = join(base, name);
@@ -435,6 +456,7 @@ export async function createTestbed(
       const host: TestHost = {
         name,
         address,
+        ...(address6 ? { address6 } : {}),
         rootfs,
         ns,
         netnsId,

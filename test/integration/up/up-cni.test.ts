@@ -1,5 +1,5 @@
 import { existsSync } from "node:fs";
-import { mkdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { CNI_MANIFEST, CNI_MANIFEST_OBJECTS } from "../../support/cni-manifest.js";
@@ -20,10 +20,15 @@ import {
 // kubeforge's own (a CRD and its custom resource, a PodDisruptionBudget...) to that cluster.
 // The first run has `storage: none` (no StorageClass), the second the default: the local-path
 // provisioner's objects and the default StorageClass, applied after the pod network.
+// The cluster is dual-stack, IPv6 first: every testbed host has an IPv4 and an IPv6 address.
 
 let bed: SshTestbed;
 let r: Runner;
 let kubeconfig: string;
+
+/** Dual-stack ranges, IPv6 first: the cluster's primary family is IPv6. */
+const DUAL_NETWORKING =
+  'networking: {podSubnet: "fd00:10:244::/56,10.244.0.0/16", serviceSubnet: "fd00:10:96::/112,10.96.0.0/16"}';
 
 const withCni = (cni: string, storage?: string) =>
   clusterFile({
@@ -33,7 +38,12 @@ const withCni = (cni: string, storage?: string) =>
   })
     .replace(
       "prepare: {enabled: false}",
-      `cni: ${cni}\n${storage ? `storage: ${storage}\n` : ""}prepare: {enabled: false}`,
+      `cni: ${cni}\n${storage ? `storage: ${storage}\n` : ""}${DUAL_NETWORKING}\nprepare: {enabled: false}`,
+    )
+    // cp-1's addresses are detected; w-1's IPv4 address is given, its IPv6 partner detected.
+    .replace(
+      "{name: w-1, role: worker,",
+      `{name: w-1, role: worker, address: "${bed.host("w-1").address}",`,
     )
     // Certificates outside /etc/kubernetes/pki: up pins joins to admin.conf's CA, as kubeadm.
     .concat(
@@ -41,7 +51,7 @@ const withCni = (cni: string, storage?: string) =>
     );
 
 beforeAll(async () => {
-  bed = await createTestbed(["cp-1", "w-1"], { ssh: true });
+  bed = await createTestbed(["cp-1", "w-1"], { ssh: true, ipv6: true });
   r = await runner();
   kubeconfig = join(r.dir, "admin.conf");
 }, 120_000);
@@ -82,6 +92,66 @@ describe("kubeforge up: the pod network", () => {
     expect(namespaces.items.map((n) => n.metadata.name)).not.toContain("local-path-storage");
     expect(result.stderr).not.toMatch(/\[up\] storage:/);
   }, 420_000);
+
+  // kubeadm docs, "Dual-stack support with kubeadm": kubeletExtraArgs node-ip "<IP>,<IP>" on
+  // every node (init and join); kind orders the pair by the first service range's family
+  // (pkg/cluster/internal/create/actions/config/config.go) and advertises its first address, the
+  // family kube-apiserver requires (validatePublicIPServiceClusterIPRangeIPFamilies). etcd's URLs
+  // with an IPv6 advertise address: kubeadm's phases/etcd/local.go (fact sheet §4.6).
+  it("dual-stack, IPv6 first: each node's node-ip pair, IPv6 advertised, etcd and admin.conf on IPv6", async () => {
+    const cp1 = bed.host("cp-1");
+    const w1 = bed.host("w-1");
+    const v6 = (h: typeof cp1) => h.address6!;
+    // The kubelet's flags as kubeadm writes them: the pair, IPv6 first.
+    for (const h of [cp1, w1]) {
+      const flags = await readFile(h.path("var/lib/kubelet/kubeadm-flags.env"), "utf8");
+      expect(flags, h.name).toContain(`--node-ip=${v6(h)},${h.address}`);
+    }
+    const manifest = (name: string) =>
+      readFile(cp1.path(`etc/kubernetes/manifests/${name}.yaml`), "utf8");
+    const apiserver = await manifest("kube-apiserver");
+    expect(apiserver).toContain(`--advertise-address=${v6(cp1)}`);
+    expect(apiserver).toContain("--service-cluster-ip-range=fd00:10:96::/112,10.96.0.0/16");
+    expect(apiserver).toContain("--etcd-servers=https://[::1]:2379");
+    const etcd = await manifest("etcd");
+    for (const flag of [
+      `--advertise-client-urls=https://[${v6(cp1)}]:2379`,
+      `--initial-advertise-peer-urls=https://[${v6(cp1)}]:2380`,
+      `--listen-client-urls=https://[::1]:2379,https://[${v6(cp1)}]:2379`,
+      `--listen-peer-urls=https://[${v6(cp1)}]:2380`,
+    ]) {
+      expect(etcd).toContain(flag);
+    }
+    // admin.conf names cp-1's IPv6 address, bracketed; real kubectl reaches the API through it.
+    expect(await readFile(kubeconfig, "utf8")).toContain(`server: https://[${v6(cp1)}]:6443`);
+    const nodes = await r.kubectl<{
+      items: {
+        metadata: { name: string };
+        status: { addresses: { type: string; address: string }[] };
+      }[];
+    }>(kubeconfig, ["get", "nodes"]);
+    const internal = Object.fromEntries(
+      nodes.items.map((n) => [
+        n.metadata.name,
+        n.status.addresses.filter((a) => a.type === "InternalIP").map((a) => a.address),
+      ]),
+    );
+    expect(internal).toEqual({
+      "cp-1": [v6(cp1), cp1.address],
+      "w-1": [v6(w1), w1.address],
+    });
+    // The ranges kubeadm stored, as given.
+    const config = await r.kubectl<{ data: { ClusterConfiguration: string } }>(kubeconfig, [
+      "-n",
+      "kube-system",
+      "get",
+      "configmap",
+      "kubeadm-config",
+    ]);
+    expect(config.data.ClusterConfiguration).toContain(
+      "serviceSubnet: fd00:10:96::/112,10.96.0.0/16",
+    );
+  }, 60_000);
 
   it("the nodes turn Ready once the user's network writes its CNI configuration", async () => {
     // What a CNI's node agent does once it runs: its configuration in /etc/cni/net.d.

@@ -832,20 +832,35 @@ async function serve(
     req.on("close", close);
   }
 
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", (e) =>
-      reject(
-        new Error(
-          `simulated kube-apiserver: cannot listen on ${bindAddress}:${opts.securePort}: ${e.message}`,
-          { cause: e },
-        ),
-      ),
+  const unspecified = bindAddress === "0.0.0.0" || bindAddress === "::";
+  // kube-apiserver --bind-address: "If blank or an unspecified address (0.0.0.0 or ::), all
+  // interfaces and IP address families will be used" (k8s.io/apiserver
+  // pkg/server/options/serving.go); Go listens on "0.0.0.0" with one dual-stack IPv6 socket
+  // where the host has IPv6 (net/ipsock_posix.go favoriteAddrFamily), else on IPv4 only.
+  // Node's "::" is that dual-stack socket; "0.0.0.0" would be IPv4 only.
+  const listenOn = (address: string) =>
+    new Promise<void>((resolve, reject) => {
+      const failed = (e: Error) => reject(e);
+      server.once("error", failed);
+      server.listen(opts.securePort, address, () => {
+        server.off("error", failed);
+        resolve();
+      });
+    });
+  try {
+    await listenOn(unspecified ? "::" : bindAddress).catch((e: NodeJS.ErrnoException) => {
+      const noIPv6 = e.code === "EAFNOSUPPORT" || e.code === "EADDRNOTAVAIL";
+      if (unspecified && noIPv6) return listenOn("0.0.0.0");
+      throw e;
+    });
+  } catch (e) {
+    throw new Error(
+      `simulated kube-apiserver: cannot listen on ${bindAddress}:${opts.securePort}: ${(e as Error).message}`,
+      { cause: e },
     );
-    server.listen(opts.securePort, bindAddress, () => resolve());
-  });
+  }
   const addr = server.address();
   port = typeof addr === "object" && addr ? addr.port : opts.securePort;
-  const unspecified = bindAddress === "0.0.0.0" || bindAddress === "::";
   const urlHost = unspecified ? (opts.advertiseAddress ?? "127.0.0.1") : bindAddress;
   advertised = opts.advertiseAddress ?? urlHost;
   if (opts.serviceClusterIPRange)
