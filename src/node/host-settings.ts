@@ -7,7 +7,8 @@ import { installPackages, type PackageNames } from "./runtime/packages.js";
 // kubeadm", "Container runtimes") set it up by hand:
 // - kernel modules overlay (containerd's snapshotter) and br_netfilter (bridged pod traffic seen
 //   by iptables), loaded now and at boot;
-// - net.bridge.bridge-nf-call-iptables/ip6tables = 1 and net.ipv4.ip_forward = 1, now and at boot;
+// - net.bridge.bridge-nf-call-iptables/ip6tables = 1 and net.ipv4.ip_forward = 1 (and for
+//   clusters with IPv6 ranges net.ipv6.conf.all.forwarding = 1), now and at boot;
 // - swap off: the kubelet refuses to start with swap on unless its configuration allows swap
 //   (failSwapOn, default true). The docs say "swapoff -a" and, to last across reboots,
 //   disabling swap in /etc/fstab: active swap is turned off and fstab's swap lines are commented
@@ -35,6 +36,14 @@ export const SYSCTLS: readonly { key: string; value: string }[] = [
   { key: "net.bridge.bridge-nf-call-ip6tables", value: "1" },
   { key: "net.ipv4.ip_forward", value: "1" },
 ];
+
+/**
+ * For clusters with IPv6 ranges: kubeadm's "Dual-stack support with kubeadm" has every node set
+ * net.ipv6.conf.all.forwarding = 1, and its preflight checks /proc/sys/net/ipv6/conf/default/
+ * forwarding (writing "all" sets "default" too: Linux net/ipv6/addrconf.c
+ * addrconf_fixup_forwarding).
+ */
+export const IPV6_FORWARDING = { key: "net.ipv6.conf.all.forwarding", value: "1" } as const;
 
 /** Executables kubeadm's preflight looks for, and the packages that ship them. */
 export const HOST_TOOLS: readonly { exe: string; required: boolean; packages: PackageNames }[] = [
@@ -103,8 +112,9 @@ async function loadModules(host: Host, changed: string[], log: (l: string) => vo
   }
 }
 
-async function applySysctls(host: Host, changed: string[]) {
-  for (const { key, value } of SYSCTLS) {
+async function applySysctls(host: Host, changed: string[], ipv6: boolean) {
+  const sysctls = ipv6 ? [...SYSCTLS, IPV6_FORWARDING] : SYSCTLS;
+  for (const { key, value } of sysctls) {
     // As root: sysctl lives in /usr/sbin, which a login user's PATH may lack (Debian's does).
     const current = await host.exec(["sysctl", "-n", key], { ...QUERY, sudo: true });
     if (current.code === 0 && current.stdout.trim() === value) continue;
@@ -120,7 +130,7 @@ async function applySysctls(host: Host, changed: string[]) {
   }
   const text = [
     `${MARKER}: sysctls the kubelet and kube-proxy need (kubeadm install docs).`,
-    ...SYSCTLS.map(({ key, value }) => `${key} = ${value}`),
+    ...sysctls.map(({ key, value }) => `${key} = ${value}`),
     "",
   ].join("\n");
   if (await writeIfChanged(host, SYSCTL_FILE, text, { mode: 0o644 })) {
@@ -234,6 +244,8 @@ export async function prepareHostSettings(
     log?: (line: string) => void;
     /** The kubelet runs with swap (KubeletConfiguration failSwapOn: false): leave it on. */
     keepSwap?: boolean;
+    /** The cluster has IPv6 ranges (ipv6 or dual-stack): IPv6 forwarding on too. */
+    ipv6Forwarding?: boolean;
   },
 ): Promise<{ changed: string[] }> {
   const log = opts.log ?? (() => undefined);
@@ -247,7 +259,7 @@ export async function prepareHostSettings(
     }
   };
   await step("kernel modules", () => loadModules(host, changed, log));
-  await step("sysctls", () => applySysctls(host, changed));
+  await step("sysctls", () => applySysctls(host, changed, opts.ipv6Forwarding === true));
   await step("swap", () => turnSwapOff(host, changed, opts.keepSwap === true, log));
   await step("host tools", () => installTools(host, opts.allowInstall, changed, log));
   for (const c of changed) log(c);

@@ -14,6 +14,7 @@ import {
   type FetchOptions,
 } from "../../node/artifacts/fetch.js";
 import { installArtifacts } from "../../node/artifacts/install.js";
+import { parseCIDR, splitCIDRs } from "../../config/network.js";
 import { prepareHostSettings } from "../../node/host-settings.js";
 import { prePullImages } from "../../node/images.js";
 import { installKubeletService } from "../../node/kubelet-service.js";
@@ -232,6 +233,13 @@ export class ImagePulls {
   }
 }
 
+/** True when a pod or service range is IPv6 (an ipv6 or dual-stack cluster). */
+function usesIPv6(networking: { podSubnet: string; serviceSubnet: string }): boolean {
+  return [networking.podSubnet, networking.serviceSubnet]
+    .flatMap(splitCIDRs)
+    .some((c) => parseCIDR(c)?.family === 6);
+}
+
 /**
  * Prepares the hosts for kubeadm: downloads (once per architecture, on the runner), then per
  * host in parallel (at most spec.concurrency at once) host settings and containerd, the
@@ -272,6 +280,7 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
             allowInstall: prepare.installPackages,
             log,
             keepSwap: kubeletAllowsSwap(input.cluster),
+            ipv6Forwarding: usesIPv6(spec.networking),
           }),
         );
         return inStep("container runtime", host, () =>

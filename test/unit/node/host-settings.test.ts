@@ -167,6 +167,22 @@ function node(k: Kernel) {
 }
 
 describe("prepareHostSettings", () => {
+  // kubeadm docs, "Dual-stack support with kubeadm": net.ipv6.conf.all.forwarding = 1 on every
+  // node, in /etc/sysctl.d as for the IPv4 settings.
+  it("turns IPv6 forwarding on, now and at boot, for a cluster with IPv6 ranges", async () => {
+    const k = kernel({
+      sysctl: new Map([
+        ["net.ipv4.ip_forward", "0"],
+        ["net.ipv6.conf.all.forwarding", "0"],
+      ]),
+    });
+    const first = await prepareHostSettings(node(k), { allowInstall: false, ipv6Forwarding: true });
+    expect(first.changed).toContain("set net.ipv6.conf.all.forwarding=1");
+    expect(k.sysctl.get("net.ipv6.conf.all.forwarding")).toBe("1");
+    const sysctlFile = await readFile(join(root, SYSCTL_FILE), "utf8");
+    expect(sysctlFile).toContain("net.ipv6.conf.all.forwarding = 1\n");
+  });
+
   it("loads modules, sets and persists sysctls; a second run changes nothing and says so", async () => {
     const k = kernel();
     const first = await prepareHostSettings(node(k), { allowInstall: false });
