@@ -54,6 +54,8 @@ beforeAll(async () => {
   [bed, mainJs] = await Promise.all([
     createTestbed(["cp-1", "w-1", "x-1"], {
       ssh: true,
+      // An IPv4 and an IPv6 address each: the dry run's cluster is dual-stack.
+      ipv6: true,
       // w-1 runs a kubelet of its own build: the summary shows what it reports.
       kubeletVersions: { "w-1": W1_KUBELET },
     }),
@@ -144,6 +146,16 @@ describe("action main step over SSH", () => {
     expect(await manifest("kube-controller-manager")).toContain(
       "- --cluster-cidr=10.244.0.0/16,fd00:10:244::/56\n",
     );
+    // Dual-stack: each node's kubelet gets its node-ip pair, IPv4 (the first service range's
+    // family) first, as kubeadm's "Dual-stack support with kubeadm" writes it.
+    for (const [h, text] of [
+      [bed.host("cp-1"), cp1],
+      [bed.host("w-1"), w1],
+    ] as const) {
+      expect(text, h.name).toMatch(
+        new RegExp(`- name: node-ip\\n\\s+value: ${h.address},${h.address6!}\\n`),
+      );
+    }
     expect(await readFile(join(rendered, "var/lib/kubelet/config.yaml"), "utf8")).toMatch(
       /featureGates:\n\s+InPlacePodVerticalScaling: true/,
     );
