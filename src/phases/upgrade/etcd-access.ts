@@ -14,6 +14,8 @@ export interface UpgradeEtcdCluster {
   checkClusterHealth(): Promise<void>;
   /** kubeadm's WaitForClusterAvailable(retries, interval). */
   waitForClusterAvailable(retries: number, intervalMs: number): Promise<void>;
+  /** Whether the member at `endpoint` answers a status request now (one try, no retries). */
+  answers(endpoint: string): Promise<boolean>;
 }
 
 export interface UpgradeEtcdAccess {
@@ -57,6 +59,11 @@ export function realUpgradeEtcd(opts: EtcdAccessOptions): UpgradeEtcdAccess {
         checkClusterHealth: () => cluster.checkClusterHealth(),
         waitForClusterAvailable: (retries, intervalMs) =>
           cluster.waitForClusterAvailable(retries, intervalMs),
+        answers: (endpoint) =>
+          cluster.client.status(endpoint).then(
+            () => true,
+            () => false,
+          ),
       };
     },
   };
@@ -71,6 +78,7 @@ export function dryRunUpgradeEtcd(log: (line: string) => void): UpgradeEtcdAcces
           return Promise.resolve();
         },
         waitForClusterAvailable: () => Promise.resolve(),
+        answers: () => Promise.resolve(true),
       });
     },
   };

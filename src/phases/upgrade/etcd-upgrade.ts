@@ -13,6 +13,7 @@ import {
   type RecoverManifests,
 } from "./static-pods.js";
 import { waitForStaticPodSingleHash } from "./waits.js";
+import { etcdClientURL } from "../../manifests/etcd.js";
 
 // The local etcd member's part of a static Pod upgrade (kubeadm: phases/upgrade/staticpods.go
 // performEtcdStaticPodUpgrade, v1.30+: the current version is the image tag of the etcd.yaml on
@@ -175,8 +176,10 @@ export async function performEtcdStaticPodUpgrade(input: EtcdUpgradeInput): Prom
     },
   );
   await input.writeNewManifest();
+  const member = etcdClientURL(data.cfg.init.localAPIEndpoint.advertiseAddress);
+  const watched = { ...up, stopped: async () => !(await input.oldEtcd.answers(member)) };
   try {
-    await upgradeComponent(up, "etcd", before, input.recover, {
+    await upgradeComponent(watched, "etcd", before, input.recover, {
       restartIfEqual: input.restartIfEqual,
     });
   } catch (e) {

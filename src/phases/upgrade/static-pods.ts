@@ -25,6 +25,12 @@ export interface ComponentUpgrade {
   renewal: RenewalContext | undefined;
   wait: WaitOptions;
   log: Logger;
+  /**
+   * Another sign that the kubelet stopped a Pod whose manifest was taken away: needed for etcd
+   * when other control planes answer the API, because this node's kubelet deletes its mirror
+   * Pod through this node's own API server, which cannot write while this etcd is down.
+   */
+  stopped?: () => Promise<boolean>;
 }
 
 /** Backup paths of the components this run touched, in the order it touched them. */
@@ -78,14 +84,16 @@ export async function rollbackOldManifests(
 
 /**
  * kubeadm's restart of an unchanged etcd manifest (since v1.31): the manifest stays out of the
- * manifest folder until the kubelet has stopped the Pod — its mirror Pod is gone, or the API
- * server this node's clients reach stops answering because its etcd stopped — and then comes
+ * manifest folder until the kubelet has stopped the Pod — its mirror Pod is gone, the API
+ * server this node's clients reach stops answering because its etcd stopped, or (`stopped`)
+ * the member itself stops answering — and then comes
  * back unchanged. The mechanism kubeadm uses was not readable in its sources; the file written
  * is kubeadm's (the same manifest).
  */
 async function waitForStaticPodStopped(up: ComponentUpgrade, component: StaticPodComponent) {
   await poll(
     async () => {
+      if (await up.stopped?.()) return true;
       try {
         await up.client.get({
           apiVersion: "v1",

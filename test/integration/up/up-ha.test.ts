@@ -40,6 +40,14 @@ interface UpgradeReport {
   }[];
 }
 
+interface DaemonSet {
+  spec: { template: { spec: { containers: { image: string }[] } } };
+}
+
+interface NodeObject {
+  spec: { unschedulable?: boolean };
+}
+
 interface NodeList {
   items: { status: { nodeInfo: { kubeletVersion: string } } }[];
 }
@@ -88,6 +96,76 @@ afterAll(async () => {
   await server?.close();
 }, 120_000);
 
+interface UpgradeRun {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+  /** Whether the trigger's line was seen (and its action taken). */
+  triggered: boolean;
+  report?: UpgradeReport;
+}
+
+let upgradeRuns = 0;
+let resumed: UpgradeRun | undefined;
+
+/**
+ * `kubeforge upgrade -f --to TARGET` as a child process (its stderr watched): `act` is taken
+ * once when a stderr line matches `trigger`. The report of each run is kept apart.
+ */
+async function upgradeUntil(
+  trigger: RegExp | undefined,
+  act: (child: ChildProcess) => void,
+): Promise<UpgradeRun> {
+  const cli = await bundledCli();
+  const caFile = join(r.dir, "release-ca.pem");
+  await writeFile(caFile, server.ca);
+  const reportPath = join(r.dir, `upgrade-report-${++upgradeRuns}.json`);
+  const child = spawn(
+    process.execPath,
+    [
+      join(cli.dir, "cli.js"),
+      "upgrade",
+      "-f",
+      clusterPath,
+      "--to",
+      TARGET,
+      "--report",
+      reportPath,
+      "--node-timeout",
+      "3m",
+    ],
+    {
+      env: { ...process.env, HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile },
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
+  let stdout = "";
+  let stderr = "";
+  let triggered = false;
+  child.stdout.on("data", (b: Buffer) => (stdout += b.toString()));
+  child.stderr.on("data", (b: Buffer) => {
+    stderr += b.toString();
+    if (!triggered && trigger?.test(stderr)) {
+      triggered = true;
+      act(child);
+    }
+  });
+  const timer = setTimeout(() => child.kill("SIGKILL"), 840_000);
+  const code = await new Promise<number | null>((res) => child.on("close", res));
+  clearTimeout(timer);
+  const report = await readFile(reportPath, "utf8").then(
+    (t) => JSON.parse(t) as UpgradeReport,
+    () => undefined,
+  );
+  return { code, stdout, stderr, triggered, ...(report ? { report } : {}) };
+}
+
+/** The node's upgrade marker, if kubeforge left one. */
+async function markerOf(name: string): Promise<unknown> {
+  const text = await readFile(bed.host(name).path("var/lib/kubeforge/node.json"), "utf8");
+  return (JSON.parse(text) as { upgrade?: unknown }).upgrade;
+}
+
 describe("kubeforge up: 3 control planes + 1 worker behind the user's load balancer", () => {
   it("forms the cluster with three voting etcd members", async () => {
     // The upgrade below takes its kubelet and kubectl from the local release server.
@@ -132,32 +210,38 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
     ]);
   }, 600_000);
 
-  it("upgrades the control planes one at a time, the last one moving the addons, then the worker", async () => {
-    const cli = await bundledCli();
-    const caFile = join(r.dir, "release-ca.pem");
-    await writeFile(caFile, server.ca);
-    const reportPath = join(r.dir, "upgrade-report.json");
-    const upgrade = await cli.kubeforge(
-      [
-        "upgrade",
-        "-f",
-        clusterPath,
-        "--to",
-        TARGET,
-        "--report",
-        reportPath,
-        "--node-timeout",
-        "3m",
-      ],
-      { timeoutMs: 900_000, env: { HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile } },
+  it("an upgrade interrupted by SIGINT in cp-1's static Pod replacement: exit 130, cp-1 left to resume", async () => {
+    const run = await upgradeUntil(
+      /cp-1: .*\[upgrade\/staticpods\] Waiting for the kubelet/,
+      (child) => child.kill("SIGINT"),
     );
-    if (upgrade.code !== 0) throw new Error(await diagnostics(bed, upgrade));
-    const report = JSON.parse(await readFile(reportPath, "utf8")) as UpgradeReport;
-    expect(report).toMatchObject({ from: "v1.35.0", to: TARGET, result: "succeeded" });
+    expect(run.triggered, run.stderr).toBe(true);
+    expect(run.code, run.stderr).toBe(130);
+    expect(run.stderr).toContain(
+      "kubeforge: SIGINT: cancelling the commands running on every host, then stopping",
+    );
+    expect(run.report).toMatchObject({ result: "failed" });
+    expect(await markerOf("cp-1")).toMatchObject({ to: TARGET, step: "started" });
+    for (const n of ["cp-2", "cp-3", "w-1"]) expect(await markerOf(n), n).toBeUndefined();
+  }, 600_000);
+
+  it("resumes at cp-1, upgrades the control planes one at a time, the last one moving the addons; w-1's dropped SSH connection fails the run naming it", async () => {
+    const run = await upgradeUntil(/w-1: \[upgrade\/preflight\]/, () => {
+      void bed.host("w-1").dropSshSessions();
+    });
+    resumed = run;
+    expect(run.triggered, run.stderr).toBe(true);
+    expect(run.code, run.stderr).toBe(1);
+    expect(run.stderr).toMatch(/\[plan\] control-plane: apply — .*\(resumed: a run stopped here\)/);
+    expect(run.stderr).toMatch(/w-1.*(connection (dropped|was closed|is closed)|ECONNRESET)/);
+    const report = run.report!;
     const steps = (name: string) => report.nodes.find((n) => n.name === name)!.steps;
-    expect(report.nodes.map((n) => [n.name, n.result])).toEqual(
-      ["cp-1", "cp-2", "cp-3", "w-1"].map((n) => [n, "upgraded"]),
-    );
+    expect(report.nodes.map((n) => [n.name, n.result])).toEqual([
+      ["cp-1", "upgraded"],
+      ["cp-2", "upgraded"],
+      ["cp-3", "upgraded"],
+      ["w-1", "failed"],
+    ]);
     expect(steps("cp-1").map((s) => s.name)).toEqual(["upgrade-apply", "kubelet", "gate"]);
     for (const cp of ["cp-2", "cp-3"])
       expect(steps(cp).map((s) => s.name)).toEqual([
@@ -179,15 +263,41 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
     ])
       expect(span(b!)[0]!, `${b} after ${a}`).toBeGreaterThanOrEqual(span(a!)[1]! - 1);
     // cp-1's apply left the addons to the last control plane, whose `upgrade node` moved them.
-    expect(upgrade.stderr).toMatch(
+    expect(run.stderr).toMatch(
       /cp-1: .*\[upgrade\/addon\] Skipping upgrade of addons because control plane instances \[cp-2 cp-3\] have not been upgraded/,
     );
-    expect(upgrade.stderr).toMatch(
+    expect(run.stderr).toMatch(
       /cp-2: .*\[upgrade\/addon\] Skipping upgrade of addons because control plane instances \[cp-3\] have not been upgraded/,
     );
-    expect(report.addons.kubeProxy).toEqual({ before: "v1.35.0", after: TARGET });
+    expect(report.addons.kubeProxy.before).toBe("v1.35.0");
+    const proxy = await r.kubectl<DaemonSet>(kubeconfig, [
+      "-n",
+      "kube-system",
+      "get",
+      "ds",
+      "kube-proxy",
+    ]);
+    expect(proxy.spec.template.spec.containers[0]!.image).toMatch(new RegExp(`:${TARGET}$`));
+    // The failed worker is not left cordoned (kubeforge uncordons after a failure).
+    const w1 = await r.kubectl<NodeObject>(kubeconfig, ["get", "node", "w-1"]);
+    expect(w1.spec.unschedulable ?? false).toBe(false);
+  }, 900_000);
+
+  it("a third run finds the control planes at the target and finishes w-1", async () => {
+    expect(resumed?.code).toBe(1);
+    const run = await upgradeUntil(undefined, () => {});
+    if (run.code !== 0) throw new Error(await diagnostics(bed, { ...run, code: run.code ?? -1 }));
+    expect(run.report!.nodes.map((n) => [n.name, n.result])).toEqual([
+      ["cp-1", "skipped"],
+      ["cp-2", "skipped"],
+      ["cp-3", "skipped"],
+      ["w-1", "upgraded"],
+    ]);
+    expect(run.report!.addons.kubeProxy).toEqual({ before: TARGET, after: TARGET });
     const nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
     expect(nodes.items.map((n) => n.status.nodeInfo.kubeletVersion)).toEqual(Array(4).fill(TARGET));
+    for (const n of ["cp-1", "cp-2", "cp-3", "w-1"])
+      expect(await markerOf(n), n).toMatchObject({ to: TARGET, step: "done" });
     const members = JSON.parse(
       await etcdctl(bed.host("cp-1"), ["endpoint", "health", "--cluster", "-w", "json"]),
     ) as { health: boolean }[];
