@@ -2,9 +2,11 @@ import { mkdtemp } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
+import type { UpgradeOptions } from "../cluster/upgrade/data.js";
 import { upgradeCluster } from "../cluster/upgrade/index.js";
 import { clusterUpgradePhases } from "../cluster/upgrade/phases.js";
 import { renderUpgradePlan } from "../cluster/upgrade/policy.js";
+import type { Thresholds } from "../cluster/upgrade/probes/timeline.js";
 import { normalizeClusterVersion } from "../config/cluster/version.js";
 import { parseGoDuration } from "../config/duration.js";
 import type { Phase } from "../workflow/phase.js";
@@ -30,6 +32,44 @@ interface ClusterUpgradeCommandOptions {
   skipPhases?: string[];
   report?: string;
   junit?: string;
+  probe: string[];
+  probeInterval: string;
+  keepProbes?: boolean;
+  maxApiDowntime?: string;
+}
+
+/** The probes `--probe` knows; "none" turns them off. */
+const PROBES = ["api"];
+
+/** --probe, --probe-interval, --keep-probes and the thresholds, checked before any host is contacted. */
+export function probeOptions(
+  o: Pick<
+    ClusterUpgradeCommandOptions,
+    "probe" | "probeInterval" | "keepProbes" | "maxApiDowntime"
+  >,
+): Pick<UpgradeOptions, "apiProbes" | "thresholds"> {
+  const none = o.probe.length === 1 && o.probe[0] === "none";
+  for (const p of none ? [] : o.probe) {
+    if (!PROBES.includes(p)) {
+      throw new Error(
+        `--probe: "${p}" is not a probe kubeforge has; give ${PROBES.join(", ")} or none`,
+      );
+    }
+  }
+  const api = !none && o.probe.includes("api");
+  const intervalMs = parseGoDuration(o.probeInterval, "--probe-interval");
+  if (intervalMs < 100) throw new Error(`--probe-interval: "${o.probeInterval}" is below 100ms`);
+  const thresholds: Thresholds = {};
+  if (o.maxApiDowntime !== undefined) {
+    if (!api) throw new Error("--max-api-downtime needs the api probe (--probe api)");
+    const ms = parseGoDuration(o.maxApiDowntime, "--max-api-downtime");
+    if (ms < 0) throw new Error(`--max-api-downtime: "${o.maxApiDowntime}" is negative`);
+    thresholds.maxApiDowntime = { text: o.maxApiDowntime, ms };
+  }
+  return {
+    ...(api ? { apiProbes: { intervalMs, keep: o.keepProbes === true } } : {}),
+    thresholds,
+  };
 }
 
 function positive(value: string): number {
@@ -56,7 +96,8 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     throw new Error("--plan and --dry-run do not go together: --dry-run plans too");
   const reporter = new TerminalReporter();
   const spec = await readSpec(o.file, reporter);
-  const options = {
+  const options: UpgradeOptions = {
+    ...probeOptions(o),
     // "1.36" means its newest patch, as in a Cluster's kubernetesVersion ("stable-1.36").
     to: normalizeClusterVersion(o.to) ?? o.to,
     workerBatch: o.workerBatch ?? 1,
@@ -91,10 +132,16 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     }
     return;
   }
+  const { report } = result;
   reporter.info(
-    `[upgrade] Cluster "${spec.name}" upgraded from ${result.report.from} to ${result.report.to} in ${result.report.durationSeconds}s`,
+    `[upgrade] Cluster "${spec.name}" upgraded from ${report.from} to ${report.to} in ${report.durationSeconds}s`,
   );
   process.stdout.write(`${reportPath}\n`);
+  if (report.result === "thresholds-violated") {
+    throw new Error(
+      `the upgrade finished, and ${report.violations!.length === 1 ? "a threshold was" : "thresholds were"} exceeded (the report is ${reportPath}):\n${report.violations!.map((v) => ` - ${v.message}`).join("\n")}`,
+    );
+  }
 }
 
 /** The cluster-level options and action on `kubeforge upgrade` (its subcommands are node-level). */
@@ -127,6 +174,18 @@ export function addClusterUpgrade(upgrade: Command): void {
       "where upgrade-report.json goes (default ~/.kube/kubeforge-<name>-upgrade/)",
     )
     .option("--junit <file>", "where the JUnit XML goes (default beside the report)")
+    .option(
+      "--probe <probes>",
+      "what to measure while the nodes change: api (every control plane's /readyz, a read and a write through admin.conf's server), or none",
+      (value: string) => list(value),
+      ["api"],
+    )
+    .option("--probe-interval <duration>", "how often each endpoint is probed", "500ms")
+    .option("--keep-probes", "keep the namespace kubeforge-probes the probes write in")
+    .option(
+      "--max-api-downtime <duration>",
+      "fail the run (after the upgrade) when the longest outage through admin.conf's server is longer",
+    )
     .addHelpText(
       "after",
       `\nCluster upgrade phases (kubeforge upgrade -f), in order:\n${phaseTreeHelp(phases)}\n`,
