@@ -65,7 +65,11 @@ export function stableTarget(url: string, client: KubeClient, now = Date.now): P
 /** The namespace and the Lease the write renews (both kept when they exist). */
 export async function createProbeObjects(client: KubeClient, now = Date.now): Promise<void> {
   const objects: KubeObject[] = [
-    { ...namespaceRef, metadata: { name: PROBE_NAMESPACE, labels: MANAGED_BY } },
+    {
+      apiVersion: "v1",
+      kind: "Namespace",
+      metadata: { name: PROBE_NAMESPACE, labels: MANAGED_BY },
+    },
     {
       apiVersion: leaseRef.apiVersion,
       kind: leaseRef.kind,
