@@ -6,7 +6,8 @@ import type { UpgradeOptions } from "../cluster/upgrade/data.js";
 import { upgradeCluster } from "../cluster/upgrade/index.js";
 import { clusterUpgradePhases } from "../cluster/upgrade/phases.js";
 import { renderUpgradePlan } from "../cluster/upgrade/policy.js";
-import type { Thresholds } from "../cluster/upgrade/probes/timeline.js";
+import { thresholdsError } from "../cluster/upgrade/report.js";
+import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 import { normalizeClusterVersion } from "../config/cluster/version.js";
 import { parseGoDuration } from "../config/duration.js";
 import type { Phase } from "../workflow/phase.js";
@@ -38,39 +39,11 @@ interface ClusterUpgradeCommandOptions {
   maxApiDowntime?: string;
 }
 
-/** The probes `--probe` knows; "none" turns them off. */
-const PROBES = ["api"];
-
-/** --probe, --probe-interval, --keep-probes and the thresholds, checked before any host is contacted. */
-export function probeOptions(
-  o: Pick<
-    ClusterUpgradeCommandOptions,
-    "probe" | "probeInterval" | "keepProbes" | "maxApiDowntime"
-  >,
-): Pick<UpgradeOptions, "apiProbes" | "thresholds"> {
-  const none = o.probe.length === 1 && o.probe[0] === "none";
-  for (const p of none ? [] : o.probe) {
-    if (!PROBES.includes(p)) {
-      throw new Error(
-        `--probe: "${p}" is not a probe kubeforge has; give ${PROBES.join(", ")} or none`,
-      );
-    }
-  }
-  const api = !none && o.probe.includes("api");
-  const intervalMs = parseGoDuration(o.probeInterval, "--probe-interval");
-  if (intervalMs < 100) throw new Error(`--probe-interval: "${o.probeInterval}" is below 100ms`);
-  const thresholds: Thresholds = {};
-  if (o.maxApiDowntime !== undefined) {
-    if (!api) throw new Error("--max-api-downtime needs the api probe (--probe api)");
-    const ms = parseGoDuration(o.maxApiDowntime, "--max-api-downtime");
-    if (ms < 0) throw new Error(`--max-api-downtime: "${o.maxApiDowntime}" is negative`);
-    thresholds.maxApiDowntime = { text: o.maxApiDowntime, ms };
-  }
-  return {
-    ...(api ? { apiProbes: { intervalMs, keep: o.keepProbes === true } } : {}),
-    thresholds,
-  };
-}
+const PROBE_FLAGS = {
+  probes: "--probe",
+  interval: "--probe-interval",
+  maxApiDowntime: "--max-api-downtime",
+};
 
 function positive(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) {
@@ -97,7 +70,15 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
   const reporter = new TerminalReporter();
   const spec = await readSpec(o.file, reporter);
   const options: UpgradeOptions = {
-    ...probeOptions(o),
+    ...probeOptions(
+      {
+        probes: o.probe,
+        interval: o.probeInterval,
+        keep: o.keepProbes === true,
+        ...(o.maxApiDowntime !== undefined ? { maxApiDowntime: o.maxApiDowntime } : {}),
+      },
+      PROBE_FLAGS,
+    ),
     // "1.36" means its newest patch, as in a Cluster's kubernetesVersion ("stable-1.36").
     to: normalizeClusterVersion(o.to) ?? o.to,
     workerBatch: o.workerBatch ?? 1,
@@ -137,11 +118,7 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     `[upgrade] Cluster "${spec.name}" upgraded from ${report.from} to ${report.to} in ${report.durationSeconds}s`,
   );
   process.stdout.write(`${reportPath}\n`);
-  if (report.result === "thresholds-violated") {
-    throw new Error(
-      `the upgrade finished, and ${report.violations!.length === 1 ? "a threshold was" : "thresholds were"} exceeded (the report is ${reportPath}):\n${report.violations!.map((v) => ` - ${v.message}`).join("\n")}`,
-    );
-  }
+  if (report.result === "thresholds-violated") throw thresholdsError(report, reportPath);
 }
 
 /** The cluster-level options and action on `kubeforge upgrade` (its subcommands are node-level). */
@@ -180,7 +157,11 @@ export function addClusterUpgrade(upgrade: Command): void {
       (value: string) => list(value),
       ["api"],
     )
-    .option("--probe-interval <duration>", "how often each endpoint is probed", "500ms")
+    .option(
+      "--probe-interval <duration>",
+      "how often each endpoint is probed",
+      DEFAULT_PROBE_INTERVAL,
+    )
     .option("--keep-probes", "keep the namespace kubeforge-probes the probes write in")
     .option(
       "--max-api-downtime <duration>",

@@ -154,6 +154,14 @@ export class ReportRecorder {
   }
 }
 
+/** What a run that finished and exceeded thresholds fails with: each violation on a line. */
+export function thresholdsError(r: UpgradeReport, reportPath: string): Error {
+  const violations = r.violations ?? [];
+  return new Error(
+    `the upgrade finished, and ${violations.length === 1 ? "a threshold was" : "thresholds were"} exceeded (the report is ${reportPath}):\n${violations.map((v) => ` - ${v.message}`).join("\n")}`,
+  );
+}
+
 const escapeXML = (s: string) =>
   s.replace(
     /[<>&"']/g,

@@ -126,7 +126,7 @@ describe("API probes against the simulated API server", () => {
       kind: "Lease",
       namespace: PROBE_NAMESPACE,
       name: PROBE_LEASE,
-    }) as { spec: { renewTime: string }; metadata: { resourceVersion: string } };
+    }) as unknown as { spec: { renewTime: string } };
     // The Lease was renewed in the last interval of probing (the last samples were good).
     expect(Date.now() - Date.parse(lease.spec.renewTime)).toBeLessThan(5_000);
     await removeProbeObjects(admin);

@@ -1,6 +1,6 @@
 import { XMLParser } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
-import { probeOptions } from "../../../../src/cli/upgrade-cluster.js";
+import { probeOptions as settings } from "../../../../src/cluster/upgrade/probes/options.js";
 import { microTime, stableTarget } from "../../../../src/cluster/upgrade/probes/api-targets.js";
 import {
   ApiProber,
@@ -309,24 +309,30 @@ describe("the stable endpoint's write", () => {
 });
 
 describe("--probe, --probe-interval, --max-api-downtime", () => {
-  const base = { probe: ["api"], probeInterval: "500ms" };
+  const base = { probes: ["api"], interval: "500ms", keep: false };
+  const names = {
+    probes: "--probe",
+    interval: "--probe-interval",
+    maxApiDowntime: "--max-api-downtime",
+  };
+  const probeOptions = (s: Parameters<typeof settings>[0]) => settings(s, names);
 
   it("turns the flags into options", () => {
-    expect(probeOptions({ ...base, maxApiDowntime: "5s", keepProbes: true })).toEqual({
+    expect(probeOptions({ ...base, maxApiDowntime: "5s", keep: true })).toEqual({
       apiProbes: { intervalMs: 500, keep: true },
       thresholds: { maxApiDowntime: { text: "5s", ms: 5000 } },
     });
-    expect(probeOptions({ ...base, probe: ["none"] })).toEqual({ thresholds: {} });
+    expect(probeOptions({ ...base, probes: ["none"] })).toEqual({ thresholds: {} });
   });
 
   it("refuses what it cannot do, naming the flag", () => {
-    expect(() => probeOptions({ ...base, probe: ["workload"] })).toThrow(
+    expect(() => probeOptions({ ...base, probes: ["workload"] })).toThrow(
       '--probe: "workload" is not a probe kubeforge has; give api or none',
     );
-    expect(() => probeOptions({ ...base, probe: ["none"], maxApiDowntime: "5s" })).toThrow(
-      "--max-api-downtime needs the api probe (--probe api)",
+    expect(() => probeOptions({ ...base, probes: ["none"], maxApiDowntime: "5s" })).toThrow(
+      "--max-api-downtime: needs the api probe, and --probe is none",
     );
-    expect(() => probeOptions({ ...base, probeInterval: "10ms" })).toThrow(
+    expect(() => probeOptions({ ...base, interval: "10ms" })).toThrow(
       '--probe-interval: "10ms" is below 100ms',
     );
     expect(() => probeOptions({ ...base, maxApiDowntime: "soon" })).toThrow(/--max-api-downtime/);
