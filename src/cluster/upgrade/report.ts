@@ -168,25 +168,34 @@ const escapeXML = (s: string) =>
     (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!,
   );
 
-/** One test case per threshold given (classname "thresholds"), failed when it was exceeded. */
-function thresholdCases(r: UpgradeReport): { node: string; step: ReportStep }[] {
+/** The report's threshold fields and the flags that set them. */
+const THRESHOLD_NAMES = { maxApiDowntime: "max-api-downtime" } as const;
+
+/** Each threshold the report records, with its violation when it was exceeded. */
+export function thresholdOutcomes(
+  r: UpgradeReport,
+): { threshold: string; limit: string; violation?: Violation }[] {
   return Object.entries(THRESHOLD_NAMES).flatMap(([key, threshold]) => {
     const limit = r.thresholds?.[key as keyof typeof THRESHOLD_NAMES];
     if (limit === undefined) return [];
     const violation = r.violations?.find((v) => v.threshold === threshold);
-    const step: ReportStep = {
+    return [{ threshold, limit, ...(violation ? { violation } : {}) }];
+  });
+}
+
+/** One test case per threshold given (classname "thresholds"), failed when it was exceeded. */
+function thresholdCases(r: UpgradeReport): { node: string; step: ReportStep }[] {
+  return thresholdOutcomes(r).map(({ threshold, limit, violation }) => ({
+    node: "thresholds",
+    step: {
       name: `${threshold} ${limit}`,
       startedAt: r.startedAt,
       seconds: 0,
       result: violation ? "failed" : "ok",
       ...(violation ? { detail: violation.message } : {}),
-    };
-    return [{ node: "thresholds", step }];
-  });
+    },
+  }));
 }
-
-/** The report's threshold fields and the flags that set them. */
-const THRESHOLD_NAMES = { maxApiDowntime: "max-api-downtime" } as const;
 
 /**
  * JUnit XML: one testsuite for the hop, one testcase per node × step (classname: the node) and
