@@ -55,8 +55,9 @@ export class SessionApiProbes implements UpgradeProbes {
     const probes = this.d.options.apiProbes;
     if (!probes || this.prober) return;
     const log = this.d.session.reporter;
-    await createProbeObjects(await this.d.session.adminClient());
+    // Clients first: a failure there leaves nothing behind in the cluster.
     const targets = await this.targets();
+    await createProbeObjects(await this.d.session.adminClient());
     this.prober = new ApiProber(targets, {
       intervalMs: probes.intervalMs,
       timeoutMs: PROBE_TIMEOUT_MS,
