@@ -33,6 +33,15 @@ interface UpgradeReport {
   to: string;
   result: string;
   addons: { kubeProxy: { before?: string; after?: string } };
+  api: {
+    endpoints: {
+      name: string;
+      url: string;
+      samples: number;
+      failures: number;
+      outages: { during: string[] }[];
+    }[];
+  };
   nodes: {
     name: string;
     result: string;
@@ -186,6 +195,19 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
       /cp-2: .*\[upgrade\/addon\] Skipping upgrade of addons because control plane instances \[cp-3\] have not been upgraded/,
     );
     expect(report.addons.kubeProxy).toEqual({ before: "v1.35.0", after: TARGET });
+    // The API probes: each control plane at its own address, and the load balancer (admin.conf's
+    // server); whatever went away did so while a control plane changed, never in the worker's steps.
+    expect(report.api.endpoints.map((e) => [e.name, e.url])).toEqual([
+      ...["cp-1", "cp-2", "cp-3"].map((n) => [n, `https://${bed.host(n).address}:6443`]),
+      ["stable", `https://${endpoint}`],
+    ]);
+    for (const e of report.api.endpoints) {
+      expect(e.samples, e.name).toBeGreaterThan(10);
+      for (const o of e.outages) {
+        expect(o.during.length, e.name).toBeGreaterThan(0);
+        for (const step of o.during) expect(step, e.name).toMatch(/^cp-[123] /);
+      }
+    }
     const nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
     expect(nodes.items.map((n) => n.status.nodeInfo.kubeletVersion)).toEqual(Array(4).fill(TARGET));
     const members = JSON.parse(
