@@ -77,6 +77,8 @@ export const INPUTS = [
   "upgrade-to",
   "upgrade-worker-batch",
   "upgrade-drain-timeout",
+  "upgrade-probes",
+  "upgrade-max-api-downtime",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",

@@ -2,7 +2,13 @@ import type { UpNode, UpResult } from "../cluster/up/index.js";
 import type { UpgradeReport } from "../cluster/upgrade/report.js";
 import { printable } from "../workflow/printable.js";
 import { ganttChart, type GanttSection } from "./gantt.js";
-import { upgradeRows, upgradeSections } from "./upgrade-summary.js";
+import {
+  apiOutageRows,
+  outageSection,
+  thresholdLines,
+  upgradeRows,
+  upgradeSections,
+} from "./upgrade-summary.js";
 
 // The job summary (GITHUB_STEP_SUMMARY), read after the run when the runner is gone: the
 // cluster's version, nodes and roles, how long it took to be Ready, a chart of the phases over
@@ -183,7 +189,10 @@ function chart(s: SummaryInput): string {
   }
   if (s.upgrade) {
     sections.push({ name: "upgrade", tasks: s.steps.slice(split).map(task) });
-    if (s.upgrade.report) sections.push(...upgradeSections(s.upgrade.report, CHARTED_NODES));
+    if (s.upgrade.report) {
+      sections.push(...upgradeSections(s.upgrade.report, CHARTED_NODES));
+      sections.push(...outageSection(s.upgrade.report));
+    }
   }
   const gantt = ganttChart(`Cluster ${s.cluster}, phases over time`, sections);
   // Markdown inside an HTML summary: the fence needs blank lines around it.
@@ -201,7 +210,28 @@ function upgradeTable(s: SummaryInput): string {
     ["Node", "Role", "Kubelet", "Took", "Drain", "Result"],
     upgradeRows(report, duration),
   );
-  return foldable(`Upgrade of ${report.nodes.length} nodes`, report.nodes.length, html);
+  return (
+    foldable(`Upgrade of ${report.nodes.length} nodes`, report.nodes.length, html) +
+    apiOutageTable(report)
+  );
+}
+
+/** What the API probes saw during the upgrade, per endpoint and outage, and the thresholds. */
+function apiOutageTable(report: UpgradeReport): string {
+  const rows = apiOutageRows(report, (ms) => new Date(ms).toISOString().slice(11, 23));
+  if (rows.length === 0) return "";
+  const outages = (report.api?.endpoints ?? []).reduce((n, e) => n + e.outages.length, 0);
+  const html = table(
+    ["API endpoint", "Samples", "Failed", "Outage at (UTC)", "Lasted", "During", "First error"],
+    rows,
+  );
+  const thresholds = thresholdLines(report)
+    .map(
+      (l) => `<p>Threshold ${escapeHTML(l)}</p>
+`,
+    )
+    .join("");
+  return foldable(`API outages during the upgrade: ${outages}`, outages, html) + thresholds;
 }
 
 function timeTables(s: SummaryInput): string {

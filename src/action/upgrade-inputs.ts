@@ -1,9 +1,12 @@
 import { tryParseGoDurationNanos } from "../config/duration.js";
 import { quoteValue } from "../config/values.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
+import type { UpgradeOptions } from "../cluster/upgrade/data.js";
+import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 
-// The upgrade rehearsal's inputs (upgrade-to, upgrade-worker-batch, upgrade-drain-timeout),
-// read and checked as the CLI's `upgrade -f --to --worker-batch --drain-timeout` flags are:
+// The upgrade rehearsal's inputs (upgrade-to, upgrade-worker-batch, upgrade-drain-timeout,
+// upgrade-probes, upgrade-max-api-downtime), read and checked as the CLI's `upgrade -f --to
+// --worker-batch --drain-timeout --probe --max-api-downtime` flags are:
 // every problem is one sentence starting with the input, found before any host is contacted.
 
 /** The `upgrade -f` run the inputs ask for after the cluster is built. */
@@ -14,6 +17,35 @@ export interface ActionUpgrade {
   workerBatch: number;
   /** upgrade-drain-timeout (--drain-timeout), per worker. */
   drainTimeoutMs: number;
+  /** upgrade-probes (--probe; default api) and upgrade-max-api-downtime (--max-api-downtime). */
+  probes: Pick<UpgradeOptions, "apiProbes" | "thresholds">;
+}
+
+type UpgradeInput =
+  | "upgrade-to"
+  | "upgrade-worker-batch"
+  | "upgrade-drain-timeout"
+  | "upgrade-probes"
+  | "upgrade-max-api-downtime";
+
+/** upgrade-probes: "api" (the default) or "none"; upgrade-max-api-downtime a Go duration. */
+function readProbeInputs(get: (name: UpgradeInput) => string): ActionUpgrade["probes"] {
+  const probes = get("upgrade-probes");
+  const max = get("upgrade-max-api-downtime");
+  return probeOptions(
+    {
+      probes: probes === "" ? ["api"] : probes.split(",").map((p) => p.trim()),
+      interval: DEFAULT_PROBE_INTERVAL,
+      // The probe namespace goes; teardown takes the cluster anyway unless it is kept.
+      keep: false,
+      ...(max !== "" ? { maxApiDowntime: max } : {}),
+    },
+    {
+      probes: "input upgrade-probes",
+      interval: "the probe interval",
+      maxApiDowntime: "input upgrade-max-api-downtime",
+    },
+  );
 }
 
 /** The CLI's defaults (cli/upgrade-cluster.ts): one worker at a time, 5m per drain. */
@@ -25,7 +57,7 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 5 * 60_000;
  * ("" when not given); `installOnly` is the install-only input, which builds nothing to upgrade.
  */
 export function readUpgradeInputs(
-  get: (name: "upgrade-to" | "upgrade-worker-batch" | "upgrade-drain-timeout") => string,
+  get: (name: UpgradeInput) => string,
   installOnly: boolean,
 ): ActionUpgrade | undefined {
   const fail = (name: string, problem: string): never => {
@@ -35,10 +67,13 @@ export function readUpgradeInputs(
   const batch = get("upgrade-worker-batch");
   const drain = get("upgrade-drain-timeout");
   if (to === "") {
-    for (const [name, value] of [
-      ["upgrade-worker-batch", batch],
-      ["upgrade-drain-timeout", drain],
+    for (const name of [
+      "upgrade-worker-batch",
+      "upgrade-drain-timeout",
+      "upgrade-probes",
+      "upgrade-max-api-downtime",
     ] as const) {
+      const value = get(name);
       if (value !== "") fail(name, "applies to an upgrade, and upgrade-to is not given");
     }
     return undefined;
@@ -66,5 +101,6 @@ export function readUpgradeInputs(
     to: normalized!,
     workerBatch: batch === "" ? DEFAULT_WORKER_BATCH : Number(batch),
     drainTimeoutMs,
+    probes: readProbeInputs(get),
   };
 }

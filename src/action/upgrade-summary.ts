@@ -1,4 +1,8 @@
-import type { ReportNode, UpgradeReport } from "../cluster/upgrade/report.js";
+import {
+  thresholdOutcomes,
+  type ReportNode,
+  type UpgradeReport,
+} from "../cluster/upgrade/report.js";
 import type { GanttSection } from "./gantt.js";
 
 // What the action shows of an upgrade rehearsal, from its UpgradeReport: the node-timings output,
@@ -84,4 +88,43 @@ export function upgradeSections(r: UpgradeReport, max: number): GanttSection[] {
         failed: s.result === "failed",
       })),
     }));
+}
+
+/**
+ * The API outage table's rows: endpoint, samples, failed, then one row per outage (its start,
+ * seconds, the steps it fell in, what the first failed probe said); an endpoint without outage
+ * gets one row saying so. `clock` writes a time of day as the reader's summary does.
+ */
+export function apiOutageRows(r: UpgradeReport, clock: (ms: number) => string): string[][] {
+  return (r.api?.endpoints ?? []).flatMap((e) => {
+    const head = [`${e.name} (${e.url})`, String(e.samples), String(e.failures)];
+    if (e.outages.length === 0) return [[...head, "—", "0 s", "no outage", ""]];
+    return e.outages.map((o) => [
+      ...head,
+      clock(Date.parse(o.start)),
+      `${o.seconds} s`,
+      o.during.length > 0 ? o.during.join(", ") : "between steps",
+      o.error,
+    ]);
+  });
+}
+
+/** The thresholds given, each with how it ended. */
+export function thresholdLines(r: UpgradeReport): string[] {
+  return thresholdOutcomes(r).map(({ threshold, limit, violation }) =>
+    violation ? `exceeded: ${violation.message}` : `held: ${threshold} ${limit}`,
+  );
+}
+
+/** One chart section of the API outages, one task per outage (marked), when there were any. */
+export function outageSection(r: UpgradeReport): GanttSection[] {
+  const tasks = (r.api?.endpoints ?? []).flatMap((e) =>
+    e.outages.map((o) => ({
+      name: `${e.name} down`,
+      startedAt: Date.parse(o.start),
+      ms: o.seconds * 1000,
+      failed: true,
+    })),
+  );
+  return tasks.length > 0 ? [{ name: "API outages", tasks }] : [];
 }

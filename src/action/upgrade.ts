@@ -5,7 +5,8 @@ import type { UpNode } from "../cluster/up/index.js";
 import type { ClusterReading, UpgradeOptions } from "../cluster/upgrade/data.js";
 import { upgradeCluster } from "../cluster/upgrade/index.js";
 import { planUpgrade, renderUpgradePlan, versionRefusal } from "../cluster/upgrade/policy.js";
-import type { UpgradeReport } from "../cluster/upgrade/report.js";
+import { stableTimeline } from "../cluster/upgrade/probes/timeline.js";
+import { thresholdsError, type UpgradeReport } from "../cluster/upgrade/report.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
 import { resolveKubernetesVersion } from "../node/release-version.js";
 import type { Reporter } from "../workflow/reporter.js";
@@ -73,6 +74,7 @@ function optionsOf(hop: UpgradeHop): UpgradeOptions {
     nodeTimeoutMs: NODE_TIMEOUT_MS,
     allowExperimentalUpgrades: false,
     allowRCUpgrades: false,
+    ...hop.upgrade.probes,
   };
 }
 
@@ -97,12 +99,19 @@ async function readReport(path: string): Promise<UpgradeReport | undefined> {
   return text === undefined ? undefined : (JSON.parse(text) as UpgradeReport);
 }
 
-/** upgrade-from, upgrade-report, node-timings and, once upgraded, kubernetes-version. */
+/**
+ * upgrade-result, upgrade-from, upgrade-report, node-timings, api-downtime-seconds (the longest
+ * outage through the stable endpoint, what upgrade-max-api-downtime holds) and, once upgraded,
+ * kubernetes-version.
+ */
 function setOutputs(report: UpgradeReport, reportPath: string): void {
+  core.setOutput("upgrade-result", report.result);
   core.setOutput("upgrade-from", report.from);
   core.setOutput("upgrade-report", reportPath);
   core.setOutput("node-timings", JSON.stringify(nodeTimings(report)));
-  if (report.result === "succeeded") core.setOutput("kubernetes-version", report.to);
+  const stable = stableTimeline(report.api);
+  if (stable) core.setOutput("api-downtime-seconds", String(stable.longestOutageSeconds));
+  if (report.result !== "failed") core.setOutput("kubernetes-version", report.to);
 }
 
 /** `kubeforge upgrade -f`'s workflow on the cluster; its report and JUnit in the state folder. */
@@ -135,9 +144,10 @@ export async function upgradeBuiltCluster(req: UpgradeRequest): Promise<UpgradeO
   if (report) {
     setOutputs(report, files.report);
     req.reporter.info(
-      `[upgrade] cluster "${req.spec.name}" ${report.result === "succeeded" ? "upgraded" : "not upgraded"} from ${report.from} to ${report.to} in ${report.durationSeconds}s; the report is ${files.report}, its JUnit ${files.junit}`,
+      `[upgrade] cluster "${req.spec.name}" ${report.result === "failed" ? "not upgraded" : "upgraded"} from ${report.from} to ${report.to} in ${report.durationSeconds}s; the report is ${files.report}, its JUnit ${files.junit}`,
     );
-  }
+    if (report.result === "thresholds-violated") error ??= thresholdsError(report, files.report);
+  } else if (error) core.setOutput("upgrade-result", "failed");
   const summary = { firstStep: req.stepsSoFar, ...(report ? { report } : {}) };
   return error === undefined ? { summary } : { summary, error };
 }

@@ -2,9 +2,12 @@ import { mkdtemp } from "node:fs/promises";
 import { homedir, tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { type Command, InvalidArgumentError } from "commander";
+import type { UpgradeOptions } from "../cluster/upgrade/data.js";
 import { upgradeCluster } from "../cluster/upgrade/index.js";
 import { clusterUpgradePhases } from "../cluster/upgrade/phases.js";
 import { renderUpgradePlan } from "../cluster/upgrade/policy.js";
+import { thresholdsError } from "../cluster/upgrade/report.js";
+import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 import { normalizeClusterVersion } from "../config/cluster/version.js";
 import { parseGoDuration } from "../config/duration.js";
 import type { Phase } from "../workflow/phase.js";
@@ -30,7 +33,17 @@ interface ClusterUpgradeCommandOptions {
   skipPhases?: string[];
   report?: string;
   junit?: string;
+  probe: string[];
+  probeInterval: string;
+  keepProbes?: boolean;
+  maxApiDowntime?: string;
 }
+
+const PROBE_FLAGS = {
+  probes: "--probe",
+  interval: "--probe-interval",
+  maxApiDowntime: "--max-api-downtime",
+};
 
 function positive(value: string): number {
   if (!/^[1-9]\d*$/.test(value)) {
@@ -56,7 +69,16 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     throw new Error("--plan and --dry-run do not go together: --dry-run plans too");
   const reporter = new TerminalReporter();
   const spec = await readSpec(o.file, reporter);
-  const options = {
+  const options: UpgradeOptions = {
+    ...probeOptions(
+      {
+        probes: o.probe,
+        interval: o.probeInterval,
+        keep: o.keepProbes === true,
+        ...(o.maxApiDowntime !== undefined ? { maxApiDowntime: o.maxApiDowntime } : {}),
+      },
+      PROBE_FLAGS,
+    ),
     // "1.36" means its newest patch, as in a Cluster's kubernetesVersion ("stable-1.36").
     to: normalizeClusterVersion(o.to) ?? o.to,
     workerBatch: o.workerBatch ?? 1,
@@ -91,10 +113,12 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     }
     return;
   }
+  const { report } = result;
   reporter.info(
-    `[upgrade] Cluster "${spec.name}" upgraded from ${result.report.from} to ${result.report.to} in ${result.report.durationSeconds}s`,
+    `[upgrade] Cluster "${spec.name}" upgraded from ${report.from} to ${report.to} in ${report.durationSeconds}s`,
   );
   process.stdout.write(`${reportPath}\n`);
+  if (report.result === "thresholds-violated") throw thresholdsError(report, reportPath);
 }
 
 /** The cluster-level options and action on `kubeforge upgrade` (its subcommands are node-level). */
@@ -127,6 +151,22 @@ export function addClusterUpgrade(upgrade: Command): void {
       "where upgrade-report.json goes (default ~/.kube/kubeforge-<name>-upgrade/)",
     )
     .option("--junit <file>", "where the JUnit XML goes (default beside the report)")
+    .option(
+      "--probe <probes>",
+      "what to measure while the nodes change: api (every control plane's /readyz, a read and a write through admin.conf's server), or none",
+      (value: string) => list(value),
+      ["api"],
+    )
+    .option(
+      "--probe-interval <duration>",
+      "how often each endpoint is probed",
+      DEFAULT_PROBE_INTERVAL,
+    )
+    .option("--keep-probes", "keep the namespace kubeforge-probes the probes write in")
+    .option(
+      "--max-api-downtime <duration>",
+      "fail the run (after the upgrade) when the longest outage through admin.conf's server is longer",
+    )
     .addHelpText(
       "after",
       `\nCluster upgrade phases (kubeforge upgrade -f), in order:\n${phaseTreeHelp(phases)}\n`,

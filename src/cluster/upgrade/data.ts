@@ -4,6 +4,7 @@ import type { Reporter } from "../../workflow/reporter.js";
 import type { HostInventory } from "../inventory.js";
 import type { ClusterPorts } from "../ports.js";
 import type { ClusterSession } from "../session.js";
+import type { ApiTimeline, Thresholds } from "./probes/timeline.js";
 import type { ReportRecorder } from "./report.js";
 
 // What the phases of the cluster-level upgrade (`kubeforge upgrade -f cluster.yaml --to V`)
@@ -23,6 +24,10 @@ export interface UpgradeOptions {
   nodeTimeoutMs: number;
   allowExperimentalUpgrades: boolean;
   allowRCUpgrades: boolean;
+  /** The API probes (--probe api, --probe-interval, --keep-probes); absent: --probe none. */
+  apiProbes?: { intervalMs: number; keep: boolean };
+  /** Opt-in thresholds (--max-api-downtime): exceeded, the run ends thresholds-violated. */
+  thresholds?: Thresholds;
 }
 
 /** One node as the cluster shows it before the upgrade. */
@@ -34,6 +39,8 @@ export interface NodeReading {
   ready: boolean;
   /** Control planes: the tag of the kube-apiserver image its static Pod manifest names. */
   apiServerVersion?: string;
+  /** Control planes: the advertise address and port of its manifest's kubeadm annotation ("10.0.0.11:6443"). */
+  apiServerEndpoint?: string;
   /** The upgrade this node's marker records, when a run touched it. */
   marker?: { to: string; from: string; step: "started" | "done" };
 }
@@ -101,6 +108,14 @@ export interface UpgradeWork {
   verify(admin: KubeClient): Promise<void>;
 }
 
+/** The probes that measure the upgrade from the runner while the nodes change (probes/). */
+export interface UpgradeProbes {
+  /** Creates the probe objects and starts sampling. */
+  start(): Promise<void>;
+  /** Ends sampling and removes the probe objects; undefined when nothing was started. */
+  stop(): Promise<ApiTimeline | undefined>;
+}
+
 export interface ClusterUpgradeData {
   readonly session: ClusterSession;
   readonly ports: ClusterPorts;
@@ -114,4 +129,5 @@ export interface ClusterUpgradeData {
   settled(): Promise<UpgradeSettled>;
   readonly work: UpgradeWork;
   readonly report: ReportRecorder;
+  readonly probes: UpgradeProbes;
 }

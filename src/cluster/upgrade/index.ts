@@ -10,6 +10,7 @@ import type { ClusterUpgradeData, UpgradeOptions, UpgradePlan, UpgradeSettled } 
 import { clusterUpgradePhases, DRY_RUN_PHASES, PLAN_PHASES } from "./phases.js";
 import { planUpgrade, refusals } from "./policy.js";
 import { addonImages, readCluster, refuseUnfinishedHosts } from "./read.js";
+import { SessionApiProbes } from "./probes/index.js";
 import { junitXML, ReportRecorder, type UpgradeReport } from "./report.js";
 import { HostUpgradeWork } from "./work.js";
 
@@ -99,6 +100,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
   runner.selected(runOpts);
   const session = new ClusterSession(req.spec, req.ports, req.reporter);
   const report = new ReportRecorder(req.spec.name);
+  report.thresholds = req.options.thresholds ?? {};
   let settled: Promise<UpgradeSettled> | undefined;
   const base = {
     session,
@@ -111,13 +113,15 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     settled: () => (settled ??= settle(base)),
   };
   const work = new HostUpgradeWork(base);
-  const data: ClusterUpgradeData = { ...base, work };
+  const probes = new SessionApiProbes(base);
+  const data: ClusterUpgradeData = { ...base, work, probes };
   const realRun = !req.planOnly && !req.dryRun;
   let failure: unknown;
   try {
     await runner.run(data, runOpts);
     const plan = (await data.settled()).plan;
     if (!realRun) return { plan };
+    report.api = await probes.stop();
     const after = await addonImages(await session.adminClient());
     report.addons.coredns.after = after.coredns;
     report.addons.kubeProxy.after = after.kubeProxy;
@@ -127,6 +131,8 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     throw failure;
   } finally {
     if (realRun) {
+      // After a failure the probes are stopped here; their timeline still goes into the report.
+      report.api ??= await probes.stop().catch(() => undefined);
       await work.uncordonAll();
       // A refusal (the plan failed) changed nothing: no report of a run that did not happen.
       if (

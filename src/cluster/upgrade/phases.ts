@@ -5,7 +5,8 @@ import type { ClusterUpgradeData, NodeStepKind, PlannedUpgradeNode } from "./dat
 
 // `kubeforge upgrade -f cluster.yaml --to V` as a phase list on the workflow Runner, the second
 // cluster workflow after `up` (DESIGN.md "Every workflow runs on the Runner"): connect, read and
-// plan before anything changes (every refusal there), stage on every node in parallel, then in
+// plan before anything changes (every refusal there), stage on every node in parallel, start the
+// probes that measure what the upgrade does to the API (probes/, stopped by index.ts), then in
 // kubeadm's order (kubeadm-upgrade.md §2, §5.4) the first control plane with `upgrade apply`,
 // the other control planes one at a time with `upgrade node` after an etcd quorum check, the
 // workers in batches (cordon, drain, `upgrade node`, kubelet, gate, uncordon), and a last check.
@@ -89,6 +90,15 @@ const stage: Phase<ClusterUpgradeData> = {
   },
 };
 
+const probes: Phase<ClusterUpgradeData> = {
+  name: "probes",
+  short:
+    "Start the API probes: every control plane's /readyz and a read and a write through admin.conf's server",
+  runIf: async (d) =>
+    !d.dryRun && d.options.apiProbes !== undefined && (await toChange(d)).length > 0,
+  run: (d) => d.probes.start(),
+};
+
 const firstControlPlane: Phase<ClusterUpgradeData> = {
   name: "first-control-plane",
   short: "`upgrade apply` on the first control plane, its kubelet, Node Ready at the target",
@@ -161,7 +171,7 @@ const verify: Phase<ClusterUpgradeData> = {
 };
 
 export function clusterUpgradePhases(): Phase<ClusterUpgradeData>[] {
-  return [connect, facts, plan, stage, firstControlPlane, controlPlanes, workers, verify];
+  return [connect, facts, plan, stage, probes, firstControlPlane, controlPlanes, workers, verify];
 }
 
 /** What `--plan` runs: it connects, reads and plans. */

@@ -1,6 +1,7 @@
 import { load } from "js-yaml";
 import { DEFAULT_CERTIFICATES_DIR, DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
 import type { InitConfig } from "../../config/types.js";
+import { APISERVER_ENDPOINT_ANNOTATION } from "../../manifests/control-plane.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { realUpgradeEtcd } from "../../phases/upgrade/etcd-access.js";
 import { routeThrough } from "../../remote/route.js";
@@ -53,13 +54,24 @@ export function refuseUnfinishedHosts(inventory: readonly HostInventory[], clust
   }
 }
 
-async function apiServerVersion(
+/** The control plane's kube-apiserver as its static Pod manifest names it: version and address. */
+async function apiServerOf(
   session: ClusterSession,
   name: string,
-): Promise<string | undefined> {
+): Promise<Pick<NodeReading, "apiServerVersion" | "apiServerEndpoint">> {
   const text = (await session.hostOf(name).readFile(KUBE_APISERVER_MANIFEST)).toString("utf8");
-  const pod = load(text) as { spec?: { containers?: { image?: string }[] } } | undefined;
-  return imageTag(pod?.spec?.containers?.[0]?.image);
+  const pod = load(text) as
+    | {
+        metadata?: { annotations?: Record<string, string> };
+        spec?: { containers?: { image?: string }[] };
+      }
+    | undefined;
+  const endpoint = pod?.metadata?.annotations?.[APISERVER_ENDPOINT_ANNOTATION];
+  const version = imageTag(pod?.spec?.containers?.[0]?.image);
+  return {
+    ...(version !== undefined ? { apiServerVersion: version } : {}),
+    ...(endpoint ? { apiServerEndpoint: endpoint } : {}),
+  };
 }
 
 async function containerImage(
@@ -157,9 +169,7 @@ export async function readCluster(
       kubeletVersion: obj?.status?.nodeInfo?.kubeletVersion,
       ready:
         obj?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
-      ...(inv.node.role === "control-plane"
-        ? { apiServerVersion: await apiServerVersion(session, inv.node.name) }
-        : {}),
+      ...(inv.node.role === "control-plane" ? await apiServerOf(session, inv.node.name) : {}),
       ...(marker ? { marker } : {}),
     });
   }

@@ -1,9 +1,16 @@
 import type { ClusterNodeSpec } from "../../config/cluster/types.js";
+import {
+  checkThresholds,
+  type ApiTimeline,
+  type Thresholds,
+  type Violation,
+} from "./probes/timeline.js";
 
 // The rehearsal's evidence (kubeadm-upgrade.md §5.6): per node and per step, when it started,
 // how long it took, how it ended and the backup folders it left — as `upgrade-report.json` (a
 // kubeforge.dev/v1alpha1 UpgradeReport) and as JUnit XML, one test case per node × step, which
 // CI test reporters show. Built in memory while the run goes; written whatever the outcome.
+// It also knows which steps are running at any moment: the API probes tag their samples with it.
 
 export type StepResult = "ok" | "failed" | "skipped";
 
@@ -36,7 +43,8 @@ export interface UpgradeReport {
   cluster: string;
   from: string;
   to: string;
-  result: "succeeded" | "failed";
+  /** thresholds-violated: the upgrade finished, and a threshold given was exceeded. */
+  result: "succeeded" | "failed" | "thresholds-violated";
   startedAt: string;
   durationSeconds: number;
   /** The error that stopped the run. */
@@ -44,6 +52,11 @@ export interface UpgradeReport {
   /** CoreDNS and kube-proxy image tags before and after the run. */
   addons: { coredns: AddonVersions; kubeProxy: AddonVersions };
   nodes: ReportNode[];
+  /** What the API probes measured, per endpoint (absent with --probe none). */
+  api?: ApiTimeline;
+  /** The thresholds given (--max-api-downtime), as given. */
+  thresholds?: { maxApiDowntime?: string };
+  violations?: Violation[];
 }
 
 const round = (s: number) => Math.round(s * 1000) / 1000;
@@ -54,9 +67,12 @@ const messageOf = (e: unknown) =>
 export class ReportRecorder {
   private readonly started: number;
   private readonly nodes = new Map<string, ReportNode>();
+  private readonly running = new Map<symbol, string>();
   readonly addons: UpgradeReport["addons"] = { coredns: {}, kubeProxy: {} };
   from = "";
   to = "";
+  api: ApiTimeline | undefined;
+  thresholds: Thresholds = {};
 
   constructor(
     readonly cluster: string,
@@ -84,6 +100,8 @@ export class ReportRecorder {
   ): Promise<T> {
     const n = this.node(node, role);
     const start = this.now();
+    const running = Symbol(name);
+    this.running.set(running, `${node} ${name}`);
     const record = (result: StepResult, text?: string) =>
       n.steps.push({
         name,
@@ -100,26 +118,48 @@ export class ReportRecorder {
       record("failed", (e as Error).message.split("\n")[0]);
       n.result = "failed";
       throw e;
+    } finally {
+      this.running.delete(running);
     }
+  }
+
+  /** The steps running now, as "<node> <step>", in the order they started. */
+  current(): string[] {
+    return [...this.running.values()];
   }
 
   report(error?: unknown): UpgradeReport {
     const nodes = [...this.nodes.values()];
+    const failed = error !== undefined || nodes.some((n) => n.result === "failed");
+    const violations = checkThresholds(this.thresholds, this.api).flatMap((c) =>
+      c.violation ? [c.violation] : [],
+    );
+    const { maxApiDowntime } = this.thresholds;
     return {
       apiVersion: "kubeforge.dev/v1alpha1",
       kind: "UpgradeReport",
       cluster: this.cluster,
       from: this.from,
       to: this.to,
-      result:
-        error === undefined && nodes.every((n) => n.result !== "failed") ? "succeeded" : "failed",
+      result: failed ? "failed" : violations.length > 0 ? "thresholds-violated" : "succeeded",
       startedAt: new Date(this.started).toISOString(),
       durationSeconds: round((this.now() - this.started) / 1000),
       ...(error !== undefined ? { error: messageOf(error) } : {}),
       addons: this.addons,
       nodes,
+      ...(this.api ? { api: this.api } : {}),
+      ...(maxApiDowntime ? { thresholds: { maxApiDowntime: maxApiDowntime.text } } : {}),
+      ...(maxApiDowntime ? { violations } : {}),
     };
   }
+}
+
+/** What a run that finished and exceeded thresholds fails with: each violation on a line. */
+export function thresholdsError(r: UpgradeReport, reportPath: string): Error {
+  const violations = r.violations ?? [];
+  return new Error(
+    `the upgrade finished, and ${violations.length === 1 ? "a threshold was" : "thresholds were"} exceeded (the report is ${reportPath}):\n${violations.map((v) => ` - ${v.message}`).join("\n")}`,
+  );
 }
 
 const escapeXML = (s: string) =>
@@ -128,7 +168,39 @@ const escapeXML = (s: string) =>
     (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", '"': "&quot;", "'": "&apos;" })[c]!,
   );
 
-/** JUnit XML: one testsuite for the hop, one testcase per node × step (classname: the node). */
+/** The report's threshold fields and the flags that set them. */
+const THRESHOLD_NAMES = { maxApiDowntime: "max-api-downtime" } as const;
+
+/** Each threshold the report records, with its violation when it was exceeded. */
+export function thresholdOutcomes(
+  r: UpgradeReport,
+): { threshold: string; limit: string; violation?: Violation }[] {
+  return Object.entries(THRESHOLD_NAMES).flatMap(([key, threshold]) => {
+    const limit = r.thresholds?.[key as keyof typeof THRESHOLD_NAMES];
+    if (limit === undefined) return [];
+    const violation = r.violations?.find((v) => v.threshold === threshold);
+    return [{ threshold, limit, ...(violation ? { violation } : {}) }];
+  });
+}
+
+/** One test case per threshold given (classname "thresholds"), failed when it was exceeded. */
+function thresholdCases(r: UpgradeReport): { node: string; step: ReportStep }[] {
+  return thresholdOutcomes(r).map(({ threshold, limit, violation }) => ({
+    node: "thresholds",
+    step: {
+      name: `${threshold} ${limit}`,
+      startedAt: r.startedAt,
+      seconds: 0,
+      result: violation ? "failed" : "ok",
+      ...(violation ? { detail: violation.message } : {}),
+    },
+  }));
+}
+
+/**
+ * JUnit XML: one testsuite for the hop, one testcase per node × step (classname: the node) and
+ * one per threshold given.
+ */
 export function junitXML(r: UpgradeReport): string {
   const cases = r.nodes.flatMap((n) => n.steps.map((s) => ({ node: n.name, step: s })));
   // A run stopped outside any node's step (a refusal, the last check) is a failure of its own.
@@ -144,6 +216,7 @@ export function junitXML(r: UpgradeReport): string {
       },
     });
   }
+  cases.push(...thresholdCases(r));
   const failures = cases.filter((c) => c.step.result === "failed").length;
   const skipped = cases.filter((c) => c.step.result === "skipped").length;
   const lines = [

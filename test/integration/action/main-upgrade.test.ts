@@ -52,6 +52,7 @@ interface Report {
   to: string;
   result: string;
   error?: string;
+  api?: { endpoints: { kind: string; longestOutageSeconds: number; outages: unknown[] }[] };
   nodes: {
     name: string;
     role: string;
@@ -131,6 +132,9 @@ describe("action main step with upgrade-to", () => {
     const reportPath = join(stateDir, "upgrade-report.json");
     expect(failed.outputs.get("upgrade-report")).toBe(reportPath);
     expect(failed.outputs.get("upgrade-from")).toBe(FROM);
+    expect(failed.outputs.get("upgrade-result")).toBe("failed");
+    // It stopped while staging, before the probes would have started.
+    expect(failed.outputs.has("api-downtime-seconds")).toBe(false);
     const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
     expect(report).toMatchObject({
       kind: "UpgradeReport",
@@ -156,7 +160,11 @@ describe("action main step with upgrade-to", () => {
   }, 600_000);
 
   it("a later step finds the cluster built and upgrades it: outputs, report, summary", async () => {
-    const done = await step({ "upgrade-to": "1.36", "upgrade-worker-batch": "2" }, runnerTemp);
+    // The API probed (upgrade-probes' default), held to a threshold a single control plane keeps.
+    const done = await step(
+      { "upgrade-to": "1.36", "upgrade-worker-batch": "2", "upgrade-max-api-downtime": "10m" },
+      runnerTemp,
+    );
     if (done.code !== 0) throw new Error(stepReport(done));
     const stateDir = join(runnerTemp, `kubeforge-${NAME}`);
     // up found every node built; the upgrade resolved 1.36 (stable-1.36) to the release table's
@@ -170,6 +178,12 @@ describe("action main step with upgrade-to", () => {
     expect(reportPath).toBe(join(stateDir, "upgrade-report.json"));
     const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
     expect(report).toMatchObject({ from: FROM, to: TARGET, result: "succeeded" });
+    expect(done.outputs.get("upgrade-result")).toBe("succeeded");
+    // api-downtime-seconds: the longest outage through admin.conf's server, as the report says.
+    const stable = report.api!.endpoints.find((e) => e.kind === "stable")!;
+    expect(done.outputs.get("api-downtime-seconds")).toBe(String(stable.longestOutageSeconds));
+    expect(done.summary).toContain("<th>API endpoint</th>");
+    expect(done.summary).toContain("<p>Threshold held: max-api-downtime 10m</p>");
     const [cp] = report.nodes;
     expect(cp).toMatchObject({
       name: "cp-1",
@@ -206,6 +220,7 @@ describe("action main step with upgrade-to", () => {
       "upgrade-apply",
       "kubelet",
       "gate",
+      "max-api-downtime 10m",
     ]);
 
     // The node reports the target kubelet now.
@@ -227,7 +242,14 @@ describe("action main step with upgrade-to", () => {
       /<td>cp-1<\/td><td>control-plane<\/td><td>[^<]+<\/td><td>v1\.36\.3<\/td>/,
     );
     const gantt = readGantt(mermaidBlocks(done.summary)[0]!);
-    expect(gantt.sections).toEqual(["cluster", "upgrade", "upgrade cp-1"]);
+    // API outages, when the probes saw any (cp-1's kube-apiserver restarts), get a section of their own.
+    const outages = report.api!.endpoints.some((e) => e.outages.length > 0);
+    expect(gantt.sections).toEqual([
+      "cluster",
+      "upgrade",
+      "upgrade cp-1",
+      ...(outages ? ["API outages"] : []),
+    ]);
     const names = (section: string) =>
       gantt.tasks.filter((t) => t.section === section).map((t) => t.name);
     expect(names("upgrade")).toEqual(groupsOf(done).slice(names("cluster").length));
@@ -236,6 +258,7 @@ describe("action main step with upgrade-to", () => {
       "facts",
       "plan",
       "stage",
+      "probes",
       "upgrade apply cp-1",
       "verify",
     ]);

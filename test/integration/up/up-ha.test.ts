@@ -33,6 +33,15 @@ interface UpgradeReport {
   to: string;
   result: string;
   addons: { kubeProxy: { before?: string; after?: string } };
+  api: {
+    endpoints: {
+      name: string;
+      url: string;
+      samples: number;
+      failures: number;
+      outages: { during: string[] }[];
+    }[];
+  };
   nodes: {
     name: string;
     result: string;
@@ -278,6 +287,19 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
       "kube-proxy",
     ]);
     expect(proxy.spec.template.spec.containers[0]!.image).toMatch(new RegExp(`:${TARGET}$`));
+    // The API probes: each control plane at its own address, and the load balancer (admin.conf's
+    // server); whatever went away did so while a control plane changed, never in the worker's steps.
+    expect(report.api.endpoints.map((e) => [e.name, e.url])).toEqual([
+      ...["cp-1", "cp-2", "cp-3"].map((n) => [n, `https://${bed.host(n).address}:6443`]),
+      ["stable", `https://${endpoint}`],
+    ]);
+    for (const e of report.api.endpoints) {
+      expect(e.samples, e.name).toBeGreaterThan(10);
+      for (const o of e.outages) {
+        expect(o.during.length, e.name).toBeGreaterThan(0);
+        for (const step of o.during) expect(step, e.name).toMatch(/^cp-[123] /);
+      }
+    }
     // The failed worker is not left cordoned (kubeforge uncordons after a failure).
     const w1 = await r.kubectl<NodeObject>(kubeconfig, ["get", "node", "w-1"]);
     expect(w1.spec.unschedulable ?? false).toBe(false);

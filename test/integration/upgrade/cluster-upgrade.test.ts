@@ -48,6 +48,19 @@ interface Report {
     steps: { name: string; startedAt: string; seconds: number; result: string; detail?: string }[];
     backups: string[];
   }[];
+  api?: {
+    intervalMs: number;
+    endpoints: {
+      name: string;
+      kind: string;
+      url: string;
+      checks: string;
+      samples: number;
+      failures: number;
+      longestOutageSeconds: number;
+      outages: { start: string; seconds: number; samples: number; during: string[] }[];
+    }[];
+  };
 }
 
 interface NodeList {
@@ -286,6 +299,47 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
         upgrade: { from: FROM, to: TARGET, step: "done" },
       });
     }
+  });
+
+  it("probes the API throughout: cp-1's own endpoint and admin.conf's, outages only in cp-1's steps", async () => {
+    const api = report.api!;
+    expect(api.intervalMs).toBe(500);
+    const adminConf = load(
+      await readFile(bed.host("cp-1").path("etc/kubernetes/admin.conf"), "utf8"),
+    ) as { clusters: { cluster: { server: string } }[] };
+    expect(api.endpoints.map((e) => [e.name, e.kind, e.url, e.checks])).toEqual([
+      // kubeadm's advertise address (the node's) and default bind port.
+      ["cp-1", "control-plane", `https://${bed.host("cp-1").address}:6443`, "GET /readyz"],
+      [
+        "stable",
+        "stable",
+        adminConf.clusters[0]!.cluster.server,
+        "GET kube-system/kubeadm-config, renew Lease kubeforge-probes/kubeforge-upgrade-probe",
+      ],
+    ]);
+    // Sampling spans every node's steps: at least one sample per 5.5 s (interval + timeout).
+    const steps = report.nodes.flatMap((n) => n.steps);
+    const first = Math.min(...steps.map((st) => Date.parse(st.startedAt)));
+    const last = Math.max(...steps.map((st) => Date.parse(st.startedAt) + st.seconds * 1000));
+    for (const e of api.endpoints) {
+      expect(e.samples, e.name).toBeGreaterThanOrEqual(Math.floor((last - first) / 5500));
+      expect(
+        e.outages.reduce((n, o) => n + o.samples, 0),
+        e.name,
+      ).toBe(e.failures);
+      for (const o of e.outages) {
+        // Only cp-1's kube-apiserver restarts (a single control plane): nothing else may show.
+        expect(o.during.length, `${e.name} ${o.start}`).toBeGreaterThan(0);
+        for (const step of o.during) expect(step, `${e.name} ${o.start}`).toMatch(/^cp-1 /);
+      }
+    }
+    // The namespace the probes wrote in is removed at the end (--keep-probes not given).
+    const namespaces = await r.kubectl<{ items: { metadata: { name: string } }[] }>(kubeconfig, [
+      "get",
+      "namespaces",
+    ]);
+    expect(namespaces.items.map((n) => n.metadata.name)).not.toContain("kubeforge-probes");
+    expect(run.stderr).toContain("[probes] the stable endpoint: ");
   });
 
   it("writes JUnit XML with one test case per node and step", async () => {

@@ -11,17 +11,31 @@ import type { Reporter } from "../../../src/workflow/reporter.js";
 const inputsOf = (values: Record<string, string>) => (name: string) => values[name] ?? "";
 const read = (values: Record<string, string>) => readInputs(inputsOf(values), {});
 
+/** The probes the action runs unless told otherwise: the API, every 500ms, no threshold. */
+const API_PROBES = { apiProbes: { intervalMs: 500, keep: false }, thresholds: {} };
+
 describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", () => {
   it("no upgrade when upgrade-to is not given", () => {
     expect(read({}).upgrade).toBeUndefined();
   });
 
-  it("takes the CLI's defaults: one worker at a time, 5m per drain", () => {
+  it("takes the CLI's defaults: one worker at a time, 5m per drain, the API probed", () => {
     expect(read({ "upgrade-to": "v1.36.3" }).upgrade).toEqual({
       to: "v1.36.3",
       workerBatch: 1,
       drainTimeoutMs: 300_000,
+      probes: API_PROBES,
     });
+  });
+
+  it("takes upgrade-probes and upgrade-max-api-downtime as --probe and --max-api-downtime", () => {
+    expect(read({ "upgrade-to": "1.36", "upgrade-probes": "none" }).upgrade?.probes).toEqual({
+      thresholds: {},
+    });
+    expect(
+      read({ "upgrade-to": "1.36", "upgrade-probes": "api", "upgrade-max-api-downtime": "5s" })
+        .upgrade?.probes,
+    ).toEqual({ ...API_PROBES, thresholds: { maxApiDowntime: { text: "5s", ms: 5000 } } });
   });
 
   it("takes upgrade-to as kubernetes-version takes it, and the settings", () => {
@@ -31,7 +45,7 @@ describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", 
         "upgrade-worker-batch": "3",
         "upgrade-drain-timeout": "1m30s",
       }).upgrade,
-    ).toEqual({ to: "stable-1.36", workerBatch: 3, drainTimeoutMs: 90_000 });
+    ).toEqual({ to: "stable-1.36", workerBatch: 3, drainTimeoutMs: 90_000, probes: API_PROBES });
     expect(read({ "upgrade-to": "1.36.2" }).upgrade?.to).toBe("v1.36.2");
     expect(read({ "upgrade-to": "stable-1.36" }).upgrade?.to).toBe("stable-1.36");
   });
@@ -67,6 +81,22 @@ describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", 
       /^input upgrade-drain-timeout: applies to an upgrade, and upgrade-to is not given$/,
     ],
     [
+      { "upgrade-to": "1.36", "upgrade-probes": "workload" },
+      /^input upgrade-probes: "workload" is not a probe kubeforge has; give api or none$/,
+    ],
+    [
+      { "upgrade-to": "1.36", "upgrade-probes": "none", "upgrade-max-api-downtime": "5s" },
+      /^input upgrade-max-api-downtime: needs the api probe, and input upgrade-probes is none$/,
+    ],
+    [
+      { "upgrade-to": "1.36", "upgrade-max-api-downtime": "five seconds" },
+      /^input upgrade-max-api-downtime: "five seconds" is not a valid duration/,
+    ],
+    [
+      { "upgrade-max-api-downtime": "5s" },
+      /^input upgrade-max-api-downtime: applies to an upgrade, and upgrade-to is not given$/,
+    ],
+    [
       { "upgrade-to": "1.36", "install-only": "true" },
       /^input upgrade-to: install-only builds no cluster, so there is nothing to upgrade$/,
     ],
@@ -87,7 +117,7 @@ describe("settleHop: upgrade-to against the version the cluster is built at", ()
   const hop = (from: string, to: string) =>
     settleHop({
       spec: { ...defaultClusterSpec(), name: "ci", kubernetesVersion: from },
-      upgrade: { to, workerBatch: 1, drainTimeoutMs: 300_000 },
+      upgrade: { to, workerBatch: 1, drainTimeoutMs: 300_000, probes: { thresholds: {} } },
       reporter,
       env: {},
     });

@@ -171,6 +171,91 @@ describe("the job summary of an upgrade", () => {
     });
   });
 
+  it("tables the API outages with the step each fell in, and marks them in the chart", () => {
+    const probed: UpgradeReport = {
+      ...report,
+      result: "thresholds-violated",
+      error: undefined,
+      thresholds: { maxApiDowntime: "5s" },
+      violations: [
+        {
+          threshold: "max-api-downtime",
+          limit: "5s",
+          measured: "7.5s",
+          message:
+            "max-api-downtime 5s: the longest outage was 7.5 s on the stable endpoint during cp-1 upgrade-apply",
+        },
+      ],
+      api: {
+        intervalMs: 500,
+        endpoints: [
+          {
+            name: "cp-1",
+            kind: "control-plane",
+            url: "https://10.0.0.11:6443",
+            checks: "GET /readyz",
+            samples: 250,
+            failures: 15,
+            longestOutageSeconds: 7.5,
+            totalOutageSeconds: 7.5,
+            outages: [
+              {
+                start: at(20),
+                seconds: 7.5,
+                samples: 15,
+                during: ["cp-1 upgrade-apply"],
+                error: "connect ECONNREFUSED 10.0.0.11:6443",
+              },
+            ],
+          },
+          {
+            name: "stable",
+            kind: "stable",
+            url: "https://10.0.0.11:6443",
+            checks: "read, write",
+            samples: 250,
+            failures: 0,
+            longestOutageSeconds: 0,
+            totalOutageSeconds: 0,
+            outages: [],
+          },
+        ],
+      },
+    };
+    const html = summaryHTML({
+      ...input,
+      error: undefined,
+      upgrade: { report: probed, firstStep: 2 },
+    });
+    expect(html).toContain(
+      "<tr><th>API endpoint</th><th>Samples</th><th>Failed</th><th>Outage at (UTC)</th><th>Lasted</th><th>During</th><th>First error</th></tr>",
+    );
+    expect(html).toContain(
+      "<tr><td>cp-1 (https://10.0.0.11:6443)</td><td>250</td><td>15</td><td>02:00:20.000</td><td>7.5 s</td><td>cp-1 upgrade-apply</td><td>connect ECONNREFUSED 10.0.0.11:6443</td></tr>",
+    );
+    expect(html).toContain(
+      "<tr><td>stable (https://10.0.0.11:6443)</td><td>250</td><td>0</td><td>—</td><td>0 s</td><td>no outage</td><td></td></tr>",
+    );
+    expect(html).toContain(
+      "<p>Threshold exceeded: max-api-downtime 5s: the longest outage was 7.5 s on the stable endpoint during cp-1 upgrade-apply</p>",
+    );
+    const gantt = readGantt(mermaidBlocks(html)[0]!);
+    expect(gantt.sections.at(-1)).toBe("API outages");
+    expect(gantt.tasks.filter((t) => t.section === "API outages")).toEqual([
+      {
+        section: "API outages",
+        name: "cp-1 down",
+        tags: ["crit"],
+        start: t0 + 20_000,
+        end: t0 + 27_500,
+      },
+    ]);
+    // Without probes: neither the table nor the section.
+    const plain = summaryHTML(input);
+    expect(plain).not.toContain("API endpoint");
+    expect(readGantt(mermaidBlocks(plain)[0]!).sections).not.toContain("API outages");
+  });
+
   it("a dry run shows the plan the upgrade would follow, and no table", () => {
     const plan =
       '# kubeforge upgrade --plan: cluster "ci" from v1.35.0 to v1.36.3; nothing was changed\n1. cp-1 (control-plane): upgrade apply, kubelet, gate — v1.35.0 → v1.36.3\n';
