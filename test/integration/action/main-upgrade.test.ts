@@ -73,10 +73,12 @@ beforeAll(async () => {
   await writeFile(caFile, server.ca);
   // The host is prepared already (the simulated kubelet and runtime); the upgrade's binaries
   // come from the local release server.
-  cluster = clusterFile({ name: NAME, controlPlanes: [bed.host("cp-1")], workers: [] }).replace(
-    "prepare: {enabled: false}",
-    `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
-  );
+  cluster = clusterFile({
+    name: NAME,
+    controlPlanes: [bed.host("cp-1")],
+    workers: [],
+    kubernetesDownloads: server.sources.kubernetes,
+  });
 }, 240_000);
 
 afterAll(async () => {
