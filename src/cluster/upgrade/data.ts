@@ -77,10 +77,26 @@ export interface UpgradeSettled {
   inventory: HostInventory[];
 }
 
+/** The etcd snapshot taken before the first change (snapshot.ts). */
+export interface EtcdSnapshot {
+  /** The control plane whose member was snapshotted and which keeps the file. */
+  node: string;
+  path: string;
+  bytes: number;
+  /** "an earlier run" when a resumed upgrade found the snapshot its first run took. */
+  takenBy: "this run" | "an earlier run";
+}
+
 /** What the phases ask of the hosts (work.ts). */
 export interface UpgradeWork {
   /** Target kubelet/kubectl on every node to change (staged beside, not in use) and images pulled. */
   stage(nodes: readonly HostInventory[]): Promise<void>;
+  /**
+   * A snapshot of etcd kept on the first control plane, or the one an earlier run of this
+   * upgrade took; undefined when there is none to take (external etcd, an upgrade resumed after
+   * a first run that took none).
+   */
+  etcdSnapshot(): Promise<EtcdSnapshot | undefined>;
   /** kubeforge upgrade apply|node on the node, through the node-level workflows. */
   upgradeNode(node: string, kind: NodeStepKind): Promise<void>;
   /** The staged kubelet and kubectl put in place (the previous ones kept), the kubelet restarted. */

@@ -5,10 +5,11 @@ import type { ClusterUpgradeData, NodeStepKind, PlannedUpgradeNode } from "./dat
 
 // `kubeforge upgrade -f cluster.yaml --to V` as a phase list on the workflow Runner, the second
 // cluster workflow after `up` (DESIGN.md "Every workflow runs on the Runner"): connect, read and
-// plan before anything changes (every refusal there), stage on every node in parallel, then in
-// kubeadm's order (kubeadm-upgrade.md §2, §5.4) the first control plane with `upgrade apply`,
-// the other control planes one at a time with `upgrade node` after an etcd quorum check, the
-// workers in batches (cordon, drain, `upgrade node`, kubelet, gate, uncordon), and a last check.
+// plan before anything changes (every refusal there), stage on every node in parallel, snapshot
+// etcd on the first control plane, then in kubeadm's order (kubeadm-upgrade.md §2, §5.4) the
+// first control plane with `upgrade apply`, the other control planes one at a time with
+// `upgrade node` after an etcd quorum check, the workers in batches (cordon, drain, `upgrade
+// node`, kubelet, gate, uncordon), and a last check.
 // Every node's steps are timed into the report; markers make a re-run resume.
 
 async function planned(d: ClusterUpgradeData): Promise<PlannedUpgradeNode[]> {
@@ -89,6 +90,28 @@ const stage: Phase<ClusterUpgradeData> = {
   },
 };
 
+const etcdSnapshot: Phase<ClusterUpgradeData> = {
+  name: "etcd-snapshot",
+  short: "Snapshot etcd on the first control plane before any node changes (kept there, 0600)",
+  group: (d) => `etcd snapshot ${d.session.firstControlPlane.name}`,
+  runIf: async (d) => (await toChange(d)).length > 0,
+  run: async (d) => {
+    const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
+    // Timed as a step of the first control plane when it changes in this run.
+    const snapshot =
+      first && first.action !== "skip"
+        ? await step(
+            d,
+            first,
+            "etcd-snapshot",
+            () => d.work.etcdSnapshot(),
+            (s) => (s ? `${s.path} (${s.bytes} bytes, taken by ${s.takenBy})` : "none taken"),
+          )
+        : await d.work.etcdSnapshot();
+    d.report.etcdSnapshot = snapshot;
+  },
+};
+
 const firstControlPlane: Phase<ClusterUpgradeData> = {
   name: "first-control-plane",
   short: "`upgrade apply` on the first control plane, its kubelet, Node Ready at the target",
@@ -161,7 +184,17 @@ const verify: Phase<ClusterUpgradeData> = {
 };
 
 export function clusterUpgradePhases(): Phase<ClusterUpgradeData>[] {
-  return [connect, facts, plan, stage, firstControlPlane, controlPlanes, workers, verify];
+  return [
+    connect,
+    facts,
+    plan,
+    stage,
+    etcdSnapshot,
+    firstControlPlane,
+    controlPlanes,
+    workers,
+    verify,
+  ];
 }
 
 /** What `--plan` runs: it connects, reads and plans. */

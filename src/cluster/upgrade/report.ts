@@ -1,4 +1,5 @@
 import type { ClusterNodeSpec } from "../../config/cluster/types.js";
+import type { EtcdSnapshot } from "./data.js";
 
 // The rehearsal's evidence (kubeadm-upgrade.md §5.6): per node and per step, when it started,
 // how long it took, how it ended and the backup folders it left — as `upgrade-report.json` (a
@@ -43,6 +44,8 @@ export interface UpgradeReport {
   error?: string;
   /** CoreDNS and kube-proxy image tags before and after the run. */
   addons: { coredns: AddonVersions; kubeProxy: AddonVersions };
+  /** The etcd snapshot taken before the first change (absent: none, e.g. external etcd). */
+  etcd?: { snapshot: EtcdSnapshot };
   nodes: ReportNode[];
 }
 
@@ -57,6 +60,7 @@ export class ReportRecorder {
   readonly addons: UpgradeReport["addons"] = { coredns: {}, kubeProxy: {} };
   from = "";
   to = "";
+  etcdSnapshot: EtcdSnapshot | undefined;
 
   constructor(
     readonly cluster: string,
@@ -117,6 +121,7 @@ export class ReportRecorder {
       durationSeconds: round((this.now() - this.started) / 1000),
       ...(error !== undefined ? { error: messageOf(error) } : {}),
       addons: this.addons,
+      ...(this.etcdSnapshot ? { etcd: { snapshot: this.etcdSnapshot } } : {}),
       nodes,
     };
   }

@@ -16,9 +16,10 @@ import type { HostInventory } from "../inventory.js";
 import { writeMarker } from "../node-state.js";
 import { nodeImages } from "../up/prepare.js";
 import { downloadTargetBinaries, restartKubelet, stageBinaries, swapBinaries } from "./binaries.js";
-import type { ClusterUpgradeData, NodeStepKind, UpgradeWork } from "./data.js";
+import type { ClusterUpgradeData, EtcdSnapshot, NodeStepKind, UpgradeWork } from "./data.js";
 import { cordon, drain, uncordon } from "./drain.js";
 import { etcdProblem, storedClusterConfiguration } from "./read.js";
+import { existingSnapshot, takeSnapshot } from "./snapshot.js";
 
 // What the cluster-level upgrade's phases ask of the hosts, done: staging, kubeadm's upgrade
 // apply|node through the node-level workflows (src/phases/upgrade) on the node's Host, the
@@ -104,6 +105,33 @@ export class HostUpgradeWork implements UpgradeWork {
       },
       { concurrency: Math.max(this.d.session.spec.concurrency, nodes.length) },
     );
+  }
+
+  async etcdSnapshot(): Promise<EtcdSnapshot | undefined> {
+    const s = await this.d.settled();
+    const node = this.d.session.firstControlPlane.name;
+    const host = this.d.session.hostOf(node);
+    const log = this.log(node);
+    // A resumed upgrade (a node's marker records it) changed the cluster already: the snapshot
+    // of before the change is the one its first run took.
+    if (s.reading.nodes.some((n) => n.marker?.to === s.plan.to)) {
+      const earlier = await existingSnapshot(host, s.plan.to);
+      if (!earlier) {
+        log("etcd snapshot: none, the upgrade had started in an earlier run that took none");
+        return undefined;
+      }
+      log(`etcd snapshot: ${earlier}, taken by an earlier run of this upgrade; no second one`);
+      const bytes = (await host.stat(earlier))?.size ?? 0;
+      return { node, path: earlier, bytes, takenBy: "an earlier run" };
+    }
+    const stored = await storedClusterConfiguration(await this.d.session.adminClient());
+    if (stored.externalEtcd) {
+      log("etcd snapshot: none, the cluster's etcd is external (its operator backs it up)");
+      return undefined;
+    }
+    const taken = await takeSnapshot(host, stored.certificatesDir, s.plan.to, new Date());
+    log(`etcd snapshot of ${node}'s member: ${taken.path} (${taken.bytes} bytes, mode 0600)`);
+    return { node, ...taken, takenBy: "this run" };
   }
 
   private async tmpEntries(name: string): Promise<string[]> {

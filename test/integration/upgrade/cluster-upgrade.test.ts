@@ -1,9 +1,12 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledCli, type CliResult } from "../../support/cli.js";
+import { etcdctl } from "../../support/etcdctl.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up/support.js";
@@ -18,6 +21,7 @@ import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up
 // kubeadm's documented one (kubeadm-upgrade.md §2: `upgrade apply` on the first control plane,
 // then each node drained, `upgrade node`, kubelet upgraded and restarted, uncordoned).
 
+const exec = promisify(execFile);
 const FROM = "v1.35.0";
 const TARGET = "v1.36.3";
 const WORKER_STEPS = ["cordon", "drain", "upgrade-node", "kubelet", "gate", "uncordon"];
@@ -39,6 +43,7 @@ interface Report {
   to: string;
   result: string;
   durationSeconds: number;
+  etcd?: { snapshot: { node: string; path: string; bytes: number; takenBy: string } };
   nodes: {
     name: string;
     role: string;
@@ -115,10 +120,8 @@ beforeAll(async () => {
     name: "rehearsal",
     controlPlanes: [bed.host("cp-1")],
     workers: [bed.host("w-1"), bed.host("w-2")],
-  }).replace(
-    "prepare: {enabled: false}",
-    `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
-  );
+    kubernetesDownloads: server.sources.kubernetes,
+  });
   clusterPath = await r.writeClusterFile(text);
   kubeconfig = join(r.dir, "admin.conf");
   reportPath = join(r.dir, "report", "upgrade-report.json");
@@ -210,7 +213,12 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
 
   it("upgrades in kubeadm's order: apply on the control plane, then one worker at a time", () => {
     const [cp, w1, w2] = report.nodes;
-    expect(cp!.steps.map((s) => s.name)).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    expect(cp!.steps.map((s) => s.name)).toEqual([
+      "etcd-snapshot",
+      "upgrade-apply",
+      "kubelet",
+      "gate",
+    ]);
     expect(w1!.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
     expect(w2!.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
     const all = report.nodes.flatMap((n) => n.steps);
@@ -230,6 +238,33 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
         expect.stringMatching(/^\/etc\/kubernetes\/tmp\/kubeadm-backup-manifests-/),
       ]),
     );
+  });
+
+  it("snapshots etcd on cp-1 before the first change: 0600, a database etcdctl reads", async () => {
+    const snapshot = report.etcd!.snapshot;
+    expect(snapshot).toMatchObject({ node: "cp-1", takenBy: "this run" });
+    expect(snapshot.path).toMatch(
+      /^\/var\/lib\/kubeforge\/upgrade\/v1\.36\.3\/etcd-snapshot-\d{4}(-\d\d){5}\.db$/,
+    );
+    const file = bed.host("cp-1").path(snapshot.path.slice(1));
+    const st = await stat(file);
+    expect(st.mode & 0o777).toBe(0o600);
+    expect(st.size).toBe(snapshot.bytes);
+    const { stdout } = await exec("etcdctl", ["snapshot", "status", file, "-w", "json"], {
+      env: { ...process.env, ETCDCTL_API: "3" },
+    });
+    const status = JSON.parse(stdout) as { revision: number; totalKey: number };
+    expect(status.totalKey).toBeGreaterThan(0);
+    // Taken before `upgrade apply` stored the target in kubeadm-config (upload-config).
+    const cm = JSON.parse(
+      await etcdctl(bed.host("cp-1"), [
+        "get",
+        "/registry/configmaps/kube-system/kubeadm-config",
+        "-w",
+        "json",
+      ]),
+    ) as { kvs: { mod_revision: number }[] };
+    expect(status.revision).toBeLessThan(cm.kvs[0]!.mod_revision);
   });
 
   it("leaves every Node Ready, schedulable, at the target; the drained Pod is gone", async () => {
