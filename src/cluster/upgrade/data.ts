@@ -115,6 +115,8 @@ export interface UpgradeWork {
   mark(node: string, step: "started" | "done"): Promise<void>;
   /** Every Node Ready at the target, kubeadm-config at the target. */
   verify(admin: KubeClient): Promise<void>;
+  /** CoreDNS and kube-proxy run the images kubeadm's target installs (after the last control plane). */
+  addonsAtTarget(): Promise<void>;
 }
 
 export interface ClusterUpgradeData {

@@ -145,6 +145,15 @@ const controlPlanes: Phase<ClusterUpgradeData> = {
   },
 };
 
+const addons: Phase<ClusterUpgradeData> = {
+  name: "addons",
+  short:
+    "After the last control plane: CoreDNS and kube-proxy at the images kubeadm's target installs",
+  group: false,
+  runIf: async (d) => (await toChange(d)).length > 0,
+  run: (d) => d.work.addonsAtTarget(),
+};
+
 const workerBatches = async (d: ClusterUpgradeData) => {
   const batches = new Map<number, PlannedUpgradeNode[]>();
   for (const n of await toChange(d)) {
@@ -192,6 +201,7 @@ export function clusterUpgradePhases(): Phase<ClusterUpgradeData>[] {
     etcdSnapshot,
     firstControlPlane,
     controlPlanes,
+    addons,
     workers,
     verify,
   ];

@@ -19,6 +19,7 @@ import { downloadTargetBinaries, restartKubelet, stageBinaries, swapBinaries } f
 import type { ClusterUpgradeData, EtcdSnapshot, NodeStepKind, UpgradeWork } from "./data.js";
 import { cordon, drain, uncordon } from "./drain.js";
 import { etcdProblem, storedClusterConfiguration } from "./read.js";
+import { checkAddonsAtTarget } from "./addons.js";
 import { existingSnapshot, takeSnapshot } from "./snapshot.js";
 
 // What the cluster-level upgrade's phases ask of the hosts, done: staging, kubeadm's upgrade
@@ -256,6 +257,12 @@ export class HostUpgradeWork implements UpgradeWork {
       kubernetesVersion: step === "done" ? s.plan.to : marker.kubernetesVersion,
       upgrade: { from: s.plan.from, to: s.plan.to, step },
     });
+  }
+
+  async addonsAtTarget(): Promise<void> {
+    const admin = await this.d.session.adminClient();
+    const stored = await storedClusterConfiguration(admin);
+    await checkAddonsAtTarget(admin, stored.imageCluster, await this.target());
   }
 
   async verify(admin: KubeClient): Promise<void> {
