@@ -23,6 +23,11 @@ export interface UpgradeOptions {
   nodeTimeoutMs: number;
   allowExperimentalUpgrades: boolean;
   allowRCUpgrades: boolean;
+  /**
+   * --kubelet-binary: the user's kubelet build of the target (runner path or URL, optional
+   * "#sha256=" pin) installed on every node instead of the released kubelet.
+   */
+  kubeletBinary?: string;
 }
 
 /** One node as the cluster shows it before the upgrade. */

@@ -1,6 +1,7 @@
 import { fleet } from "../../remote/fleet.js";
 import type { Phase } from "../../workflow/phase.js";
 import { connectPhase, factsPhase } from "../session-phases.js";
+import { customKubeletOf } from "../up/prepare.js";
 import type { ClusterUpgradeData, NodeStepKind, PlannedUpgradeNode } from "./data.js";
 
 // `kubeforge upgrade -f cluster.yaml --to V` as a phase list on the workflow Runner, the second
@@ -70,6 +71,14 @@ const plan: Phase<ClusterUpgradeData> = {
   short:
     "Read what the cluster runs, resolve --to, refuse what cannot be upgraded, settle the order",
   run: async (d) => {
+    const { spec } = d.session;
+    const custom = spec.nodes.filter((n) => customKubeletOf(spec, n) !== undefined);
+    if (d.options.kubeletBinary === undefined && custom.length > 0) {
+      // The Cluster's kubeletBinary is the build `up` installed, of the version before.
+      d.reporter.warn(
+        `[plan] the Cluster names a kubeletBinary for ${custom.map((n) => n.name).join(", ")}: the upgrade installs the released kubelet of the target there; give --kubelet-binary to install your build of it`,
+      );
+    }
     for (const n of await planned(d)) {
       d.session.nodeReporter(n.name).info(`[plan] ${n.role}: ${n.action} — ${n.note}`);
       if (n.action === "skip") {

@@ -65,11 +65,16 @@ export class HostUpgradeWork implements UpgradeWork {
     this.downloads ??= (async () => {
       const s = await this.d.settled();
       const first = this.d.session.firstControlPlane.name;
+      const { kubeletBinary } = this.d.options;
       return downloadTargetBinaries(
         this.d.session.spec,
         s.plan.to,
-        s.inventory.map((i) => i.facts.arch),
-        { env: this.d.ports.env, log: (l) => this.log(first)(`runner: ${l}`) },
+        s.inventory.map((i) => ({ name: i.node.name, arch: i.facts.arch })),
+        {
+          env: this.d.ports.env,
+          log: (l) => this.log(first)(`runner: ${l}`),
+          ...(kubeletBinary !== undefined ? { kubeletBinary } : {}),
+        },
       );
     })();
     this.downloads.catch(() => (this.downloads = undefined));
