@@ -28,6 +28,8 @@ interface ClusterUpgradeCommandOptions {
   allowExperimentalUpgrades?: boolean;
   allowReleaseCandidateUpgrades?: boolean;
   skipPhases?: string[];
+  phase?: string[];
+  kubeletBinary?: string;
   report?: string;
   junit?: string;
 }
@@ -54,6 +56,11 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
   if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
   if (o.plan && o.dryRun)
     throw new Error("--plan and --dry-run do not go together: --dry-run plans too");
+  if (o.phase && (o.plan || o.dryRun)) {
+    throw new Error(
+      `--phase does not go with ${o.plan ? "--plan" : "--dry-run"}: it changes the cluster`,
+    );
+  }
   const reporter = new TerminalReporter();
   const spec = await readSpec(o.file, reporter);
   const options = {
@@ -64,6 +71,7 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     nodeTimeoutMs: parseGoDuration(o.nodeTimeout, "--node-timeout"),
     allowExperimentalUpgrades: o.allowExperimentalUpgrades === true,
     allowRCUpgrades: o.allowReleaseCandidateUpgrades === true,
+    ...(o.kubeletBinary !== undefined ? { kubeletBinary: o.kubeletBinary } : {}),
   };
   const reportDir = defaultReportDir(spec.name);
   const reportPath = resolve(o.report ?? join(reportDir, "upgrade-report.json"));
@@ -79,6 +87,7 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     dryRun: o.dryRun === true,
     ...(dryRunDir !== undefined ? { dryRunDir } : {}),
     ...(o.skipPhases ? { skipPhases: o.skipPhases } : {}),
+    ...(o.phase ? { phases: o.phase } : {}),
     reportPath,
     junitPath: resolve(o.junit ?? join(reportDir, "junit-upgrade.xml")),
   });
@@ -92,7 +101,9 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     return;
   }
   reporter.info(
-    `[upgrade] Cluster "${spec.name}" upgraded from ${result.report.from} to ${result.report.to} in ${result.report.durationSeconds}s`,
+    o.phase
+      ? `[upgrade] Phase(s) ${o.phase.join(", ")} of the upgrade of "${spec.name}" to ${result.report.to} done in ${result.report.durationSeconds}s`
+      : `[upgrade] Cluster "${spec.name}" upgraded from ${result.report.from} to ${result.report.to} in ${result.report.durationSeconds}s`,
   );
   process.stdout.write(`${reportPath}\n`);
 }
@@ -122,6 +133,15 @@ export function addClusterUpgrade(upgrade: Command): void {
     .option("--allow-experimental-upgrades", "allow alpha, beta and release candidate targets")
     .option("--allow-release-candidate-upgrades", "allow release candidate targets")
     .option("--skip-phases <phases>", "comma-separated phases of the cluster upgrade to skip", list)
+    .option(
+      "--phase <phases>",
+      "run only these comma-separated phases (after the plan, with the staging they need)",
+      list,
+    )
+    .option(
+      "--kubelet-binary <path|url>",
+      "your kubelet build of the target for every node, instead of the released one (#sha256=<hex> pins a URL)",
+    )
     .option(
       "--report <file>",
       "where upgrade-report.json goes (default ~/.kube/kubeforge-<name>-upgrade/)",

@@ -218,5 +218,20 @@ export function clusterUpgradePhases(): Phase<ClusterUpgradeData>[] {
 
 /** What `--plan` runs: it connects, reads and plans. */
 export const PLAN_PHASES = ["connect", "facts", "plan"];
+/**
+ * What `--phase <names>` runs, as kubeadm's `phase` subcommands run one phase: the plan (every
+ * refusal still applies), the phases the named ones read (stage: it copies nothing twice), and
+ * the named ones, in the workflow's order. An unknown name is left to the Runner to refuse.
+ */
+export function onlyPhases(names: readonly string[]): string[] {
+  const all = clusterUpgradePhases();
+  const wanted = new Set([...PLAN_PHASES, ...names]);
+  for (const p of all) {
+    if (wanted.has(p.name)) for (const d of p.dependencies ?? []) wanted.add(d);
+  }
+  const known = all.map((p) => p.name);
+  return [...known.filter((n) => wanted.has(n)), ...[...wanted].filter((n) => !known.includes(n))];
+}
+
 /** What `--dry-run` runs: the plan, and the first control plane's `upgrade apply` rendered. */
 export const DRY_RUN_PHASES = [...PLAN_PHASES, "first-control-plane"];
