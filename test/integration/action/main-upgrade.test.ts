@@ -180,6 +180,7 @@ describe("action main step with upgrade-to", () => {
       kubeletAfter: TARGET,
     });
     expect(cp!.steps.map((s) => [s.name, s.result])).toEqual([
+      ["etcd-snapshot", "ok"],
       ["upgrade-apply", "ok"],
       ["kubelet", "ok"],
       ["gate", "ok"],
@@ -205,6 +206,7 @@ describe("action main step with upgrade-to", () => {
     ) as { testsuites: { testsuite: { "@_failures": string; testcase: { "@_name": string }[] } } };
     expect(xml.testsuites.testsuite["@_failures"]).toBe("0");
     expect(xml.testsuites.testsuite.testcase.map((c) => c["@_name"])).toEqual([
+      "etcd-snapshot",
       "upgrade-apply",
       "kubelet",
       "gate",
@@ -238,10 +240,11 @@ describe("action main step with upgrade-to", () => {
       "facts",
       "plan",
       "stage",
+      "etcd snapshot cp-1",
       "upgrade apply cp-1",
       "verify",
     ]);
-    expect(names("upgrade cp-1")).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    expect(names("upgrade cp-1")).toEqual(["etcd-snapshot", "upgrade-apply", "kubelet", "gate"]);
     expect(done.summary).not.toContain(dirname(runnerTemp));
   }, 600_000);
 });
