@@ -31,6 +31,8 @@ interface ClusterUpgradeCommandOptions {
   allowExperimentalUpgrades?: boolean;
   allowReleaseCandidateUpgrades?: boolean;
   skipPhases?: string[];
+  phase?: string[];
+  kubeletBinary?: string;
   report?: string;
   junit?: string;
   probe: string[];
@@ -67,6 +69,11 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
   if (o.dryRunDir !== undefined && !o.dryRun) throw new Error("--dry-run-dir needs --dry-run");
   if (o.plan && o.dryRun)
     throw new Error("--plan and --dry-run do not go together: --dry-run plans too");
+  if (o.phase && (o.plan || o.dryRun)) {
+    throw new Error(
+      `--phase does not go with ${o.plan ? "--plan" : "--dry-run"}: it changes the cluster`,
+    );
+  }
   const reporter = new TerminalReporter();
   const spec = await readSpec(o.file, reporter);
   const options: UpgradeOptions = {
@@ -86,6 +93,7 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     nodeTimeoutMs: parseGoDuration(o.nodeTimeout, "--node-timeout"),
     allowExperimentalUpgrades: o.allowExperimentalUpgrades === true,
     allowRCUpgrades: o.allowReleaseCandidateUpgrades === true,
+    ...(o.kubeletBinary !== undefined ? { kubeletBinary: o.kubeletBinary } : {}),
   };
   const reportDir = defaultReportDir(spec.name);
   const reportPath = resolve(o.report ?? join(reportDir, "upgrade-report.json"));
@@ -101,6 +109,7 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     dryRun: o.dryRun === true,
     ...(dryRunDir !== undefined ? { dryRunDir } : {}),
     ...(o.skipPhases ? { skipPhases: o.skipPhases } : {}),
+    ...(o.phase ? { phases: o.phase } : {}),
     reportPath,
     junitPath: resolve(o.junit ?? join(reportDir, "junit-upgrade.xml")),
   });
@@ -115,7 +124,9 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
   }
   const { report } = result;
   reporter.info(
-    `[upgrade] Cluster "${spec.name}" upgraded from ${report.from} to ${report.to} in ${report.durationSeconds}s`,
+    o.phase
+      ? `[upgrade] Phase(s) ${o.phase.join(", ")} of the upgrade of "${spec.name}" to ${report.to} done in ${report.durationSeconds}s`
+      : `[upgrade] Cluster "${spec.name}" upgraded from ${report.from} to ${report.to} in ${report.durationSeconds}s`,
   );
   process.stdout.write(`${reportPath}\n`);
   if (report.result === "thresholds-violated") throw thresholdsError(report, reportPath);
@@ -146,6 +157,15 @@ export function addClusterUpgrade(upgrade: Command): void {
     .option("--allow-experimental-upgrades", "allow alpha, beta and release candidate targets")
     .option("--allow-release-candidate-upgrades", "allow release candidate targets")
     .option("--skip-phases <phases>", "comma-separated phases of the cluster upgrade to skip", list)
+    .option(
+      "--phase <phases>",
+      "run only these comma-separated phases (after the plan, with the staging they need)",
+      list,
+    )
+    .option(
+      "--kubelet-binary <path|url>",
+      "your kubelet build of the target for every node, instead of the released one (#sha256=<hex> pins a URL)",
+    )
     .option(
       "--report <file>",
       "where upgrade-report.json goes (default ~/.kube/kubeforge-<name>-upgrade/)",

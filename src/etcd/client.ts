@@ -1,4 +1,4 @@
-import { createPrivateKey, X509Certificate } from "node:crypto";
+import { createHash, createPrivateKey, X509Certificate } from "node:crypto";
 import { request as httpsRequest, type RequestOptions } from "node:https";
 import { createSecureContext, type SecureContext } from "node:tls";
 import { formatGoDuration } from "../config/duration.js";
@@ -221,8 +221,43 @@ interface RawAnswer {
   body: string;
 }
 
-/** Largest answer we read: a member list or status is a few KB. */
+/** Largest answer we read whole: a member list or status is a few KB. */
 const MAX_RESPONSE_BYTES = 4 << 20;
+
+/** How long a whole snapshot may take to stream (etcdctl sets no deadline of its own). */
+const SNAPSHOT_TIMEOUT_MS = 5 * 60_000;
+const SHA256_BYTES = 32;
+
+interface ExchangeOptions {
+  /** Deadline of the whole exchange; default the client's request timeout. */
+  timeoutMs?: number;
+  /** A successful answer's body, handed over as it arrives instead of read whole. */
+  onChunk?: (chunk: Buffer) => void;
+}
+
+/** An RPC's JSON answer; an etcd error status becomes an EtcdRequestError of kind "server". */
+function answerOf<T>(raw: RawAnswer, url: URL, operation: string): T {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw.body);
+  } catch (e) {
+    throw new EtcdRequestError(
+      operation,
+      url.origin,
+      "server",
+      `HTTP ${raw.status} with a body that is not JSON`,
+      undefined,
+      undefined,
+      e,
+    );
+  }
+  if (raw.status < 200 || raw.status > 299) {
+    const err = parsed as { error?: string; message?: string; code?: number };
+    const message = err.message ?? err.error ?? `HTTP ${raw.status}`;
+    throw new EtcdRequestError(operation, url.origin, "server", message, err.code, message);
+  }
+  return parsed as T;
+}
 
 /** Whether a failure is particular to the endpoint, so another endpoint may succeed. */
 function worthAnotherEndpoint(error: EtcdRequestError): boolean {
@@ -452,27 +487,74 @@ export class EtcdClient {
     path: string,
     body: unknown,
   ): Promise<T> {
-    const raw = await this.exchange(url, operation, method, path, body);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw.body);
-    } catch (e) {
+    return answerOf<T>(await this.exchange(url, operation, method, path, body), url, operation);
+  }
+
+  /**
+   * Maintenance.Snapshot of one endpoint (etcdctl snapshot save): the member's whole backend
+   * database as it streams it, chunk by chunk. etcd appends the sha256 of the data as the last
+   * 32 bytes (server/etcdserver/api/v3rpc/maintenance.go), which is checked here and kept, as
+   * etcdctl keeps it: `snapshot restore` checks it again.
+   */
+  async snapshot(endpoint: string, opts: { timeoutMs?: number } = {}): Promise<Buffer> {
+    const url = endpointURL(endpoint);
+    const operation = "snapshot";
+    const parts: Buffer[] = [];
+    let pending = "";
+    // The gateway streams one JSON message per line: {"result":{"blob":<base64>}} or, when the
+    // stream breaks, {"error":{"grpc_code","message"}}.
+    const consume = (line: string) => {
+      if (!line.trim()) return;
+      const msg = JSON.parse(line) as {
+        result?: { blob?: string };
+        error?: { grpc_code?: number; message?: string };
+      };
+      if (msg.error) {
+        const message = msg.error.message ?? "the snapshot stream ended with an error";
+        throw new EtcdRequestError(
+          operation,
+          url.origin,
+          "server",
+          message,
+          msg.error.grpc_code,
+          message,
+        );
+      }
+      if (msg.result?.blob) parts.push(Buffer.from(msg.result.blob, "base64"));
+    };
+    const raw = await this.exchange(
+      url,
+      operation,
+      "POST",
+      "/v3/maintenance/snapshot",
+      {},
+      {
+        timeoutMs: opts.timeoutMs ?? SNAPSHOT_TIMEOUT_MS,
+        onChunk: (chunk) => {
+          pending += chunk.toString("utf8");
+          for (let i = pending.indexOf("\n"); i >= 0; i = pending.indexOf("\n")) {
+            consume(pending.slice(0, i));
+            pending = pending.slice(i + 1);
+          }
+        },
+      },
+    );
+    if (raw.status < 200 || raw.status > 299) answerOf(raw, url, operation);
+    consume(pending);
+    const data = Buffer.concat(parts);
+    const sum = data.subarray(-SHA256_BYTES);
+    if (
+      data.length <= SHA256_BYTES ||
+      !createHash("sha256").update(data.subarray(0, -SHA256_BYTES)).digest().equals(sum)
+    ) {
       throw new EtcdRequestError(
         operation,
         url.origin,
         "server",
-        `HTTP ${raw.status} with a body that is not JSON`,
-        undefined,
-        undefined,
-        e,
+        `the snapshot (${data.length} bytes) does not end with the sha256 of its data: it is incomplete`,
       );
     }
-    if (raw.status < 200 || raw.status > 299) {
-      const err = parsed as { error?: string; message?: string; code?: number };
-      const message = err.message ?? err.error ?? `HTTP ${raw.status}`;
-      throw new EtcdRequestError(operation, url.origin, "server", message, err.code, message);
-    }
-    return parsed as T;
+    return data;
   }
 
   /**
@@ -507,7 +589,9 @@ export class EtcdClient {
     method: "GET" | "POST",
     path: string,
     body: unknown,
+    opts: ExchangeOptions = {},
   ): Promise<RawAnswer> {
+    const timeoutMs = opts.timeoutMs ?? this.timeoutMs;
     const payload = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
     // tls.connect takes a prepared secureContext; https.RequestOptions does not declare it.
     const options: RequestOptions & { secureContext: SecureContext } = {
@@ -541,14 +625,36 @@ export class EtcdClient {
             operation,
             url.origin,
             "timeout",
-            `no answer within ${formatGoDuration(this.timeoutMs)}`,
+            `no answer within ${formatGoDuration(timeoutMs)}`,
           ),
         );
-      }, this.timeoutMs);
+      }, timeoutMs);
       const req = httpsRequest(options, (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
+        const status = res.statusCode ?? 0;
+        const streamed = opts.onChunk !== undefined && status >= 200 && status <= 299;
         res.on("data", (chunk: Buffer) => {
+          if (streamed) {
+            try {
+              opts.onChunk!(chunk);
+            } catch (e) {
+              fail(
+                e instanceof EtcdRequestError
+                  ? e
+                  : new EtcdRequestError(
+                      operation,
+                      url.origin,
+                      "server",
+                      `an unreadable answer: ${(e as Error).message}`,
+                      undefined,
+                      undefined,
+                      e,
+                    ),
+              );
+            }
+            return;
+          }
           size += chunk.length;
           if (size > MAX_RESPONSE_BYTES) {
             fail(
@@ -567,7 +673,7 @@ export class EtcdClient {
           if (settled) return;
           settled = true;
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") });
+          resolve({ status, body: Buffer.concat(chunks).toString("utf8") });
         });
         res.on("error", transportFailure);
       });

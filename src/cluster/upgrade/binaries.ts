@@ -4,6 +4,7 @@ import { goArch, releaseArtifacts } from "../../node/artifacts/catalog.js";
 import {
   artifactCacheDir,
   fetchArtifact,
+  fetchKubeletOverride,
   type FetchedArtifact,
 } from "../../node/artifacts/fetch.js";
 import { commandPath, installArtifacts } from "../../node/artifacts/install.js";
@@ -22,20 +23,36 @@ export const PREVIOUS_SUFFIX = ".kubeforge-prev";
 
 const STAGED = ["kubelet", "kubectl"] as const;
 
-/** Downloads the target kubelet and kubectl for every architecture among the nodes. */
+/**
+ * Downloads the target kubelet and kubectl for every architecture among the nodes; with
+ * `kubeletBinary` (the user's build: a runner path or URL, as a Cluster's kubeletBinary) that
+ * kubelet instead of the released one, refused for a node of another architecture.
+ */
 export async function downloadTargetBinaries(
   spec: ClusterSpec,
   version: string,
-  arches: readonly string[],
-  opts: { env: NodeJS.ProcessEnv; log: (line: string) => void },
+  nodes: readonly { name: string; arch: string }[],
+  opts: { env: NodeJS.ProcessEnv; log: (line: string) => void; kubeletBinary?: string },
 ): Promise<Map<string, FetchedArtifact[]>> {
   const out = new Map<string, FetchedArtifact[]>();
   const fetchOpts = { cacheDir: artifactCacheDir(opts.env), log: opts.log };
-  for (const nodeArch of new Set(arches)) {
-    const wanted = releaseArtifacts(version, nodeArch, spec.prepare.downloads).filter((a) =>
-      (STAGED as readonly string[]).includes(a.name),
+  const custom =
+    opts.kubeletBinary === undefined
+      ? undefined
+      : await fetchKubeletOverride(opts.kubeletBinary, fetchOpts);
+  for (const node of nodes) {
+    if (custom && custom.arch !== goArch(node.arch)) {
+      throw new Error(
+        `the custom kubelet ${custom.source} is built for ${custom.arch}, but node ${node.name} is ${goArch(node.arch)}`,
+      );
+    }
+  }
+  for (const nodeArch of new Set(nodes.map((n) => n.arch))) {
+    const wanted = releaseArtifacts(version, nodeArch, spec.prepare.downloads).filter(
+      (a) => (STAGED as readonly string[]).includes(a.name) && !(custom && a.name === "kubelet"),
     );
-    out.set(goArch(nodeArch), await Promise.all(wanted.map((a) => fetchArtifact(a, fetchOpts))));
+    const fetched = await Promise.all(wanted.map((a) => fetchArtifact(a, fetchOpts)));
+    out.set(goArch(nodeArch), custom ? [...fetched, custom] : fetched);
   }
   return out;
 }

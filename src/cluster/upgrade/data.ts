@@ -28,6 +28,11 @@ export interface UpgradeOptions {
   apiProbes?: { intervalMs: number; keep: boolean };
   /** Opt-in thresholds (--max-api-downtime): exceeded, the run ends thresholds-violated. */
   thresholds?: Thresholds;
+  /**
+   * --kubelet-binary: the user's kubelet build of the target (runner path or URL, optional
+   * "#sha256=" pin) installed on every node instead of the released kubelet.
+   */
+  kubeletBinary?: string;
 }
 
 /** One node as the cluster shows it before the upgrade. */
@@ -84,10 +89,26 @@ export interface UpgradeSettled {
   inventory: HostInventory[];
 }
 
+/** The etcd snapshot taken before the first change (snapshot.ts). */
+export interface EtcdSnapshot {
+  /** The control plane whose member was snapshotted and which keeps the file. */
+  node: string;
+  path: string;
+  bytes: number;
+  /** "an earlier run" when a resumed upgrade found the snapshot its first run took. */
+  takenBy: "this run" | "an earlier run";
+}
+
 /** What the phases ask of the hosts (work.ts). */
 export interface UpgradeWork {
   /** Target kubelet/kubectl on every node to change (staged beside, not in use) and images pulled. */
   stage(nodes: readonly HostInventory[]): Promise<void>;
+  /**
+   * A snapshot of etcd kept on the first control plane, or the one an earlier run of this
+   * upgrade took; undefined when there is none to take (external etcd, an upgrade resumed after
+   * a first run that took none).
+   */
+  etcdSnapshot(): Promise<EtcdSnapshot | undefined>;
   /** kubeforge upgrade apply|node on the node, through the node-level workflows. */
   upgradeNode(node: string, kind: NodeStepKind): Promise<void>;
   /** The staged kubelet and kubectl put in place (the previous ones kept), the kubelet restarted. */
@@ -106,6 +127,8 @@ export interface UpgradeWork {
   mark(node: string, step: "started" | "done"): Promise<void>;
   /** Every Node Ready at the target, kubeadm-config at the target. */
   verify(admin: KubeClient): Promise<void>;
+  /** CoreDNS and kube-proxy run the images kubeadm's target installs (after the last control plane). */
+  addonsAtTarget(): Promise<void>;
 }
 
 /** The probes that measure the upgrade from the runner while the nodes change (probes/). */

@@ -7,7 +7,7 @@ import { PhaseError, Runner } from "../../workflow/runner.js";
 import type { ClusterPorts } from "../ports.js";
 import { ClusterSession } from "../session.js";
 import type { ClusterUpgradeData, UpgradeOptions, UpgradePlan, UpgradeSettled } from "./data.js";
-import { clusterUpgradePhases, DRY_RUN_PHASES, PLAN_PHASES } from "./phases.js";
+import { clusterUpgradePhases, DRY_RUN_PHASES, onlyPhases, PLAN_PHASES } from "./phases.js";
 import { planUpgrade, refusals } from "./policy.js";
 import { addonImages, readCluster, refuseUnfinishedHosts } from "./read.js";
 import { SessionApiProbes } from "./probes/index.js";
@@ -35,6 +35,8 @@ export interface ClusterUpgradeRequest {
   dryRunDir?: string;
   /** --skip-phases: this workflow's phase names. */
   skipPhases?: string[];
+  /** --phase: run only these phases (with the plan and what they read). */
+  phases?: string[];
   /** Where the report and the JUnit XML go (a real run). */
   reportPath: string;
   junitPath: string;
@@ -90,7 +92,13 @@ async function writeReport(req: ClusterUpgradeRequest, report: UpgradeReport): P
 
 export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<ClusterUpgradeResult> {
   const runner = new Runner(clusterUpgradePhases(), req.reporter);
-  const filterPhases = req.planOnly ? PLAN_PHASES : req.dryRun ? DRY_RUN_PHASES : undefined;
+  const filterPhases = req.planOnly
+    ? PLAN_PHASES
+    : req.dryRun
+      ? DRY_RUN_PHASES
+      : req.phases && req.phases.length > 0
+        ? onlyPhases(req.phases)
+        : undefined;
   const runOpts = {
     skipPhases: req.skipPhases ?? [],
     ...(filterPhases ? { filterPhases } : {}),

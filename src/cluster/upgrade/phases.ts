@@ -1,15 +1,17 @@
 import { fleet } from "../../remote/fleet.js";
 import type { Phase } from "../../workflow/phase.js";
 import { connectPhase, factsPhase } from "../session-phases.js";
+import { customKubeletOf } from "../up/prepare.js";
 import type { ClusterUpgradeData, NodeStepKind, PlannedUpgradeNode } from "./data.js";
 
 // `kubeforge upgrade -f cluster.yaml --to V` as a phase list on the workflow Runner, the second
 // cluster workflow after `up` (DESIGN.md "Every workflow runs on the Runner"): connect, read and
-// plan before anything changes (every refusal there), stage on every node in parallel, start the
-// probes that measure what the upgrade does to the API (probes/, stopped by index.ts), then in
-// kubeadm's order (kubeadm-upgrade.md §2, §5.4) the first control plane with `upgrade apply`,
-// the other control planes one at a time with `upgrade node` after an etcd quorum check, the
-// workers in batches (cordon, drain, `upgrade node`, kubelet, gate, uncordon), and a last check.
+// plan before anything changes (every refusal there), stage on every node in parallel, snapshot
+// etcd on the first control plane, start the probes that measure what the upgrade does to the
+// API (probes/, stopped by index.ts), then in kubeadm's order (kubeadm-upgrade.md §2, §5.4) the
+// first control plane with `upgrade apply`, the other control planes one at a time with
+// `upgrade node` after an etcd quorum check, the workers in batches (cordon, drain, `upgrade
+// node`, kubelet, gate, uncordon), and a last check.
 // Every node's steps are timed into the report; markers make a re-run resume.
 
 async function planned(d: ClusterUpgradeData): Promise<PlannedUpgradeNode[]> {
@@ -70,6 +72,14 @@ const plan: Phase<ClusterUpgradeData> = {
   short:
     "Read what the cluster runs, resolve --to, refuse what cannot be upgraded, settle the order",
   run: async (d) => {
+    const { spec } = d.session;
+    const custom = spec.nodes.filter((n) => customKubeletOf(spec, n) !== undefined);
+    if (d.options.kubeletBinary === undefined && custom.length > 0) {
+      // The Cluster's kubeletBinary is the build `up` installed, of the version before.
+      d.reporter.warn(
+        `[plan] the Cluster names a kubeletBinary for ${custom.map((n) => n.name).join(", ")}: the upgrade installs the released kubelet of the target there; give --kubelet-binary to install your build of it`,
+      );
+    }
     for (const n of await planned(d)) {
       d.session.nodeReporter(n.name).info(`[plan] ${n.role}: ${n.action} — ${n.note}`);
       if (n.action === "skip") {
@@ -97,6 +107,28 @@ const probes: Phase<ClusterUpgradeData> = {
   runIf: async (d) =>
     !d.dryRun && d.options.apiProbes !== undefined && (await toChange(d)).length > 0,
   run: (d) => d.probes.start(),
+};
+
+const etcdSnapshot: Phase<ClusterUpgradeData> = {
+  name: "etcd-snapshot",
+  short: "Snapshot etcd on the first control plane before any node changes (kept there, 0600)",
+  group: (d) => `etcd snapshot ${d.session.firstControlPlane.name}`,
+  runIf: async (d) => (await toChange(d)).length > 0,
+  run: async (d) => {
+    const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
+    // Timed as a step of the first control plane when it changes in this run.
+    const snapshot =
+      first && first.action !== "skip"
+        ? await step(
+            d,
+            first,
+            "etcd-snapshot",
+            () => d.work.etcdSnapshot(),
+            (s) => (s ? `${s.path} (${s.bytes} bytes, taken by ${s.takenBy})` : "none taken"),
+          )
+        : await d.work.etcdSnapshot();
+    d.report.etcdSnapshot = snapshot;
+  },
 };
 
 const firstControlPlane: Phase<ClusterUpgradeData> = {
@@ -130,6 +162,15 @@ const controlPlanes: Phase<ClusterUpgradeData> = {
       await d.session.nodeGroup("upgrade node", n.name, () => upgradeControlPlane(d, n));
     }
   },
+};
+
+const addons: Phase<ClusterUpgradeData> = {
+  name: "addons",
+  short:
+    "After the last control plane: CoreDNS and kube-proxy at the images kubeadm's target installs",
+  group: false,
+  runIf: async (d) => (await toChange(d)).length > 0,
+  run: (d) => d.work.addonsAtTarget(),
 };
 
 const workerBatches = async (d: ClusterUpgradeData) => {
@@ -171,10 +212,37 @@ const verify: Phase<ClusterUpgradeData> = {
 };
 
 export function clusterUpgradePhases(): Phase<ClusterUpgradeData>[] {
-  return [connect, facts, plan, stage, probes, firstControlPlane, controlPlanes, workers, verify];
+  return [
+    connect,
+    facts,
+    plan,
+    stage,
+    etcdSnapshot,
+    probes,
+    firstControlPlane,
+    controlPlanes,
+    addons,
+    workers,
+    verify,
+  ];
 }
 
 /** What `--plan` runs: it connects, reads and plans. */
 export const PLAN_PHASES = ["connect", "facts", "plan"];
+/**
+ * What `--phase <names>` runs, as kubeadm's `phase` subcommands run one phase: the plan (every
+ * refusal still applies), the phases the named ones read (stage: it copies nothing twice), and
+ * the named ones, in the workflow's order. An unknown name is left to the Runner to refuse.
+ */
+export function onlyPhases(names: readonly string[]): string[] {
+  const all = clusterUpgradePhases();
+  const wanted = new Set([...PLAN_PHASES, ...names]);
+  for (const p of all) {
+    if (wanted.has(p.name)) for (const d of p.dependencies ?? []) wanted.add(d);
+  }
+  const known = all.map((p) => p.name);
+  return [...known.filter((n) => wanted.has(n)), ...[...wanted].filter((n) => !known.includes(n))];
+}
+
 /** What `--dry-run` runs: the plan, and the first control plane's `upgrade apply` rendered. */
 export const DRY_RUN_PHASES = [...PLAN_PHASES, "first-control-plane"];

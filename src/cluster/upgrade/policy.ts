@@ -142,7 +142,11 @@ export function planUpgrade(
     planned(n, i === 0 ? "apply" : "node", 0),
   );
   workers.forEach((n, i) => nodes.push(planned(n, "node", Math.floor(i / workerBatch) + 1)));
-  return { cluster, from: r.clusterVersion, to, nodes };
+  // A resumed upgrade is still the hop its first run started: kubeadm-config says the target
+  // already, the markers say where from.
+  const started = r.nodes.find((n) => n.marker?.to === to)?.marker?.from;
+  const resuming = started !== undefined && nodes.some((n) => n.action !== "skip");
+  return { cluster, from: resuming ? started : r.clusterVersion, to, nodes };
 }
 
 /** The plan for people (`--plan` prints it on stdout). */

@@ -5,6 +5,7 @@ import {
   type Thresholds,
   type Violation,
 } from "./probes/timeline.js";
+import type { EtcdSnapshot } from "./data.js";
 
 // The rehearsal's evidence (kubeadm-upgrade.md §5.6): per node and per step, when it started,
 // how long it took, how it ended and the backup folders it left — as `upgrade-report.json` (a
@@ -51,6 +52,8 @@ export interface UpgradeReport {
   error?: string;
   /** CoreDNS and kube-proxy image tags before and after the run. */
   addons: { coredns: AddonVersions; kubeProxy: AddonVersions };
+  /** The etcd snapshot taken before the first change (absent: none, e.g. external etcd). */
+  etcd?: { snapshot: EtcdSnapshot };
   nodes: ReportNode[];
   /** What the API probes measured, per endpoint (absent with --probe none). */
   api?: ApiTimeline;
@@ -73,6 +76,7 @@ export class ReportRecorder {
   to = "";
   api: ApiTimeline | undefined;
   thresholds: Thresholds = {};
+  etcdSnapshot: EtcdSnapshot | undefined;
 
   constructor(
     readonly cluster: string,
@@ -146,6 +150,7 @@ export class ReportRecorder {
       durationSeconds: round((this.now() - this.started) / 1000),
       ...(error !== undefined ? { error: messageOf(error) } : {}),
       addons: this.addons,
+      ...(this.etcdSnapshot ? { etcd: { snapshot: this.etcdSnapshot } } : {}),
       nodes,
       ...(this.api ? { api: this.api } : {}),
       ...(maxApiDowntime ? { thresholds: { maxApiDowntime: maxApiDowntime.text } } : {}),

@@ -16,9 +16,11 @@ import type { HostInventory } from "../inventory.js";
 import { writeMarker } from "../node-state.js";
 import { nodeImages } from "../up/prepare.js";
 import { downloadTargetBinaries, restartKubelet, stageBinaries, swapBinaries } from "./binaries.js";
-import type { ClusterUpgradeData, NodeStepKind, UpgradeWork } from "./data.js";
+import type { ClusterUpgradeData, EtcdSnapshot, NodeStepKind, UpgradeWork } from "./data.js";
 import { cordon, drain, uncordon } from "./drain.js";
 import { etcdProblem, storedClusterConfiguration } from "./read.js";
+import { checkAddonsAtTarget } from "./addons.js";
+import { existingSnapshot, takeSnapshot } from "./snapshot.js";
 
 // What the cluster-level upgrade's phases ask of the hosts, done: staging, kubeadm's upgrade
 // apply|node through the node-level workflows (src/phases/upgrade) on the node's Host, the
@@ -63,11 +65,16 @@ export class HostUpgradeWork implements UpgradeWork {
     this.downloads ??= (async () => {
       const s = await this.d.settled();
       const first = this.d.session.firstControlPlane.name;
+      const { kubeletBinary } = this.d.options;
       return downloadTargetBinaries(
         this.d.session.spec,
         s.plan.to,
-        s.inventory.map((i) => i.facts.arch),
-        { env: this.d.ports.env, log: (l) => this.log(first)(`runner: ${l}`) },
+        s.inventory.map((i) => ({ name: i.node.name, arch: i.facts.arch })),
+        {
+          env: this.d.ports.env,
+          log: (l) => this.log(first)(`runner: ${l}`),
+          ...(kubeletBinary !== undefined ? { kubeletBinary } : {}),
+        },
       );
     })();
     this.downloads.catch(() => (this.downloads = undefined));
@@ -104,6 +111,33 @@ export class HostUpgradeWork implements UpgradeWork {
       },
       { concurrency: Math.max(this.d.session.spec.concurrency, nodes.length) },
     );
+  }
+
+  async etcdSnapshot(): Promise<EtcdSnapshot | undefined> {
+    const s = await this.d.settled();
+    const node = this.d.session.firstControlPlane.name;
+    const host = this.d.session.hostOf(node);
+    const log = this.log(node);
+    // A resumed upgrade (a node's marker records it) changed the cluster already: the snapshot
+    // of before the change is the one its first run took.
+    if (s.reading.nodes.some((n) => n.marker?.to === s.plan.to)) {
+      const earlier = await existingSnapshot(host, s.plan.to);
+      if (!earlier) {
+        log("etcd snapshot: none, the upgrade had started in an earlier run that took none");
+        return undefined;
+      }
+      log(`etcd snapshot: ${earlier}, taken by an earlier run of this upgrade; no second one`);
+      const bytes = (await host.stat(earlier))?.size ?? 0;
+      return { node, path: earlier, bytes, takenBy: "an earlier run" };
+    }
+    const stored = await storedClusterConfiguration(await this.d.session.adminClient());
+    if (stored.externalEtcd) {
+      log("etcd snapshot: none, the cluster's etcd is external (its operator backs it up)");
+      return undefined;
+    }
+    const taken = await takeSnapshot(host, stored.certificatesDir, s.plan.to, new Date());
+    log(`etcd snapshot of ${node}'s member: ${taken.path} (${taken.bytes} bytes, mode 0600)`);
+    return { node, ...taken, takenBy: "this run" };
   }
 
   private async tmpEntries(name: string): Promise<string[]> {
@@ -228,6 +262,12 @@ export class HostUpgradeWork implements UpgradeWork {
       kubernetesVersion: step === "done" ? s.plan.to : marker.kubernetesVersion,
       upgrade: { from: s.plan.from, to: s.plan.to, step },
     });
+  }
+
+  async addonsAtTarget(): Promise<void> {
+    const admin = await this.d.session.adminClient();
+    const stored = await storedClusterConfiguration(admin);
+    await checkAddonsAtTarget(admin, stored.imageCluster, await this.target());
   }
 
   async verify(admin: KubeClient): Promise<void> {

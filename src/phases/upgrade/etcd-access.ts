@@ -34,7 +34,8 @@ export interface EtcdAccessOptions {
   kubernetesAPICallMs: number;
 }
 
-async function credentials(host: Host, dir: string): Promise<EtcdTLSCredentials> {
+/** The healthcheck-client identity kubeadm's etcd client uses, read through the node's Host. */
+export async function etcdClientCredentials(host: Host, dir: string): Promise<EtcdTLSCredentials> {
   const read = async (path: string) => (await host.readFile(path)).toString("utf8");
   return {
     ca: await read(certFile(dir, "etcd/ca")),
@@ -48,7 +49,7 @@ export function realUpgradeEtcd(opts: EtcdAccessOptions): UpgradeEtcdAccess {
     async connect(admin) {
       const cluster = await EtcdCluster.fromPods(
         etcdPodLister(admin),
-        await credentials(opts.host, opts.certificatesDir),
+        await etcdClientCredentials(opts.host, opts.certificatesDir),
         {
           ...(opts.route ? { route: opts.route } : {}),
           apiCallTimeoutMs: opts.etcdAPICallMs,

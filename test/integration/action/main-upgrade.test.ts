@@ -74,10 +74,12 @@ beforeAll(async () => {
   await writeFile(caFile, server.ca);
   // The host is prepared already (the simulated kubelet and runtime); the upgrade's binaries
   // come from the local release server.
-  cluster = clusterFile({ name: NAME, controlPlanes: [bed.host("cp-1")], workers: [] }).replace(
-    "prepare: {enabled: false}",
-    `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
-  );
+  cluster = clusterFile({
+    name: NAME,
+    controlPlanes: [bed.host("cp-1")],
+    workers: [],
+    kubernetesDownloads: server.sources.kubernetes,
+  });
 }, 240_000);
 
 afterAll(async () => {
@@ -192,6 +194,7 @@ describe("action main step with upgrade-to", () => {
       kubeletAfter: TARGET,
     });
     expect(cp!.steps.map((s) => [s.name, s.result])).toEqual([
+      ["etcd-snapshot", "ok"],
       ["upgrade-apply", "ok"],
       ["kubelet", "ok"],
       ["gate", "ok"],
@@ -217,6 +220,7 @@ describe("action main step with upgrade-to", () => {
     ) as { testsuites: { testsuite: { "@_failures": string; testcase: { "@_name": string }[] } } };
     expect(xml.testsuites.testsuite["@_failures"]).toBe("0");
     expect(xml.testsuites.testsuite.testcase.map((c) => c["@_name"])).toEqual([
+      "etcd-snapshot",
       "upgrade-apply",
       "kubelet",
       "gate",
@@ -258,11 +262,12 @@ describe("action main step with upgrade-to", () => {
       "facts",
       "plan",
       "stage",
+      "etcd snapshot cp-1",
       "probes",
       "upgrade apply cp-1",
       "verify",
     ]);
-    expect(names("upgrade cp-1")).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    expect(names("upgrade cp-1")).toEqual(["etcd-snapshot", "upgrade-apply", "kubelet", "gate"]);
     expect(done.summary).not.toContain(dirname(runnerTemp));
   }, 600_000);
 });

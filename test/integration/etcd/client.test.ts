@@ -284,6 +284,28 @@ describe("etcd client and kubeadm's cluster operations, against a real etcd", ()
     expect(await client.health(m1.client)).toEqual({ healthy: true });
   });
 
+  it("takes a snapshot etcdctl restores: the whole keyspace with etcd's sha256 trailer", async () => {
+    await etcdctl([m1.client], "put", "/registry/kubeforge/snapshot-probe", "before-upgrade");
+    const client = new EtcdClient({ endpoints: [m1.client], tls });
+    const data = await client.snapshot(m1.client);
+    const file = join(dir, "snapshot.db");
+    await writeFile(file, data);
+    // etcdctl is the judge: its status reads the database, its restore checks the trailer.
+    const { stdout } = await etcdctl([], "snapshot", "status", file, "-w", "json");
+    const status = JSON.parse(stdout) as { totalKey: number; totalSize: number };
+    expect(status.totalKey).toBeGreaterThan(0);
+    expect(status.totalSize).toBe(data.length - 32);
+    const restored = join(dir, "restored.etcd");
+    await etcdctl([], "snapshot", "restore", file, `--data-dir=${restored}`);
+    // And restore does check it (so the pass above means the trailer is whole): one byte short fails.
+    await writeFile(file, data.subarray(0, data.length - 1));
+    const cut = await etcdctl([], "snapshot", "restore", file, `--data-dir=${restored}-cut`).then(
+      () => "restored",
+      (e: Error) => e.message,
+    );
+    expect(cut).not.toBe("restored");
+  });
+
   it("finds the endpoints in the etcd Pods' annotation, then syncs them with the member list", async () => {
     // The Pod names m1 by "localhost"; Sync replaces it with the URL the member advertises.
     const viaLocalhost = { ...m1, client: m1.client.replace(HOST, "localhost") };

@@ -22,6 +22,11 @@ export interface ClusterFileOptions {
   pinFor?: (h: SshTestHost) => string;
   /** The SSH login of a node (default root), e.g. the testbed's password-less sudo user. */
   userFor?: (h: SshTestHost) => string;
+  /**
+   * Where Kubernetes releases come from (prepare.downloads.kubernetes): a local release server's
+   * (test/support/release-server.ts) for tests that download binaries, as an upgrade does.
+   */
+  kubernetesDownloads?: string;
 }
 
 /**
@@ -44,7 +49,9 @@ export function clusterFile(o: ClusterFileOptions): string {
     `wait: ${o.wait ?? "3m"}`,
     // The test hosts are prepared already (the simulated kubelet and runtime); node preparation
     // has its own test (prepare.test.ts) against a local release server.
-    "prepare: {enabled: false}",
+    o.kubernetesDownloads === undefined
+      ? "prepare: {enabled: false}"
+      : `prepare: {enabled: false, downloads: {kubernetes: "${o.kubernetesDownloads}"}}`,
     "ssh:",
     `  privateKeyFile: ${key}`,
     ...(o.ssh ?? []).map((l) => `  ${l}`),

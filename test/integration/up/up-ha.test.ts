@@ -45,7 +45,7 @@ interface UpgradeReport {
   nodes: {
     name: string;
     result: string;
-    steps: { name: string; startedAt: string; seconds: number }[];
+    steps: { name: string; startedAt: string; seconds: number; detail?: string }[];
   }[];
 }
 
@@ -184,10 +184,8 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
         controlPlanes: ["cp-1", "cp-2", "cp-3"].map((n) => bed.host(n)),
         workers: [bed.host("w-1")],
         controlPlaneEndpoint: endpoint,
-      }).replace(
-        "prepare: {enabled: false}",
-        `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
-      ),
+        kubernetesDownloads: server.sources.kubernetes,
+      }),
     );
     clusterPath = path;
     const result = await r.kubeforge(["up", "-f", path, "--kubeconfig", kubeconfig]);
@@ -251,7 +249,14 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
       ["cp-3", "upgraded"],
       ["w-1", "failed"],
     ]);
-    expect(steps("cp-1").map((s) => s.name)).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    // The resumed cp-1 names the etcd snapshot the interrupted run took (no second one).
+    expect(steps("cp-1").map((s) => s.name)).toEqual([
+      "etcd-snapshot",
+      "upgrade-apply",
+      "kubelet",
+      "gate",
+    ]);
+    expect(steps("cp-1")[0]!.detail).toContain("taken by an earlier run");
     for (const cp of ["cp-2", "cp-3"])
       expect(steps(cp).map((s) => s.name)).toEqual([
         "etcd-quorum",

@@ -1,9 +1,12 @@
-import { readFile, writeFile } from "node:fs/promises";
+import { execFile } from "node:child_process";
+import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledCli, type CliResult } from "../../support/cli.js";
+import { etcdctl } from "../../support/etcdctl.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up/support.js";
@@ -18,9 +21,11 @@ import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up
 // kubeadm's documented one (kubeadm-upgrade.md §2: `upgrade apply` on the first control plane,
 // then each node drained, `upgrade node`, kubelet upgraded and restarted, uncordoned).
 
+const exec = promisify(execFile);
 const FROM = "v1.35.0";
 const TARGET = "v1.36.3";
 const WORKER_STEPS = ["cordon", "drain", "upgrade-node", "kubelet", "gate", "uncordon"];
+const BLOCKED_DRAIN_SECONDS = 15;
 
 let bed: SshTestbed;
 let r: Runner;
@@ -30,6 +35,8 @@ let kubeconfig: string;
 let reportPath: string;
 let junitPath: string;
 let cli: (args: string[]) => Promise<CliResult>;
+/** The users' own kubelet build of the target (--kubelet-binary). */
+let usersKubelet: string;
 
 interface Report {
   apiVersion: string;
@@ -39,6 +46,11 @@ interface Report {
   to: string;
   result: string;
   durationSeconds: number;
+  etcd?: { snapshot: { node: string; path: string; bytes: number; takenBy: string } };
+  addons: {
+    coredns: { before?: string; after?: string };
+    kubeProxy: { before?: string; after?: string };
+  };
   nodes: {
     name: string;
     role: string;
@@ -128,10 +140,8 @@ beforeAll(async () => {
     name: "rehearsal",
     controlPlanes: [bed.host("cp-1")],
     workers: [bed.host("w-1"), bed.host("w-2")],
-  }).replace(
-    "prepare: {enabled: false}",
-    `prepare: {enabled: false, downloads: {kubernetes: "${server.sources.kubernetes}"}}`,
-  );
+    kubernetesDownloads: server.sources.kubernetes,
+  });
   clusterPath = await r.writeClusterFile(text);
   kubeconfig = join(r.dir, "admin.conf");
   reportPath = join(r.dir, "report", "upgrade-report.json");
@@ -154,7 +164,75 @@ beforeAll(async () => {
     ].join("\n"),
   );
   await r.kubectl(kubeconfig, ["create", "--validate=false", "-f", pod]);
+  // A kubelet "built by the user": the release server's kind of binary (/bin/true and a trailer
+  // the simulated kubelet reads its version from) under another path.
+  usersKubelet = join(r.dir, "users-kubelet");
+  await writeFile(
+    usersKubelet,
+    Buffer.concat([
+      await readFile("/bin/true"),
+      Buffer.from(`\n#kubeforge-test /users-build/${TARGET}/bin/linux/amd64/kubelet\n`),
+    ]),
+    { mode: 0o755 },
+  );
 }, 600_000);
+
+/** A Pod on w-2 that a PodDisruptionBudget allows no disruption of. */
+async function createGuardedPod(): Promise<void> {
+  const file = join(r.dir, "guarded.yaml");
+  await writeFile(
+    file,
+    [
+      "apiVersion: v1",
+      "kind: Pod",
+      "metadata: {name: guarded, namespace: default, labels: {app: guarded}}",
+      "spec:",
+      "  nodeName: w-2",
+      "  automountServiceAccountToken: false",
+      "  containers: [{name: c, image: registry.k8s.io/pause:3.10.1}]",
+      "---",
+      "apiVersion: policy/v1",
+      "kind: PodDisruptionBudget",
+      "metadata: {name: guarded, namespace: default}",
+      "spec: {minAvailable: 1, selector: {matchLabels: {app: guarded}}}",
+      "",
+    ].join("\n"),
+  );
+  await exec("kubectl", ["--kubeconfig", kubeconfig, "create", "--validate=false", "-f", file]);
+  // The simulated kubelet runs static Pods only: the Pod is marked Running as a kubelet would,
+  // since eviction ignores budgets for Pending Pods (eviction.go canIgnorePDB).
+  await exec("kubectl", [
+    "--kubeconfig",
+    kubeconfig,
+    "-n",
+    "default",
+    "patch",
+    "pod",
+    "guarded",
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    '{"status":{"phase":"Running"}}',
+  ]);
+}
+
+/**
+ * The trailer of the kubelet in /usr/local/bin on a host (it names where the binary came from);
+ * empty while there is none (the testbed's prepared hosts run the simulated kubelet without).
+ */
+function kubeletTrailer(name: string): Promise<string> {
+  return bed
+    .host(name)
+    .sshOutput("tail -c 200 /usr/local/bin/kubelet 2>/dev/null || true", { timeoutMs: 60_000 });
+}
+
+/** The etcd snapshots on cp-1, by file name. */
+async function snapshotFiles(): Promise<string[]> {
+  const dir = bed.host("cp-1").path(`var/lib/kubeforge/upgrade/${TARGET}`);
+  return (await readdir(dir).catch(() => [] as string[])).filter((n) =>
+    n.startsWith("etcd-snapshot-"),
+  );
+}
 
 afterAll(async () => {
   await bed?.stop();
@@ -194,17 +272,111 @@ describe("kubeforge upgrade -f: refusals before anything changes", () => {
   }, 300_000);
 });
 
+describe("kubeforge upgrade -f --to v1.36.3 --phase stage: one phase of the workflow", () => {
+  it("refuses an unknown phase naming the valid ones, before any host is contacted", async () => {
+    const bad = await upgrade("--to", TARGET, "--phase", "no-such-phase");
+    expect(bad.code).not.toBe(0);
+    expect(bad.stderr).toContain(
+      'invalid phase name "no-such-phase" in the phase to run: valid names are connect, facts, plan, stage, etcd-snapshot',
+    );
+  }, 120_000);
+
+  it("stages your kubelet on every node after the plan, and changes nothing in use", async () => {
+    const before = await Promise.all(bed.hosts.map((h) => kubeletTrailer(h.name)));
+    const staged = await upgrade(
+      "--to",
+      TARGET,
+      "--phase",
+      "stage",
+      "--kubelet-binary",
+      usersKubelet,
+    );
+    if (staged.code !== 0) throw new Error(await diagnostics(bed, staged));
+    expect(staged.stderr).toContain(
+      `[upgrade] Phase(s) stage of the upgrade of "rehearsal" to ${TARGET} done`,
+    );
+    for (const h of bed.hosts) {
+      const kubelet = await readFile(
+        h.path(`var/lib/kubeforge/upgrade/${TARGET}/kubelet`),
+        "latin1",
+      );
+      expect(kubelet, h.name).toContain(`#kubeforge-test /users-build/${TARGET}/`);
+      // Nothing in use changed: no snapshot, the kubelet in place, no upgrade in the marker.
+      const marker = JSON.parse(await readFile(h.path("var/lib/kubeforge/node.json"), "utf8")) as {
+        upgrade?: unknown;
+      };
+      expect(marker.upgrade, h.name).toBeUndefined();
+    }
+    expect(await Promise.all(bed.hosts.map((h) => kubeletTrailer(h.name)))).toEqual(before);
+    expect(await snapshotFiles()).toEqual([]);
+  }, 300_000);
+});
+
 describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers", () => {
+  // The first run stops at w-2's drain (a PodDisruptionBudget allows no disruption); once the
+  // budget is gone the same command resumes and finishes.
+  let blocked: CliResult;
+  let first: Report;
+  let w2AfterFailure: NodeList["items"][number];
+  let w2KubeletAfterFailure: string;
   let run: CliResult;
   let report: Report;
 
   beforeAll(async () => {
-    run = await upgrade("--to", TARGET);
+    await createGuardedPod();
+    blocked = await upgrade(
+      "--to",
+      TARGET,
+      "--kubelet-binary",
+      usersKubelet,
+      "--drain-timeout",
+      `${BLOCKED_DRAIN_SECONDS}s`,
+    );
+    first = JSON.parse(await readFile(reportPath, "utf8")) as Report;
+    const nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
+    w2AfterFailure = nodes.items.find((n) => n.metadata.name === "w-2")!;
+    w2KubeletAfterFailure = await kubeletTrailer("w-2");
+    await exec("kubectl", [
+      "--kubeconfig",
+      kubeconfig,
+      "-n",
+      "default",
+      "delete",
+      "pdb",
+      "guarded",
+    ]);
+    run = await upgrade("--to", TARGET, "--kubelet-binary", usersKubelet);
     if (run.code !== 0) throw new Error(await diagnostics(bed, run));
     report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
-  }, 1_200_000);
+  }, 1_500_000);
 
-  it("prints the report's path on stdout; the report says what happened", () => {
+  it("a PodDisruptionBudget that allows no disruption fails w-2's drain within --drain-timeout, naming Pod, budget and node", () => {
+    expect(blocked.code).not.toBe(0);
+    const why = `drain of w-2 failed: pod default/guarded could not be evicted within ${BLOCKED_DRAIN_SECONDS}s: PodDisruptionBudget default/guarded allows no disruption`;
+    expect(blocked.stderr).toContain(why);
+    expect(first.result).toBe("failed");
+    const w2 = first.nodes.find((n) => n.name === "w-2")!;
+    expect(w2.result).toBe("failed");
+    expect(w2.steps.map((s) => [s.name, s.result])).toEqual([
+      ["cordon", "ok"],
+      ["drain", "failed"],
+    ]);
+    const drainStep = w2.steps[1]!;
+    expect(drainStep.detail).toContain(why);
+    expect(drainStep.seconds).toBeGreaterThanOrEqual(BLOCKED_DRAIN_SECONDS - 5);
+    expect(drainStep.seconds).toBeLessThan(BLOCKED_DRAIN_SECONDS + 30);
+    // Not upgraded, and uncordoned again: the run cordoned it, and uncordons on every way out.
+    expect(w2KubeletAfterFailure).not.toContain(`/users-build/`);
+    expect(w2AfterFailure.status?.nodeInfo?.kubeletVersion).toBe(FROM);
+    expect(w2AfterFailure.spec?.unschedulable ?? false).toBe(false);
+    expect(first.nodes.map((n) => [n.name, n.result])).toEqual([
+      ["cp-1", "upgraded"],
+      ["w-1", "upgraded"],
+      ["w-2", "failed"],
+    ]);
+  });
+
+  it("the same command again resumes: finished nodes skipped, w-2 upgraded; its path on stdout", () => {
     expect(run.stdout.trim()).toBe(reportPath);
     expect(report).toMatchObject({
       apiVersion: "kubeforge.dev/v1alpha1",
@@ -215,19 +387,30 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       result: "succeeded",
     });
     expect(report.nodes.map((n) => [n.name, n.result, n.kubeletBefore, n.kubeletAfter])).toEqual([
-      ["cp-1", "upgraded", FROM, TARGET],
-      ["w-1", "upgraded", FROM, TARGET],
+      ["cp-1", "skipped", TARGET, undefined],
+      ["w-1", "skipped", TARGET, undefined],
       ["w-2", "upgraded", FROM, TARGET],
+    ]);
+    expect(first.nodes.map((n) => [n.name, n.kubeletBefore, n.kubeletAfter])).toEqual([
+      ["cp-1", FROM, TARGET],
+      ["w-1", FROM, TARGET],
+      ["w-2", FROM, undefined],
     ]);
   });
 
   it("upgrades in kubeadm's order: apply on the control plane, then one worker at a time", () => {
-    const [cp, w1, w2] = report.nodes;
-    expect(cp!.steps.map((s) => s.name)).toEqual(["upgrade-apply", "kubelet", "gate"]);
+    const [cp, w1] = first.nodes;
+    const w2 = report.nodes[2]!;
+    expect(cp!.steps.map((s) => s.name)).toEqual([
+      "etcd-snapshot",
+      "upgrade-apply",
+      "kubelet",
+      "gate",
+    ]);
     expect(w1!.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
-    expect(w2!.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
-    const all = report.nodes.flatMap((n) => n.steps);
-    expect(all.every((s) => s.result === "ok")).toBe(true);
+    expect(w2.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
+    const all = [...first.nodes, w2].flatMap((n) => n.steps);
+    expect(all.every((s) => s.result === "ok" || s.name === "drain")).toBe(true);
     // Each step starts after the one before it has ended (--worker-batch 1: nothing overlaps).
     const start = (s: { startedAt: string }) => Date.parse(s.startedAt);
     for (let i = 1; i < all.length; i++) {
@@ -236,13 +419,49 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       );
     }
     expect(w1!.steps.find((s) => s.name === "drain")!.detail).toBe("1 pod(s) evicted");
-    expect(w2!.steps.find((s) => s.name === "drain")!.detail).toBe("0 pod(s) evicted");
+    expect(w2.steps.find((s) => s.name === "drain")!.detail).toBe("1 pod(s) evicted");
     // kubeadm's backups (phases/upgrade/staticpods.go) are listed where they were written.
     expect(cp!.backups).toEqual(
       expect.arrayContaining([
         expect.stringMatching(/^\/etc\/kubernetes\/tmp\/kubeadm-backup-manifests-/),
       ]),
     );
+  });
+
+  it("after the last control plane the addons run the target's images", () => {
+    // kube-proxy is tagged with the Kubernetes version (kubeadm images.GetKubernetesImage).
+    expect(first.addons.kubeProxy.before).toBe(FROM);
+    expect(report.addons.kubeProxy).toEqual({ before: TARGET, after: TARGET });
+  });
+
+  it("snapshots etcd on cp-1 before the first change: 0600, a database etcdctl reads", async () => {
+    const snapshot = first.etcd!.snapshot;
+    expect(snapshot).toMatchObject({ node: "cp-1", takenBy: "this run" });
+    expect(snapshot.path).toMatch(
+      /^\/var\/lib\/kubeforge\/upgrade\/v1\.36\.3\/etcd-snapshot-\d{4}(-\d\d){5}\.db$/,
+    );
+    const file = bed.host("cp-1").path(snapshot.path.slice(1));
+    const st = await stat(file);
+    expect(st.mode & 0o777).toBe(0o600);
+    expect(st.size).toBe(snapshot.bytes);
+    const { stdout } = await exec("etcdctl", ["snapshot", "status", file, "-w", "json"], {
+      env: { ...process.env, ETCDCTL_API: "3" },
+    });
+    const status = JSON.parse(stdout) as { revision: number; totalKey: number };
+    expect(status.totalKey).toBeGreaterThan(0);
+    // Taken before `upgrade apply` stored the target in kubeadm-config (upload-config).
+    const cm = JSON.parse(
+      await etcdctl(bed.host("cp-1"), [
+        "get",
+        "/registry/configmaps/kube-system/kubeadm-config",
+        "-w",
+        "json",
+      ]),
+    ) as { kvs: { mod_revision: number }[] };
+    expect(status.revision).toBeLessThan(cm.kvs[0]!.mod_revision);
+    // The resumed run took no second one: it names the first run's.
+    expect(report.etcd!.snapshot).toEqual({ ...snapshot, takenBy: "an earlier run" });
+    expect(await snapshotFiles()).toEqual([snapshot.path.split("/").at(-1)]);
   });
 
   it("leaves every Node Ready, schedulable, at the target; the drained Pod is gone", async () => {
@@ -266,6 +485,7 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       "pods",
     ]);
     expect(pods.items.map((p) => p.metadata.name)).not.toContain("canary");
+    expect(pods.items.map((p) => p.metadata.name)).not.toContain("guarded");
   });
 
   it("stores the target in kubeadm-config and the control plane's manifests", async () => {
@@ -283,13 +503,13 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     expect(manifest.spec.containers[0]!.image).toBe(`registry.k8s.io/kube-apiserver:${TARGET}`);
   });
 
-  it("installs the target kubelet and keeps nothing half-done in the markers", async () => {
+  it("installs your kubelet (--kubelet-binary) and the target kubectl everywhere, and leaves nothing half-done in the markers", async () => {
     for (const h of bed.hosts) {
-      // The release server's binaries end with a trailer naming their download path.
-      const kubelet = await h.sshOutput("tail -c 200 /usr/local/bin/kubelet", {
+      expect(await kubeletTrailer(h.name), h.name).toContain(`/users-build/${TARGET}/`);
+      const kubectl = await h.sshOutput("tail -c 200 /usr/local/bin/kubectl", {
         timeoutMs: 60_000,
       });
-      expect(kubelet, h.name).toContain(`/dl/release/${TARGET}/bin/linux/`);
+      expect(kubectl, h.name).toContain(`/dl/release/${TARGET}/bin/linux/`);
       const marker = JSON.parse(await readFile(h.path("var/lib/kubeforge/node.json"), "utf8")) as {
         kubernetesVersion: string;
         upgrade: unknown;

@@ -175,5 +175,12 @@ describe("planUpgrade", () => {
       ["cp-1", "skip", "already at v1.36.3: skipped"],
       ["w-1", "node", "v1.36.3 → v1.36.3 (resumed: a run stopped here)"],
     ]);
+    // The resumed run is still the hop from the version its first run started at.
+    expect([plan.from, plan.to]).toEqual(["v1.35.2", "v1.36.3"]);
+    // A run that finds everything done changes nothing: the cluster's version is where it starts.
+    const finished = { ...stopped, marker: { ...stopped.marker!, step: "done" as const } };
+    expect(planUpgrade("ci", reading([done, finished], "v1.36.3"), "v1.36.3", 1).from).toBe(
+      "v1.36.3",
+    );
   });
 });
