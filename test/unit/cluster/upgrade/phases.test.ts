@@ -5,13 +5,14 @@ import { clusterUpgradePhases, onlyPhases } from "../../../../src/cluster/upgrad
 // phases the named ones read, then the named ones, in the workflow's order.
 
 describe("the cluster upgrade's phases", () => {
-  it("run in kubeadm's order, the etcd snapshot before the first change, the addon check before the workers", () => {
+  it("run in kubeadm's order, the etcd snapshot and the probes before the first change, the addon check before the workers", () => {
     expect(clusterUpgradePhases().map((p) => p.name)).toEqual([
       "connect",
       "facts",
       "plan",
       "stage",
       "etcd-snapshot",
+      "probes",
       "first-control-plane",
       "control-planes",
       "addons",
