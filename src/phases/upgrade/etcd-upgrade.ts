@@ -177,7 +177,15 @@ export async function performEtcdStaticPodUpgrade(input: EtcdUpgradeInput): Prom
   );
   await input.writeNewManifest();
   const member = etcdClientURL(data.cfg.init.localAPIEndpoint.advertiseAddress);
-  const watched = { ...up, stopped: async () => !(await input.oldEtcd.answers(member)) };
+  // Two missed answers in a row: one timeout on a loaded node is not a stopped member.
+  let misses = 0;
+  const watched = {
+    ...up,
+    stopped: async () => {
+      misses = (await input.oldEtcd.answers(member)) ? 0 : misses + 1;
+      return misses >= 2;
+    },
+  };
   try {
     await upgradeComponent(watched, "etcd", before, input.recover, {
       restartIfEqual: input.restartIfEqual,
