@@ -41,8 +41,13 @@ function haproxyAddress(address: string, port: number): string {
 
 /**
  * HAProxy configuration: TCP mode (TLS passes through; clients verify the API servers' own
- * certificate), health checks every second, connection retries redispatched to another server,
- * long client/server timeouts because watches stay open for minutes.
+ * certificate), connection retries redispatched to another server, long client/server timeouts
+ * because watches stay open for minutes. The health check asks each API server's `/readyz` over
+ * TLS every second, as kubeadm's HA guide configures HAProxy (kubernetes/kubeadm
+ * docs/ha-considerations.md, with /healthz): a TCP check alone keeps sending clients to an API
+ * server that accepts connections but answers 500 while its local etcd restarts (an upgrade
+ * does that on every control plane). A server marked down has its sessions closed, so clients
+ * holding keep-alive connections to it reconnect to one that is ready.
  */
 export function apiServerProxyConfig(backends: readonly ApiServerBackend[]): string {
   if (backends.length === 0) throw new Error("the API server proxy needs at least one backend");
@@ -64,7 +69,13 @@ export function apiServerProxyConfig(backends: readonly ApiServerBackend[]): str
     "  default_backend kube-apiservers",
     "backend kube-apiservers",
     "  balance roundrobin",
-    "  default-server inter 1s fall 2 rise 1",
+    // /readyz is readable without credentials (RBAC system:public-info-viewer); the API
+    // server's certificate is the client's to verify, not the health check's.
+    "  option httpchk",
+    "  http-check connect ssl",
+    "  http-check send meth GET uri /readyz",
+    "  http-check expect status 200",
+    "  default-server inter 1s fall 2 rise 1 verify none on-marked-down shutdown-sessions",
     ...backends.map((b) => `  server ${b.name} ${haproxyAddress(b.address, b.port)} check`),
     "",
   ].join("\n");

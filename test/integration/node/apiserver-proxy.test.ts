@@ -1,5 +1,8 @@
-import { execFile } from "node:child_process";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { execFile, spawn } from "node:child_process";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { createServer, request, Agent, type Server } from "node:https";
+import type { AddressInfo } from "node:net";
+import { promisify } from "node:util";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -10,7 +13,9 @@ import {
 } from "../../../src/node/apiserver-proxy.js";
 import { localEndpoint } from "../../../src/cluster/up/local-endpoint.js";
 
-// The node-local API server proxy's configuration, checked by the real HAProxy (`haproxy -c`).
+// The node-local API server proxy's configuration, checked by the real HAProxy (`haproxy -c`),
+// and run by it in front of two HTTPS servers standing in for API servers: one whose /readyz
+// starts answering 500 (as kube-apiserver's does while its etcd is down) loses its clients.
 
 async function haproxyCheck(config: string): Promise<{ code: number; output: string }> {
   const dir = await mkdtemp(join(tmpdir(), "kubeforge-haproxy-"));
@@ -73,4 +78,110 @@ describe("node-local API server proxy", () => {
     expect(unit).toContain("Restart=always");
     expect(unit).toContain("WantedBy=multi-user.target");
   });
+
+  it("takes an API server whose /readyz fails out of rotation and closes its sessions", async () => {
+    const dir = await mkdtemp(join(tmpdir(), "kubeforge-haproxy-"));
+    const stoppers: (() => void)[] = [];
+    try {
+      await run("openssl", [
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:P-256",
+        "-nodes",
+        "-subj",
+        "/CN=kube-apiserver",
+        "-days",
+        "1",
+        "-keyout",
+        join(dir, "key.pem"),
+        "-out",
+        join(dir, "cert.pem"),
+      ]);
+      const tls = {
+        key: await readFile(join(dir, "key.pem")),
+        cert: await readFile(join(dir, "cert.pem")),
+      };
+      const ready = new Map([
+        ["a", true],
+        ["b", true],
+      ]);
+      const backends = [];
+      for (const name of ["a", "b"]) {
+        const server = createServer(tls, (req, res) => {
+          const code = req.url === "/readyz" && !ready.get(name) ? 500 : 200;
+          res.writeHead(code, { "content-type": "text/plain" }).end(name);
+        });
+        backends.push({ name, address: "127.0.0.1", port: await listen(server) });
+        stoppers.push(() => server.close());
+      }
+      // The backends' behaviour is under test, not the fixed port: a free one is bound instead.
+      const probe = createServer(tls);
+      const port = await listen(probe);
+      await new Promise((resolve) => probe.close(resolve));
+      const config = apiServerProxyConfig(backends).replace("127.0.0.1:7443", `127.0.0.1:${port}`);
+      await writeFile(join(dir, "proxy.cfg"), config);
+      const haproxy = spawn("haproxy", ["-db", "-f", join(dir, "proxy.cfg")], { stdio: "ignore" });
+      stoppers.push(() => haproxy.kill("SIGKILL"));
+      const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+      stoppers.push(() => agent.destroy());
+      const fresh = () => get(port, new Agent({ rejectUnauthorized: false }));
+
+      // Both ready: new connections go round-robin to both.
+      const seen = new Set<string>();
+      await waitFor(async () => {
+        seen.add(await fresh());
+        return seen.size === 2;
+      });
+      // A keep-alive session bound to "a" (one socket, reused while a answers).
+      await waitFor(async () => (await get(port, agent)) === "a");
+      const socket = Object.values(agent.freeSockets).flat()[0];
+      expect(socket).toBeDefined();
+      const closed = new Promise<void>((resolve) => socket!.once("close", () => resolve()));
+
+      ready.set("a", false);
+      // Marked down after two failed checks a second apart: its session is closed...
+      await closed;
+      // ...and every new connection goes to "b".
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await fresh());
+      expect(answers).toEqual(Array(6).fill("b"));
+      expect(await get(port, agent)).toBe("b");
+    } finally {
+      for (const stop of stoppers) stop();
+      await rm(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
 });
+
+const run = promisify(execFile);
+
+function listen(server: Server): Promise<number> {
+  return new Promise((resolve) =>
+    server.listen(0, "127.0.0.1", () => resolve((server.address() as AddressInfo).port)),
+  );
+}
+
+/** GET / through the proxy; the answering backend's name. */
+function get(port: number, agent: Agent): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: "127.0.0.1", port, path: "/", agent }, (res) => {
+      let body = "";
+      res.on("data", (b: Buffer) => (body += b.toString()));
+      res.on("end", () => resolve(body));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+async function waitFor(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const until = Date.now() + ms;
+  for (;;) {
+    if (await check().catch(() => false)) return;
+    if (Date.now() > until) throw new Error("timed out");
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
