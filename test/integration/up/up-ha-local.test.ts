@@ -1,7 +1,11 @@
-import { readFile } from "node:fs/promises";
+import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { UpgradeReport } from "../../../src/cluster/upgrade/report.js";
 import { stopTunnelProcess } from "../../../src/cluster/tunnel.js";
+import { bundledCli } from "../../support/cli.js";
+import { etcdctl } from "../../support/etcdctl.js";
+import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { alive } from "../../support/processes.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import { SUDO_USER } from "../../support/testbed-ssh.js";
@@ -19,27 +23,102 @@ import {
 // as kubespray and k0s do) that the worker's kubelet and kube-proxy use, and a runner-side tunnel
 // with failover that the exported admin.conf names. With one control plane stopped, the worker
 // stays Ready and kubectl through the exported admin.conf still works. cp-2 is reached as a
-// non-root user with password-less sudo.
+// non-root user with password-less sudo. Before that, `kubeforge upgrade -f` takes it from
+// v1.35.0 to v1.36.3 behind those proxies, sampled from the side every second: etcd keeps its
+// quorum throughout (real etcd), the addons move only during the last control plane's step, and
+// the API probes through the stable endpoint see no outage the proxies' /readyz checks allow.
 
 let bed: SshTestbed;
 let r: Runner;
 let kubeconfig: string;
 let clusterPath: string;
+let server: ReleaseServer;
+
+const FROM = "v1.35.0";
+const TARGET = "v1.36.3";
+const CONTROL_PLANES = ["cp-1", "cp-2", "cp-3"];
 
 interface ConfigMap {
   data: Record<string, string>;
+}
+
+interface DaemonSet {
+  spec: { template: { spec: { containers: { image: string }[] } } };
 }
 
 beforeAll(async () => {
   bed = await createTestbed(["cp-1", "cp-2", "cp-3", "w-1"], { ssh: true });
   r = await runner();
   kubeconfig = join(r.dir, "admin.conf");
+  server = await startReleaseServer();
 }, 120_000);
 
 afterAll(async () => {
   if (kubeconfig) await stopTunnelProcess(`${kubeconfig}.tunnel.json`);
   await bed?.stop();
+  await server?.close();
 }, 120_000);
+
+/** `kubeforge upgrade -f --to TARGET` with its report; kubelet and kubectl from the release server. */
+async function upgrade(): Promise<{ code: number; stderr: string; report: UpgradeReport }> {
+  const cli = await bundledCli();
+  const caFile = join(r.dir, "release-ca.pem");
+  await writeFile(caFile, server.ca);
+  const reportPath = join(r.dir, "upgrade-report.json");
+  const result = await cli.kubeforge(
+    ["upgrade", "-f", clusterPath, "--to", TARGET, "--report", reportPath, "--node-timeout", "3m"],
+    { timeoutMs: 840_000, env: { HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile } },
+  );
+  if (result.code !== 0) throw new Error(await diagnostics(bed, result));
+  const report = JSON.parse(await readFile(reportPath, "utf8")) as UpgradeReport;
+  return { code: result.code, stderr: result.stderr, report };
+}
+
+interface Observation {
+  at: number;
+  /** Control planes whose etcd member answered its health check. */
+  etcdHealthy: string[];
+  /** kube-proxy's image tag (undefined: the read failed). */
+  kubeProxy?: string;
+}
+
+/** Samples etcd's members and kube-proxy's image every second until `stop` is called. */
+function observe(): { stop: () => Promise<Observation[]> } {
+  const seen: Observation[] = [];
+  let running = true;
+  const loop = (async () => {
+    while (running) {
+      const at = Date.now();
+      const health = await Promise.all(
+        CONTROL_PLANES.map((n) =>
+          etcdctl(bed.host(n), ["endpoint", "health", "--command-timeout=2s"]).then(
+            () => n,
+            () => undefined,
+          ),
+        ),
+      );
+      const image = await r
+        .kubectl<DaemonSet>(kubeconfig, ["-n", "kube-system", "get", "ds", "kube-proxy"])
+        .then(
+          (ds) => ds.spec.template.spec.containers[0]!.image.split(":").pop(),
+          () => undefined,
+        );
+      seen.push({
+        at,
+        etcdHealthy: health.filter((n): n is string => n !== undefined),
+        ...(image ? { kubeProxy: image } : {}),
+      });
+      await new Promise((res) => setTimeout(res, 1000));
+    }
+  })();
+  return {
+    stop: async () => {
+      running = false;
+      await loop;
+      return seen;
+    },
+  };
+}
 
 describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's", () => {
   it("builds the cluster behind node-local proxies and a runner-side tunnel", async () => {
@@ -50,6 +129,7 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
         workers: [bed.host("w-1")],
         // One control plane through a sudo user: its proxy, static pods and etcd go through sudo.
         userFor: (h) => (h.name === "cp-2" ? SUDO_USER : "root"),
+        kubernetesDownloads: server.sources.kubernetes,
       }),
     );
     const result = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
@@ -101,6 +181,61 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
     expect(result.stderr).not.toMatch(/kubeforge-apiserver-proxy (started|restarted)/);
     expect(await nodeReadiness(r, kubeconfig)).toMatchObject({ "w-1": "True" });
   }, 300_000);
+
+  it("upgrades to v1.36.3 behind the node-local proxies: etcd keeps quorum, the addons move with the last control plane", async () => {
+    const watch = observe();
+    const upgraded = await upgrade().finally(() => watch.stop());
+    const { report, stderr } = upgraded;
+    const seen = await watch.stop();
+    expect(report.from).toBe(FROM);
+    expect(report.nodes.map((n) => [n.name, n.result])).toEqual([
+      ...CONTROL_PLANES.map((n) => [n, "upgraded"]),
+      ["w-1", "upgraded"],
+    ]);
+    const stepStart = (node: string, step: string) =>
+      Date.parse(
+        report.nodes.find((n) => n.name === node)!.steps.find((s) => s.name === step)!.startedAt,
+      );
+
+    // Real etcd: never more than one member down, so the quorum held; all three healthy after.
+    expect(seen.length).toBeGreaterThan(20);
+    for (const o of seen) expect(o.etcdHealthy.length, JSON.stringify(o)).toBeGreaterThanOrEqual(2);
+    expect(seen.some((o) => o.etcdHealthy.length === 2)).toBe(true);
+    const members = JSON.parse(
+      await etcdctl(bed.host("cp-2"), ["endpoint", "health", "--cluster", "-w", "json"]),
+    ) as { health: boolean }[];
+    expect(members.map((m) => m.health)).toEqual([true, true, true]);
+
+    // kube-proxy stays at the old version until the last control plane's `upgrade node` runs
+    // (kubeadm v1.28+: postupgrade.go UnupgradedControlPlaneInstances), then moves.
+    const lastStep = stepStart("cp-3", "upgrade-node");
+    const images = seen.filter((o) => o.kubeProxy !== undefined);
+    expect(images.filter((o) => o.at < lastStep).map((o) => o.kubeProxy)).not.toContain(TARGET);
+    expect(images.filter((o) => o.at < lastStep).length).toBeGreaterThan(10);
+    expect(report.addons.kubeProxy).toEqual({ before: FROM, after: TARGET });
+    expect(stderr).toMatch(
+      /cp-1: .*\[upgrade\/addon\] Skipping upgrade of addons because control plane instances \[cp-2 cp-3\] have not been upgraded/,
+    );
+
+    // The API probes: each control plane's own endpoint went away during its own step (its
+    // etcd and kube-apiserver restarted there); the stable endpoint (admin.conf's server:
+    // cp-1's node-local proxy) rode through it.
+    const endpoints = report.api!.endpoints;
+    expect(endpoints.map((e) => [e.name, e.url])).toEqual([
+      ...CONTROL_PLANES.map((n) => [n, `https://${bed.host(n).address}:6443`]),
+      ["stable", "https://127.0.0.1:7443"],
+    ]);
+    for (const e of endpoints) expect(e.samples, e.name).toBeGreaterThan(20);
+    for (const n of CONTROL_PLANES) {
+      const own = endpoints.find((e) => e.name === n)!.outages.flatMap((o) => o.during);
+      expect(own.filter((step) => step.startsWith(`${n} `)).length, n).toBeGreaterThan(0);
+    }
+    // Whatever the stable endpoint lost, it lost while a control plane changed: the proxies'
+    // /readyz checks take a server out within two checks (never zero: the sessions bound to it
+    // fail until then), and nothing went away during the worker's steps.
+    for (const o of endpoints.find((e) => e.name === "stable")!.outages)
+      for (const step of o.during) expect(step).toMatch(/^cp-[123] /);
+  }, 900_000);
 
   it("keeps the worker Ready and kubectl working with the first control plane stopped", async () => {
     await bed.host("cp-1").node.stop({ keepFiles: true });
