@@ -300,6 +300,11 @@ export class SimulatedKubelet {
               },
               "application/strategic-merge-patch+json",
             );
+            // The first status of this process and every readiness change, with the version
+            // it reported: when a restarted kubelet is back, for the upgrade benchmark.
+            if (ready !== lastReady) {
+              this.log(`Updated node status: Ready=${ready}, kubeletVersion ${id.kubeletVersion}`);
+            }
             lastReady = ready;
             lastReport = Date.now();
           } catch (e) {

@@ -54,7 +54,10 @@ async function runKubelet(flags: Record<string, string>): Promise<void> {
   if (flags["pid-file"]) writeFileSync(flags["pid-file"], `${process.pid}\n`);
   const stopSignal = terminated();
   let stopping = false;
-  void stopSignal.then(() => (stopping = true));
+  void stopSignal.then(() => {
+    stopping = true;
+    log("[simulated kubelet] received SIGTERM: stopping");
+  });
   const restartMs = kubeletTiming(timeScale).serviceRestartMs;
   log(`simulated kubelet process ${process.pid} (rootfs ${rootfs || "/"})`);
   while (!stopping) {
