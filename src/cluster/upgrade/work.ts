@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { parseGoDuration } from "../../config/duration.js";
 import { releaseFor } from "../../config/versions.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { poll } from "../../kube/poll.js";
@@ -12,6 +13,7 @@ import {
 } from "../../phases/upgrade/node-workflows.js";
 import { KUBEADM_TMP_DIR } from "../../phases/upgrade/paths.js";
 import { fleet } from "../../remote/fleet.js";
+import { summarizeTimings } from "../../workflow/runner.js";
 import type { HostInventory } from "../inventory.js";
 import { writeMarker } from "../node-state.js";
 import { nodeImages } from "../up/prepare.js";
@@ -147,6 +149,16 @@ export class HostUpgradeWork implements UpgradeWork {
       .catch(() => []);
   }
 
+  /**
+   * The Cluster's UpgradeConfiguration (its kubeadm documents): its timeouts.upgradeManifests
+   * bounds each component's restart on every node, as `kubeadm upgrade --config` would.
+   */
+  private upgradeTiming(): Pick<UpgradeNodeRun, "timing"> {
+    const text = this.d.session.spec.kubeadm.config?.upgrade?.timeouts?.upgradeManifests;
+    if (text === undefined) return {};
+    return { timing: { upgradeManifestsMs: parseGoDuration(text, "timeouts.upgradeManifests") } };
+  }
+
   async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
     const { options, dryRun, dryRunDir } = this.d;
     const before = new Set(await this.tmpEntries(name));
@@ -164,12 +176,15 @@ export class HostUpgradeWork implements UpgradeWork {
           : {}),
       },
       ...(dryRun && dryRunDir ? { dryRunDir: join(dryRunDir, name) } : {}),
+      ...this.upgradeTiming(),
     };
     const result =
       kind === "apply"
         ? await runUpgradeApply(run, await this.target())
         : await runUpgradeNode(run);
     if (result.output.trim()) this.log(name)(result.output.trim());
+    // Where the node's time went, phase by phase (the report has the step's total).
+    this.log(name)(`upgrade ${kind}: phase timings ${summarizeTimings(result.timings)}`);
     const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
     for (const entry of await this.tmpEntries(name)) {
       if (!before.has(entry)) node.backups.push(`${KUBEADM_TMP_DIR}/${entry}`);

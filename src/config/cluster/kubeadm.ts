@@ -72,8 +72,17 @@ export function collectKubeadmDocuments(
       docs.v1beta3Documents = [...(docs.v1beta3Documents ?? []), ...decoded.v1beta3Documents];
     }
     for (const kind of decoded.ignoredKinds) {
+      // The upgrade reads an UpgradeConfiguration's timeouts (cluster/upgrade/work.ts).
+      if (kind === "UpgradeConfiguration") continue;
       warn(`${where}: ${kind} is not used by kubeforge up and is ignored`);
       docs.ignoredKinds.push(kind);
+    }
+    if (decoded.upgrade !== undefined) {
+      if (docs.upgrade !== undefined) {
+        problems.push(
+          `${where}: UpgradeConfiguration is given twice; merge them into one document`,
+        );
+      } else docs.upgrade = decoded.upgrade;
     }
     for (const key of DOC_KEYS) {
       const doc = decoded[key];

@@ -435,6 +435,20 @@ kind: ResetConfiguration
     ]);
   });
 
+  it("keeps an UpgradeConfiguration for the upgrade (its timeouts), without a warning", () => {
+    const warnings: string[] = [];
+    const spec = load(
+      `${HEAD}---
+${V4}
+kind: UpgradeConfiguration
+timeouts: {upgradeManifests: 45s}
+`,
+      { warn: (m) => warnings.push(m) },
+    );
+    expect(spec.kubeadm.config?.upgrade?.timeouts).toEqual({ upgradeManifests: "45s" });
+    expect(warnings).toEqual([]);
+  });
+
   it.each([
     [
       "versions",
