@@ -80,6 +80,13 @@ async function settle(
   return { reading, plan, inventory };
 }
 
+/** The addons' image tags as the run leaves them. */
+async function recordAddonsAfter(session: ClusterSession, report: ReportRecorder): Promise<void> {
+  const after = await addonImages(await session.adminClient());
+  report.addons.coredns.after = after.coredns;
+  report.addons.kubeProxy.after = after.kubeProxy;
+}
+
 async function writeReport(req: ClusterUpgradeRequest, report: UpgradeReport): Promise<void> {
   for (const [path, text] of [
     [req.reportPath, `${JSON.stringify(report, null, 2)}\n`],
@@ -130,9 +137,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     const plan = (await data.settled()).plan;
     if (!realRun) return { plan };
     report.api = await probes.stop();
-    const after = await addonImages(await session.adminClient());
-    report.addons.coredns.after = after.coredns;
-    report.addons.kubeProxy.after = after.kubeProxy;
+    await recordAddonsAfter(session, report);
     return { plan, report: report.report() };
   } catch (e) {
     failure = e instanceof PhaseError ? e.cause : e;
@@ -150,6 +155,14 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
           () => false,
         ))
       ) {
+        // A failed run records the addons it left too (a half-done hop may have changed them).
+        if (failure !== undefined) {
+          await recordAddonsAfter(session, report).catch((e: unknown) =>
+            req.reporter.warn(
+              `[upgrade] could not read the addons' images after the failure: ${(e as Error).message}`,
+            ),
+          );
+        }
         await writeReport(req, report.report(failure));
       }
     }
