@@ -16,8 +16,9 @@ import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up
 // server are the simulation (etcd is Debian's). The target kubelet and kubectl come from the
 // local release server (binaries whose trailer names their version: the simulated kubelet
 // reports it after its restart, test/support/sim/kubelet/binary.ts). First the refusals — two
-// minors up, a downgrade — with every host's files unchanged, then the plan, the upgrade itself,
-// and a second run that finds every node at the target and changes nothing. The order is
+// minors up, a downgrade — with every host's files unchanged, then the plan, a run whose
+// kube-scheduler never restarts on cp-1 (rolled back, the run stops there), the upgrade itself
+// resuming it, and a second run that finds every node at the target and changes nothing. The order is
 // kubeadm's documented one (kubeadm-upgrade.md §2: `upgrade apply` on the first control plane,
 // then each node drained, `upgrade node`, kubelet upgraded and restarted, uncordoned).
 
@@ -37,6 +38,8 @@ let junitPath: string;
 let cli: (args: string[]) => Promise<CliResult>;
 /** The users' own kubelet build of the target (--kubelet-binary). */
 let usersKubelet: string;
+/** The report of the run that failed on cp-1's frozen kube-scheduler (it took the snapshot). */
+let faultReport: Report;
 
 interface Report {
   apiVersion: string;
@@ -312,6 +315,104 @@ describe("kubeforge upgrade -f --to v1.36.3 --phase stage: one phase of the work
   }, 300_000);
 });
 
+describe("kubeforge upgrade -f: a control-plane component whose static Pod hash never changes", () => {
+  // cp-1's kubelet never picks up kube-scheduler's new manifest (the simulation's
+  // frozenStaticPods fault): kubeadm's WaitForStaticPodHashChange times out within the
+  // Cluster's UpgradeConfiguration timeouts.upgradeManifests, and rollbackOldManifests puts the
+  // replaced manifests back (phases/upgrade/staticpods.go upgradeComponent). The run stops there.
+  const COMPONENTS = ["kube-apiserver", "kube-controller-manager", "kube-scheduler"];
+  const manifest = (c: string) =>
+    readFile(bed.host("cp-1").path(`etc/kubernetes/manifests/${c}.yaml`));
+  const markerOf = async (name: string) =>
+    JSON.parse(await readFile(bed.host(name).path("var/lib/kubeforge/node.json"), "utf8")) as {
+      kubernetesVersion: string;
+      upgrade?: { to: string; step: string };
+    };
+  let failed: CliResult;
+  const before = new Map<string, Buffer>();
+  const after = new Map<string, Buffer>();
+  let nodes: NodeList;
+
+  beforeAll(async () => {
+    for (const c of COMPONENTS) before.set(c, await manifest(c));
+    // The same Cluster with kubeadm's UpgradeConfiguration: each component gets 45 s.
+    const text = (await readFile(clusterPath, "utf8")).trimEnd();
+    const faultCluster = await r.writeClusterFile(
+      `${text}\n---\napiVersion: kubeadm.k8s.io/v1beta4\nkind: UpgradeConfiguration\ntimeouts: {upgradeManifests: 45s}\n`,
+      "cluster-upgrade-timeouts.yaml",
+    );
+    await bed.host("cp-1").node.setFaults({ frozenStaticPods: ["kube-scheduler"] });
+    try {
+      failed = await cli([
+        "upgrade",
+        "-f",
+        faultCluster,
+        "--to",
+        TARGET,
+        "--report",
+        reportPath,
+        "--junit",
+        junitPath,
+        "--node-timeout",
+        "3m",
+      ]);
+      for (const c of COMPONENTS) after.set(c, await manifest(c));
+    } finally {
+      await bed.host("cp-1").node.setFaults({});
+    }
+    faultReport = JSON.parse(await readFile(reportPath, "utf8")) as Report;
+    nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
+  }, 900_000);
+
+  it("fails naming the component and the node, after timeouts.upgradeManifests", () => {
+    expect(failed.code, failed.stderr.slice(-4000)).not.toBe(0);
+    expect(failed.stderr).toContain(
+      "couldn't upgrade control plane. kubeadm has tried to recover everything into the earlier state.",
+    );
+    expect(failed.stderr).toMatch(
+      /static Pod hash for component kube-scheduler on Node cp-1 did not change after 45s/,
+    );
+  });
+
+  it("puts cp-1's replaced manifests back byte for byte", () => {
+    for (const c of COMPONENTS) expect(after.get(c)!.equals(before.get(c)!), c).toBe(true);
+  });
+
+  it("stops there: no worker touched, every Node schedulable, cp-1 marked to resume", async () => {
+    expect(faultReport.result).toBe("failed");
+    expect(faultReport.nodes.map((n) => [n.name, n.result, n.steps.map((s) => s.name)])).toEqual([
+      ["cp-1", "failed", ["etcd-snapshot", "upgrade-apply"]],
+      ["w-1", "pending", []],
+      ["w-2", "pending", []],
+    ]);
+    for (const w of ["w-1", "w-2"]) {
+      const marker = await markerOf(w);
+      expect(marker.upgrade, w).toBeUndefined();
+      expect(marker.kubernetesVersion, w).toBe(FROM);
+    }
+    expect(await markerOf("cp-1")).toMatchObject({
+      kubernetesVersion: FROM,
+      upgrade: { to: TARGET, step: "started" },
+    });
+    expect(
+      nodes.items.map((n) => [
+        n.metadata.name,
+        n.status?.nodeInfo?.kubeletVersion,
+        n.spec?.unschedulable ?? false,
+      ]),
+    ).toEqual([
+      ["cp-1", FROM, false],
+      ["w-1", FROM, false],
+      ["w-2", FROM, false],
+    ]);
+  });
+
+  it("records the addons as the failed run left them (not changed: apply stopped first)", () => {
+    expect(faultReport.addons.kubeProxy).toEqual({ before: FROM, after: FROM });
+    expect(faultReport.addons.coredns.after).toBe(faultReport.addons.coredns.before);
+  });
+});
+
 describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers", () => {
   // The first run stops at w-2's drain (a PodDisruptionBudget allows no disruption); once the
   // budget is gone the same command resumes and finishes.
@@ -431,11 +532,15 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
   it("after the last control plane the addons run the target's images", () => {
     // kube-proxy is tagged with the Kubernetes version (kubeadm images.GetKubernetesImage).
     expect(first.addons.kubeProxy.before).toBe(FROM);
+    // The run that failed at w-2's drain records them too: cp-1's apply (the last control
+    // plane) had changed them.
+    expect(first.addons.kubeProxy.after).toBe(TARGET);
     expect(report.addons.kubeProxy).toEqual({ before: TARGET, after: TARGET });
   });
 
   it("snapshots etcd on cp-1 before the first change: 0600, a database etcdctl reads", async () => {
-    const snapshot = first.etcd!.snapshot;
+    // The run that failed on the frozen kube-scheduler made the first change, and took it.
+    const snapshot = faultReport.etcd!.snapshot;
     expect(snapshot).toMatchObject({ node: "cp-1", takenBy: "this run" });
     expect(snapshot.path).toMatch(
       /^\/var\/lib\/kubeforge\/upgrade\/v1\.36\.3\/etcd-snapshot-\d{4}(-\d\d){5}\.db$/,
@@ -459,7 +564,8 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       ]),
     ) as { kvs: { mod_revision: number }[] };
     expect(status.revision).toBeLessThan(cm.kvs[0]!.mod_revision);
-    // The resumed run took no second one: it names the first run's.
+    // The resumed runs took no second one: they name the first run's.
+    expect(first.etcd!.snapshot).toEqual({ ...snapshot, takenBy: "an earlier run" });
     expect(report.etcd!.snapshot).toEqual({ ...snapshot, takenBy: "an earlier run" });
     expect(await snapshotFiles()).toEqual([snapshot.path.split("/").at(-1)]);
   });
