@@ -79,6 +79,7 @@ export const INPUTS = [
   "upgrade-drain-timeout",
   "upgrade-probes",
   "upgrade-max-api-downtime",
+  "upgrade-kubelet-binary",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",
@@ -166,7 +167,7 @@ export function readInputs(
   }
   const images = parseImageSources(splitImageList(get("load-images")), (p) => runnerPath(p, env));
   if ("problem" in images) fail("load-images", images.problem);
-  const upgrade = readUpgradeInputs(get, step.installOnly);
+  const upgrade = readUpgradeInputs(get, step.installOnly, (p) => runnerPath(p, env));
 
   // Not trimmed: a key's text is what it is (a trailing new line is part of the PEM format).
   const sshPrivateKey = getInput("ssh-private-key");

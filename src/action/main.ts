@@ -250,6 +250,8 @@ async function run(
     kubeconfigPath,
     // A dry run renders the first control plane's init here, on the runner.
     renderInitDir: (node) => join(planDirOf(stateDir), node),
+    // The same step again after a failed or interrupted upgrade resumes it.
+    ...(hop ? { upgradingTo: hop.to } : {}),
   });
   core.saveState("kubernetes-version", result.kubernetesVersion);
   // up registered the token and certificate key when it made them; the rest is new here.

@@ -5,8 +5,9 @@ import type { UpgradeOptions } from "../cluster/upgrade/data.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 
 // The upgrade rehearsal's inputs (upgrade-to, upgrade-worker-batch, upgrade-drain-timeout,
-// upgrade-probes, upgrade-max-api-downtime), read and checked as the CLI's `upgrade -f --to
-// --worker-batch --drain-timeout --probe --max-api-downtime` flags are:
+// upgrade-probes, upgrade-max-api-downtime, upgrade-kubelet-binary), read and checked as the
+// CLI's `upgrade -f --to --worker-batch --drain-timeout --probe --max-api-downtime
+// --kubelet-binary` flags are:
 // every problem is one sentence starting with the input, found before any host is contacted.
 
 /** The `upgrade -f` run the inputs ask for after the cluster is built. */
@@ -19,6 +20,12 @@ export interface ActionUpgrade {
   drainTimeoutMs: number;
   /** upgrade-probes (--probe; default api) and upgrade-max-api-downtime (--max-api-downtime). */
   probes: Pick<UpgradeOptions, "apiProbes" | "thresholds">;
+  /**
+   * upgrade-kubelet-binary (--kubelet-binary): the user's kubelet build of the target, on every
+   * node. Not kubelet-binary: that one is the build of kubernetes-version `up` installs, and the
+   * upgrade's gate wants each kubelet to report the target.
+   */
+  kubeletBinary?: string;
 }
 
 type UpgradeInput =
@@ -26,7 +33,8 @@ type UpgradeInput =
   | "upgrade-worker-batch"
   | "upgrade-drain-timeout"
   | "upgrade-probes"
-  | "upgrade-max-api-downtime";
+  | "upgrade-max-api-downtime"
+  | "upgrade-kubelet-binary";
 
 /** upgrade-probes: "api" (the default) or "none"; upgrade-max-api-downtime a Go duration. */
 function readProbeInputs(get: (name: UpgradeInput) => string): ActionUpgrade["probes"] {
@@ -54,11 +62,13 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 5 * 60_000;
 
 /**
  * The upgrade inputs, undefined when upgrade-to is not given. `get` returns the trimmed input
- * ("" when not given); `installOnly` is the install-only input, which builds nothing to upgrade.
+ * ("" when not given); `installOnly` is the install-only input, which builds nothing to upgrade;
+ * `runnerPath` resolves a path on the runner (an URL stays as it is).
  */
 export function readUpgradeInputs(
   get: (name: UpgradeInput) => string,
   installOnly: boolean,
+  runnerPath: (value: string) => string = (v) => v,
 ): ActionUpgrade | undefined {
   const fail = (name: string, problem: string): never => {
     throw new Error(`input ${name}: ${problem}`);
@@ -66,12 +76,14 @@ export function readUpgradeInputs(
   const to = get("upgrade-to");
   const batch = get("upgrade-worker-batch");
   const drain = get("upgrade-drain-timeout");
+  const kubelet = get("upgrade-kubelet-binary");
   if (to === "") {
     for (const name of [
       "upgrade-worker-batch",
       "upgrade-drain-timeout",
       "upgrade-probes",
       "upgrade-max-api-downtime",
+      "upgrade-kubelet-binary",
     ] as const) {
       const value = get(name);
       if (value !== "") fail(name, "applies to an upgrade, and upgrade-to is not given");
@@ -102,5 +114,6 @@ export function readUpgradeInputs(
     workerBatch: batch === "" ? DEFAULT_WORKER_BATCH : Number(batch),
     drainTimeoutMs,
     probes: readProbeInputs(get),
+    ...(kubelet !== "" ? { kubeletBinary: runnerPath(kubelet) } : {}),
   };
 }

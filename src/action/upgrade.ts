@@ -75,6 +75,9 @@ function optionsOf(hop: UpgradeHop): UpgradeOptions {
     allowExperimentalUpgrades: false,
     allowRCUpgrades: false,
     ...hop.upgrade.probes,
+    ...(hop.upgrade.kubeletBinary !== undefined
+      ? { kubeletBinary: hop.upgrade.kubeletBinary }
+      : {}),
   };
 }
 

@@ -136,6 +136,8 @@ export interface UpData {
   readonly kubeconfigPath: string;
   /** The Cluster's skipPhases that name init's and join's phases, for every node's workflow. */
   readonly nodeSkipPhases: { init: string[]; join: string[] };
+  /** UpRequest.upgradingTo: a finished cluster at this version is kept for the upgrade after. */
+  readonly upgradingTo?: string;
   /** The plan and what the run needs beside it, settled on first use. */
   settled(): Promise<Settled>;
   readonly work: UpWork;

@@ -29,6 +29,12 @@ export interface UpRequest {
   kubeconfigPath: string;
   /** Dry run: the folder on the runner where the first control plane's init is rendered, absent or empty. */
   renderInitDir?: (node: string) => string;
+  /**
+   * The version an upgrade that follows in the same run goes to (the action's upgrade-to,
+   * resolved): a finished cluster that runs it already (an earlier run upgraded it, or began
+   * to) is kept, not refused, so that the upgrade resumes or finds it done.
+   */
+  upgradingTo?: string;
 }
 
 export interface UpNode {
@@ -95,6 +101,7 @@ async function runUp<T>(
     dryRun: req.dryRun,
     kubeconfigPath: req.kubeconfigPath,
     nodeSkipPhases: { init: skip.init, join: skip.join },
+    ...(req.upgradingTo !== undefined ? { upgradingTo: req.upgradingTo } : {}),
     settled: () => (settled ??= settle(data)),
     outcome,
   };

@@ -82,7 +82,7 @@ function refuseHosts(
 
 /** One version for the whole cluster; a finished first control plane keeps its own. */
 async function settleVersion(
-  d: Pick<UpData, "session" | "ports" | "reporter">,
+  d: Pick<UpData, "session" | "ports" | "reporter" | "upgradingTo">,
   marker: NodeMarker | undefined,
   first: string,
 ): Promise<string> {
@@ -96,7 +96,11 @@ async function settleVersion(
   // A label ("stable") names its minor only now: v1beta3 documents its kubeadm cannot read.
   const removed = removedAPIVersionProblems(spec.kubeadm.v1beta3Documents, releaseFor(version));
   if (removed.length > 0) throw new ConfigError(removed);
-  if (marker?.kubernetesVersion) {
+  if (marker?.kubernetesVersion && marker.kubernetesVersion === d.upgradingTo) {
+    d.reporter.info(
+      `[up] the cluster runs ${marker.kubernetesVersion} (recorded on ${first}), the version the upgrade after "up" goes to: "up" keeps it, the upgrade resumes or finds it done`,
+    );
+  } else if (marker?.kubernetesVersion) {
     const mismatch = versionMismatch(
       spec.name,
       spec.kubernetesVersion,
@@ -188,7 +192,10 @@ export function joinDocumentsOf(
 
 /** Settles the plan (once per run: UpData.settled). */
 export async function settle(
-  d: Pick<UpData, "session" | "ports" | "reporter" | "dryRun" | "work" | "nodeSkipPhases">,
+  d: Pick<
+    UpData,
+    "session" | "ports" | "reporter" | "dryRun" | "work" | "nodeSkipPhases" | "upgradingTo"
+  >,
 ): Promise<Settled> {
   const { spec } = d.session;
   const inventory = await d.session.inventory();

@@ -77,7 +77,7 @@ const plan: Phase<ClusterUpgradeData> = {
     if (d.options.kubeletBinary === undefined && custom.length > 0) {
       // The Cluster's kubeletBinary is the build `up` installed, of the version before.
       d.reporter.warn(
-        `[plan] the Cluster names a kubeletBinary for ${custom.map((n) => n.name).join(", ")}: the upgrade installs the released kubelet of the target there; give --kubelet-binary to install your build of it`,
+        `[plan] the Cluster names a kubeletBinary for ${custom.map((n) => n.name).join(", ")}: the upgrade installs the released kubelet of the target there; give --kubelet-binary (the action: upgrade-kubelet-binary) to install your build of it`,
       );
     }
     for (const n of await planned(d)) {

@@ -29,6 +29,8 @@ let server: ReleaseServer;
 let mainJs: string;
 let cluster: string;
 let caFile: string;
+/** The users' own kubelet build of the target (upgrade-kubelet-binary). */
+let usersKubelet: string;
 
 /** The release server's kubelet of the target (amd64 or arm64, as this machine). */
 const kubeletPath = () =>
@@ -72,6 +74,17 @@ beforeAll(async () => {
   const dir = await fileDir("kubeforge-action-upgrade-");
   caFile = join(dir, "release-ca.pem");
   await writeFile(caFile, server.ca);
+  // A kubelet "built by the user": the release server's kind of binary (/bin/true and a trailer
+  // the simulated kubelet reads its version from) under another path.
+  usersKubelet = join(dir, "users-kubelet");
+  await writeFile(
+    usersKubelet,
+    Buffer.concat([
+      await readFile("/bin/true"),
+      Buffer.from(`\n#kubeforge-test /users-build/${TARGET}/bin/linux/amd64/kubelet\n`),
+    ]),
+    { mode: 0o755 },
+  );
   // The host is prepared already (the simulated kubelet and runtime); the upgrade's binaries
   // come from the local release server.
   cluster = clusterFile({
@@ -164,7 +177,12 @@ describe("action main step with upgrade-to", () => {
   it("a later step finds the cluster built and upgrades it: outputs, report, summary", async () => {
     // The API probed (upgrade-probes' default), held to a threshold a single control plane keeps.
     const done = await step(
-      { "upgrade-to": "1.36", "upgrade-worker-batch": "2", "upgrade-max-api-downtime": "10m" },
+      {
+        "upgrade-to": "1.36",
+        "upgrade-worker-batch": "2",
+        "upgrade-max-api-downtime": "10m",
+        "upgrade-kubelet-binary": usersKubelet,
+      },
       runnerTemp,
     );
     if (done.code !== 0) throw new Error(stepReport(done));
@@ -227,11 +245,11 @@ describe("action main step with upgrade-to", () => {
       "max-api-downtime 10m",
     ]);
 
-    // The node reports the target kubelet now.
-    const kubelet = await bed
-      .host("cp-1")
-      .sshOutput("tail -c 200 /usr/local/bin/kubelet", { timeoutMs: 60_000 });
-    expect(kubelet).toContain(`/dl/release/${TARGET}/bin/linux/`);
+    // The node runs the users' kubelet build (upgrade-kubelet-binary), the released kubectl.
+    const tail = (bin: string) =>
+      bed.host("cp-1").sshOutput(`tail -c 200 /usr/local/bin/${bin}`, { timeoutMs: 60_000 });
+    expect(await tail("kubelet")).toContain(`/users-build/${TARGET}/`);
+    expect(await tail("kubectl")).toContain(`/dl/release/${TARGET}/bin/linux/`);
 
     // The summary: the version after, the upgrade table, the upgrade's steps in the chart.
     expect(done.summary).toContain(`kubeforge: cluster ${NAME} (ready)`);
@@ -269,5 +287,24 @@ describe("action main step with upgrade-to", () => {
     ]);
     expect(names("upgrade cp-1")).toEqual(["etcd-snapshot", "upgrade-apply", "kubelet", "gate"]);
     expect(done.summary).not.toContain(dirname(runnerTemp));
+  }, 600_000);
+  it("the same step again, at the old kubernetes-version, is not refused: the upgrade finds it done", async () => {
+    // After an upgrade (finished, or interrupted once cp-1 was upgraded: its marker names the
+    // target either way) up keeps the cluster instead of refusing the old kubernetes-version,
+    // and the upgrade resumes; here there is nothing left, so every node is skipped.
+    const again = await step({ "upgrade-to": "1.36" }, runnerTemp);
+    if (again.code !== 0) throw new Error(stepReport(again));
+    expect(again.stdout).toContain(
+      `[up] the cluster runs ${TARGET} (recorded on cp-1), the version the upgrade after "up" goes to`,
+    );
+    expect(again.stdout).toMatch(/already at v1\.36\.3: skipped/);
+    expect(again.outputs.get("upgrade-result")).toBe("succeeded");
+    expect(again.outputs.get("kubernetes-version")).toBe(TARGET);
+    const report = JSON.parse(
+      await readFile(again.outputs.get("upgrade-report")!, "utf8"),
+    ) as Report;
+    expect(report.nodes.map((n) => [n.name, n.result, n.steps.length])).toEqual([
+      ["cp-1", "skipped", 0],
+    ]);
   }, 600_000);
 });

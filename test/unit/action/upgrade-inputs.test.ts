@@ -50,7 +50,27 @@ describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", 
     expect(read({ "upgrade-to": "stable-1.36" }).upgrade?.to).toBe("stable-1.36");
   });
 
+  it("takes upgrade-kubelet-binary as --kubelet-binary: a runner path resolved, an URL as given", () => {
+    const env = { GITHUB_WORKSPACE: "/home/runner/work/repo" };
+    const withKubelet = (kubelet: string) =>
+      readInputs(inputsOf({ "upgrade-to": "1.36", "upgrade-kubelet-binary": kubelet }), env).upgrade
+        ?.kubeletBinary;
+    expect(withKubelet("_output/bin/kubelet")).toBe("/home/runner/work/repo/_output/bin/kubelet");
+    expect(withKubelet("/opt/kubelet")).toBe("/opt/kubelet");
+    const url = `https://example.com/kubelet#sha256=${"a".repeat(64)}`;
+    expect(withKubelet(url)).toBe(url);
+    // kubelet-binary is the build of kubernetes-version `up` installs: not the upgrade's.
+    expect(
+      readInputs(inputsOf({ "upgrade-to": "1.36", "kubelet-binary": "/opt/kubelet" }), env).upgrade
+        ?.kubeletBinary,
+    ).toBeUndefined();
+  });
+
   it.each([
+    [
+      { "upgrade-kubelet-binary": "/opt/kubelet" },
+      /^input upgrade-kubelet-binary: applies to an upgrade, and upgrade-to is not given$/,
+    ],
     [
       { "upgrade-to": "one-thirty-six" },
       /^input upgrade-to: "one-thirty-six" is neither a version/,
