@@ -340,6 +340,23 @@ describe("kubeforge upgrade apply on the first control plane", () => {
     );
   });
 
+  it("renews super-admin.conf too, since it exists on the first control plane, keeping its subject", async () => {
+    // staticpods.go StaticPodControlPlane (v1.29+, KEP-4214): after admin.conf, "Do the same for
+    // super-admin.conf, but only if it exists" (constants.SuperAdminKubeConfigFileName), under
+    // the same certificate-renewal switch, a failure rolling the manifests back.
+    const renewed = await kubeconfigCert(cp, "etc/kubernetes/super-admin.conf");
+    const oldFile = load(before.get("etc/kubernetes/super-admin.conf")!.toString()) as {
+      users: { user: { "client-certificate-data": string } }[];
+    };
+    const old = new X509Certificate(
+      Buffer.from(oldFile.users[0]!.user["client-certificate-data"], "base64"),
+    );
+    expect(renewed.serialNumber).not.toBe(old.serialNumber);
+    expect(Date.parse(renewed.validFrom)).toBeGreaterThan(Date.parse(old.validFrom));
+    expect(renewed.subject).toBe("O=system:masters\nCN=kubernetes-super-admin");
+    expect(renewed.subject).toBe(old.subject);
+  });
+
   it("stores the target in kubeadm-config and uploads kubelet-config (cmd/phases/upgrade/apply/uploadconfig.go)", async () => {
     const cm = await bed.kubectl<Obj>(cp, [
       "-n",

@@ -88,6 +88,10 @@ describe("two control planes: apply on cp-1, then node on cp-2", () => {
       };
       expect(pod.spec.containers[0]!.image).toBe(`registry.k8s.io/${c}:${TARGET}`);
     }
+    // super-admin.conf is renewed "only if it exists" (staticpods.go StaticPodControlPlane,
+    // v1.29+); a joined control plane has none and `upgrade node` writes none (kubeadm's kinder
+    // super-admin workflow, post-upgrade-secondary-cp: "super-admin.conf must not exist").
+    await expect(readFile(cp2.path("etc/kubernetes/super-admin.conf"))).rejects.toThrow(/ENOENT/);
     const tmp = await readdir(cp2.path("etc/kubernetes/tmp"));
     expect(tmp).toContainEqual(expect.stringMatching(/^kubeadm-backup-manifests-\d{4}(-\d\d){5}$/));
   });
