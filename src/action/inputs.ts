@@ -79,6 +79,8 @@ export const INPUTS = [
   "upgrade-drain-timeout",
   "upgrade-probes",
   "upgrade-max-api-downtime",
+  "upgrade-max-workload-error-rate",
+  "upgrade-max-workload-downtime",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",
