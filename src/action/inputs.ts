@@ -80,6 +80,8 @@ export const INPUTS = [
   "upgrade-probes",
   "upgrade-max-api-downtime",
   "upgrade-kubelet-binary",
+  "upgrade-max-workload-error-rate",
+  "upgrade-max-workload-downtime",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",

@@ -6,6 +6,7 @@ import {
   apiOutageRows,
   outageSection,
   thresholdLines,
+  workloadRows,
   upgradeRows,
   upgradeSections,
 } from "./upgrade-summary.js";
@@ -212,7 +213,9 @@ function upgradeTable(s: SummaryInput): string {
   );
   return (
     foldable(`Upgrade of ${report.nodes.length} nodes`, report.nodes.length, html) +
-    apiOutageTable(report)
+    apiOutageTable(report) +
+    workloadTable(report) +
+    thresholdParagraphs(report)
   );
 }
 
@@ -225,13 +228,36 @@ function apiOutageTable(report: UpgradeReport): string {
     ["API endpoint", "Samples", "Failed", "Outage at (UTC)", "Lasted", "During", "First error"],
     rows,
   );
-  const thresholds = thresholdLines(report)
+  return foldable(`API outages during the upgrade: ${outages}`, outages, html);
+}
+
+/** What the workload probes saw: one row per workload. */
+function workloadTable(report: UpgradeReport): string {
+  const rows = workloadRows(report);
+  if (rows.length === 0) return "";
+  const failed = (report.workloads?.workloads ?? []).reduce((n, w) => n + w.failures, 0);
+  const html = table(
+    [
+      "Workload",
+      "Requests",
+      "Failed",
+      "Error rate",
+      "Longest outage",
+      "During",
+      "Fewest available",
+    ],
+    rows,
+  );
+  return foldable(`Workload requests failed during the upgrade: ${failed}`, failed, html);
+}
+
+function thresholdParagraphs(report: UpgradeReport): string {
+  return thresholdLines(report)
     .map(
       (l) => `<p>Threshold ${escapeHTML(l)}</p>
 `,
     )
     .join("");
-  return foldable(`API outages during the upgrade: ${outages}`, outages, html) + thresholds;
 }
 
 function timeTables(s: SummaryInput): string {

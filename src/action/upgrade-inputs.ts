@@ -5,9 +5,10 @@ import type { UpgradeOptions } from "../cluster/upgrade/data.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 
 // The upgrade rehearsal's inputs (upgrade-to, upgrade-worker-batch, upgrade-drain-timeout,
-// upgrade-probes, upgrade-max-api-downtime, upgrade-kubelet-binary), read and checked as the
-// CLI's `upgrade -f --to --worker-batch --drain-timeout --probe --max-api-downtime
-// --kubelet-binary` flags are:
+// upgrade-probes, upgrade-max-api-downtime, upgrade-max-workload-error-rate,
+// upgrade-max-workload-downtime, upgrade-kubelet-binary), read and checked as the CLI's
+// `upgrade -f --to --worker-batch --drain-timeout --probe --max-api-downtime
+// --max-workload-* --kubelet-binary` flags are:
 // every problem is one sentence starting with the input, found before any host is contacted.
 
 /** The `upgrade -f` run the inputs ask for after the cluster is built. */
@@ -18,8 +19,8 @@ export interface ActionUpgrade {
   workerBatch: number;
   /** upgrade-drain-timeout (--drain-timeout), per worker. */
   drainTimeoutMs: number;
-  /** upgrade-probes (--probe; default api) and upgrade-max-api-downtime (--max-api-downtime). */
-  probes: Pick<UpgradeOptions, "apiProbes" | "thresholds">;
+  /** upgrade-probes (--probe; default api) and the thresholds (--max-api-downtime, --max-workload-*). */
+  probes: Pick<UpgradeOptions, "apiProbes" | "workloadProbes" | "thresholds">;
   /**
    * upgrade-kubelet-binary (--kubelet-binary): the user's kubelet build of the target, on every
    * node. Not kubelet-binary: that one is the build of kubernetes-version `up` installs, and the
@@ -34,12 +35,19 @@ type UpgradeInput =
   | "upgrade-drain-timeout"
   | "upgrade-probes"
   | "upgrade-max-api-downtime"
+  | "upgrade-max-workload-error-rate"
+  | "upgrade-max-workload-downtime"
   | "upgrade-kubelet-binary";
 
-/** upgrade-probes: "api" (the default) or "none"; upgrade-max-api-downtime a Go duration. */
+/**
+ * upgrade-probes: a list of api, workload (default api), or none; the thresholds: Go durations
+ * and an error rate.
+ */
 function readProbeInputs(get: (name: UpgradeInput) => string): ActionUpgrade["probes"] {
   const probes = get("upgrade-probes");
   const max = get("upgrade-max-api-downtime");
+  const rate = get("upgrade-max-workload-error-rate");
+  const down = get("upgrade-max-workload-downtime");
   return probeOptions(
     {
       probes: probes === "" ? ["api"] : probes.split(",").map((p) => p.trim()),
@@ -47,11 +55,16 @@ function readProbeInputs(get: (name: UpgradeInput) => string): ActionUpgrade["pr
       // The probe namespace goes; teardown takes the cluster anyway unless it is kept.
       keep: false,
       ...(max !== "" ? { maxApiDowntime: max } : {}),
+      ...(rate !== "" ? { maxWorkloadErrorRate: rate } : {}),
+      ...(down !== "" ? { maxWorkloadDowntime: down } : {}),
     },
     {
       probes: "input upgrade-probes",
       interval: "the probe interval",
       maxApiDowntime: "input upgrade-max-api-downtime",
+      settle: "the settle time",
+      maxWorkloadErrorRate: "input upgrade-max-workload-error-rate",
+      maxWorkloadDowntime: "input upgrade-max-workload-downtime",
     },
   );
 }
@@ -84,6 +97,8 @@ export function readUpgradeInputs(
       "upgrade-probes",
       "upgrade-max-api-downtime",
       "upgrade-kubelet-binary",
+      "upgrade-max-workload-error-rate",
+      "upgrade-max-workload-downtime",
     ] as const) {
       const value = get(name);
       if (value !== "") fail(name, "applies to an upgrade, and upgrade-to is not given");

@@ -3,6 +3,7 @@ import {
   type ReportNode,
   type UpgradeReport,
 } from "../cluster/upgrade/report.js";
+import type { EndpointTimeline } from "../cluster/upgrade/probes/timeline.js";
 import type { GanttSection } from "./gantt.js";
 
 // What the action shows of an upgrade rehearsal, from its UpgradeReport: the node-timings output,
@@ -109,6 +110,36 @@ export function apiOutageRows(r: UpgradeReport, clock: (ms: number) => string): 
   });
 }
 
+/**
+ * The workload table's rows: workload, samples, failed, error rate, longest outage and the steps
+ * it fell in, the fewest replicas available (of desired) while probed.
+ */
+export function workloadRows(r: UpgradeReport): string[][] {
+  return (r.workloads?.workloads ?? []).map((w) => {
+    const longest = w.outages.reduce<(typeof w.outages)[number] | undefined>(
+      (a, o) => (a === undefined || o.seconds > a.seconds ? o : a),
+      undefined,
+    );
+    const fewest = (w.availability ?? []).reduce<(typeof w.availability & {})[number] | undefined>(
+      (a, c) => (a === undefined || c.available < a.available ? c : a),
+      undefined,
+    );
+    return [
+      w.name,
+      String(w.samples),
+      String(w.failures),
+      `${Math.round(w.errorRate * 10_000) / 100}%`,
+      longest ? `${longest.seconds} s` : "0 s",
+      longest
+        ? longest.during.length > 0
+          ? longest.during.join(", ")
+          : "between steps"
+        : "no outage",
+      fewest ? `${fewest.available} of ${fewest.desired}` : "—",
+    ];
+  });
+}
+
 /** The thresholds given, each with how it ended. */
 export function thresholdLines(r: UpgradeReport): string[] {
   return thresholdOutcomes(r).map(({ threshold, limit, violation }) =>
@@ -116,15 +147,21 @@ export function thresholdLines(r: UpgradeReport): string[] {
   );
 }
 
-/** One chart section of the API outages, one task per outage (marked), when there were any. */
+/** Chart sections of the API and of the workload outages, one task per outage (marked), when there were any. */
 export function outageSection(r: UpgradeReport): GanttSection[] {
-  const tasks = (r.api?.endpoints ?? []).flatMap((e) =>
-    e.outages.map((o) => ({
-      name: `${e.name} down`,
-      startedAt: Date.parse(o.start),
-      ms: o.seconds * 1000,
-      failed: true,
-    })),
-  );
-  return tasks.length > 0 ? [{ name: "API outages", tasks }] : [];
+  const section = (name: string, timelines: readonly EndpointTimeline[]): GanttSection[] => {
+    const tasks = timelines.flatMap((e) =>
+      e.outages.map((o) => ({
+        name: `${e.name} down`,
+        startedAt: Date.parse(o.start),
+        ms: o.seconds * 1000,
+        failed: true,
+      })),
+    );
+    return tasks.length > 0 ? [{ name, tasks }] : [];
+  };
+  return [
+    ...section("API outages", r.api?.endpoints ?? []),
+    ...section("Workload outages", r.workloads?.workloads ?? []),
+  ];
 }

@@ -104,7 +104,8 @@ async function readReport(path: string): Promise<UpgradeReport | undefined> {
 
 /**
  * upgrade-result, upgrade-from, upgrade-report, node-timings, api-downtime-seconds (the longest
- * outage through the stable endpoint, what upgrade-max-api-downtime holds) and, once upgraded,
+ * outage through the stable endpoint, what upgrade-max-api-downtime holds), workload-error-rate
+ * (the highest of the probed workloads) and, once upgraded,
  * kubernetes-version.
  */
 function setOutputs(report: UpgradeReport, reportPath: string): void {
@@ -114,6 +115,10 @@ function setOutputs(report: UpgradeReport, reportPath: string): void {
   core.setOutput("node-timings", JSON.stringify(nodeTimings(report)));
   const stable = stableTimeline(report.api);
   if (stable) core.setOutput("api-downtime-seconds", String(stable.longestOutageSeconds));
+  const workloads = report.workloads?.workloads ?? [];
+  if (workloads.length > 0) {
+    core.setOutput("workload-error-rate", String(Math.max(...workloads.map((w) => w.errorRate))));
+  }
   if (report.result !== "failed") core.setOutput("kubernetes-version", report.to);
 }
 

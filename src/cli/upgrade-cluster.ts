@@ -38,13 +38,19 @@ interface ClusterUpgradeCommandOptions {
   probe: string[];
   probeInterval: string;
   keepProbes?: boolean;
+  settle?: string;
   maxApiDowntime?: string;
+  maxWorkloadErrorRate?: string;
+  maxWorkloadDowntime?: string;
 }
 
 const PROBE_FLAGS = {
   probes: "--probe",
   interval: "--probe-interval",
   maxApiDowntime: "--max-api-downtime",
+  settle: "--settle",
+  maxWorkloadErrorRate: "--max-workload-error-rate",
+  maxWorkloadDowntime: "--max-workload-downtime",
 };
 
 function positive(value: string): number {
@@ -82,7 +88,14 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
         probes: o.probe,
         interval: o.probeInterval,
         keep: o.keepProbes === true,
+        ...(o.settle !== undefined ? { settle: o.settle } : {}),
         ...(o.maxApiDowntime !== undefined ? { maxApiDowntime: o.maxApiDowntime } : {}),
+        ...(o.maxWorkloadErrorRate !== undefined
+          ? { maxWorkloadErrorRate: o.maxWorkloadErrorRate }
+          : {}),
+        ...(o.maxWorkloadDowntime !== undefined
+          ? { maxWorkloadDowntime: o.maxWorkloadDowntime }
+          : {}),
       },
       PROBE_FLAGS,
     ),
@@ -173,7 +186,7 @@ export function addClusterUpgrade(upgrade: Command): void {
     .option("--junit <file>", "where the JUnit XML goes (default beside the report)")
     .option(
       "--probe <probes>",
-      "what to measure while the nodes change: api (every control plane's /readyz, a read and a write through admin.conf's server), or none",
+      "what to measure while the nodes change, a list: api (every control plane's /readyz, a read and a write through admin.conf's server), workload (a canary Deployment on the workers, asked over HTTP through the API server's service proxy), or none",
       (value: string) => list(value),
       ["api"],
     )
@@ -184,8 +197,20 @@ export function addClusterUpgrade(upgrade: Command): void {
     )
     .option("--keep-probes", "keep the namespace kubeforge-probes the probes write in")
     .option(
+      "--settle <duration>",
+      "with the workload probe: how long the next worker batch waits for DaemonSets and the canary to be back (default 5m; then the run fails naming them)",
+    )
+    .option(
       "--max-api-downtime <duration>",
       "fail the run (after the upgrade) when the longest outage through admin.conf's server is longer",
+    )
+    .option(
+      "--max-workload-error-rate <rate>",
+      "fail the run (after the upgrade) when a probed workload failed a larger share of requests (0.01 or 1%)",
+    )
+    .option(
+      "--max-workload-downtime <duration>",
+      "fail the run (after the upgrade) when a probed workload's longest outage is longer",
     )
     .addHelpText(
       "after",

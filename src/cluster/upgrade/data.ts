@@ -4,7 +4,7 @@ import type { Reporter } from "../../workflow/reporter.js";
 import type { HostInventory } from "../inventory.js";
 import type { ClusterPorts } from "../ports.js";
 import type { ClusterSession } from "../session.js";
-import type { ApiTimeline, Thresholds } from "./probes/timeline.js";
+import type { ApiTimeline, Thresholds, WorkloadsTimeline } from "./probes/timeline.js";
 import type { ReportRecorder } from "./report.js";
 
 // What the phases of the cluster-level upgrade (`kubeforge upgrade -f cluster.yaml --to V`)
@@ -26,7 +26,12 @@ export interface UpgradeOptions {
   allowRCUpgrades: boolean;
   /** The API probes (--probe api, --probe-interval, --keep-probes); absent: --probe none. */
   apiProbes?: { intervalMs: number; keep: boolean };
-  /** Opt-in thresholds (--max-api-downtime): exceeded, the run ends thresholds-violated. */
+  /**
+   * The workload canary (--probe workload): probed every interval through the API server's
+   * service proxy; the settle gate between worker batches waits for it at most settleMs (--settle).
+   */
+  workloadProbes?: { intervalMs: number; keep: boolean; settleMs: number };
+  /** Opt-in thresholds (--max-api-downtime, --max-workload-*): exceeded, the run ends thresholds-violated. */
   thresholds?: Thresholds;
   /**
    * --kubelet-binary: the user's kubelet build of the target (runner path or URL, optional
@@ -131,12 +136,22 @@ export interface UpgradeWork {
   addonsAtTarget(): Promise<void>;
 }
 
+export interface ProbeResults {
+  api?: ApiTimeline;
+  workloads?: WorkloadsTimeline;
+}
+
 /** The probes that measure the upgrade from the runner while the nodes change (probes/). */
 export interface UpgradeProbes {
   /** Creates the probe objects and starts sampling. */
   start(): Promise<void>;
-  /** Ends sampling and removes the probe objects; undefined when nothing was started. */
-  stop(): Promise<ApiTimeline | undefined>;
+  /** Ends sampling and removes the probe objects; nothing for what was not started. */
+  stop(): Promise<ProbeResults>;
+  /**
+   * The settle gate after a worker batch: the DaemonSets' Pods Ready and every probed workload
+   * back at its desired availability, within --settle; a timeout fails naming what is not.
+   */
+  settle(batch: readonly string[]): Promise<void>;
 }
 
 export interface ClusterUpgradeData {

@@ -6,11 +6,17 @@ import type { Reporter } from "../../workflow/reporter.js";
 import { PhaseError, Runner } from "../../workflow/runner.js";
 import type { ClusterPorts } from "../ports.js";
 import { ClusterSession } from "../session.js";
-import type { ClusterUpgradeData, UpgradeOptions, UpgradePlan, UpgradeSettled } from "./data.js";
+import type {
+  ClusterUpgradeData,
+  ProbeResults,
+  UpgradeOptions,
+  UpgradePlan,
+  UpgradeSettled,
+} from "./data.js";
 import { clusterUpgradePhases, DRY_RUN_PHASES, onlyPhases, PLAN_PHASES } from "./phases.js";
 import { planUpgrade, refusals } from "./policy.js";
 import { addonImages, readCluster, refuseUnfinishedHosts } from "./read.js";
-import { SessionApiProbes } from "./probes/index.js";
+import { SessionProbes } from "./probes/index.js";
 import { junitXML, ReportRecorder, type UpgradeReport } from "./report.js";
 import { HostUpgradeWork } from "./work.js";
 
@@ -128,7 +134,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     settled: () => (settled ??= settle(base)),
   };
   const work = new HostUpgradeWork(base);
-  const probes = new SessionApiProbes(base);
+  const probes = new SessionProbes(base);
   const data: ClusterUpgradeData = { ...base, work, probes };
   const realRun = !req.planOnly && !req.dryRun;
   let failure: unknown;
@@ -136,7 +142,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     await runner.run(data, runOpts);
     const plan = (await data.settled()).plan;
     if (!realRun) return { plan };
-    report.api = await probes.stop();
+    ({ api: report.api, workloads: report.workloads } = await probes.stop());
     await recordAddonsAfter(session, report);
     return { plan, report: report.report() };
   } catch (e) {
@@ -145,7 +151,10 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
   } finally {
     if (realRun) {
       // After a failure the probes are stopped here; their timeline still goes into the report.
-      report.api ??= await probes.stop().catch(() => undefined);
+      const none: ProbeResults = {};
+      const late = await probes.stop().catch(() => none);
+      report.api ??= late.api;
+      report.workloads ??= late.workloads;
       await work.uncordonAll();
       // A refusal (the plan failed) changed nothing: no report of a run that did not happen.
       if (

@@ -103,9 +103,11 @@ const stage: Phase<ClusterUpgradeData> = {
 const probes: Phase<ClusterUpgradeData> = {
   name: "probes",
   short:
-    "Start the API probes: every control plane's /readyz and a read and a write through admin.conf's server",
+    "Start the probes: every control plane's /readyz, a read and a write through admin.conf's server, the canary workload",
   runIf: async (d) =>
-    !d.dryRun && d.options.apiProbes !== undefined && (await toChange(d)).length > 0,
+    !d.dryRun &&
+    (d.options.apiProbes !== undefined || d.options.workloadProbes !== undefined) &&
+    (await toChange(d)).length > 0,
   run: (d) => d.probes.start(),
 };
 
@@ -189,7 +191,8 @@ const workers: Phase<ClusterUpgradeData> = {
   group: () => "upgrade workers",
   runIf: async (d) => (await workerBatches(d)).length > 0,
   run: async (d) => {
-    for (const batch of await workerBatches(d)) {
+    const batches = await workerBatches(d);
+    for (const [i, batch] of batches.entries()) {
       const each = (op: (n: PlannedUpgradeNode) => Promise<void>) =>
         fleet(batch, (n) => n.name, op, { concurrency: batch.length });
       // The whole batch is cordoned before any of it drains: evicted Pods land elsewhere.
@@ -198,6 +201,12 @@ const workers: Phase<ClusterUpgradeData> = {
         await step(d, n, "cordon", () => d.work.cordon(n.name));
       });
       await each((n) => upgradeWorker(d, n));
+      // The settle gate: the next batch waits until this one's workloads are back.
+      if (d.options.workloadProbes && i < batches.length - 1) {
+        const settled = d.probes.settle(batch.map((n) => n.name));
+        settled.catch(() => {});
+        await each((n) => step(d, n, "settle", () => settled));
+      }
     }
   },
 };

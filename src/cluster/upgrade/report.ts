@@ -3,7 +3,9 @@ import {
   checkThresholds,
   type ApiTimeline,
   type Thresholds,
+  type ThresholdOutcome,
   type Violation,
+  type WorkloadsTimeline,
 } from "./probes/timeline.js";
 import type { EtcdSnapshot } from "./data.js";
 
@@ -57,8 +59,14 @@ export interface UpgradeReport {
   nodes: ReportNode[];
   /** What the API probes measured, per endpoint (absent with --probe none). */
   api?: ApiTimeline;
-  /** The thresholds given (--max-api-downtime), as given. */
-  thresholds?: { maxApiDowntime?: string };
+  /** What the workload probes measured, per workload (absent without the workload probe). */
+  workloads?: WorkloadsTimeline;
+  /** The thresholds given (--max-api-downtime, --max-workload-*), as given. */
+  thresholds?: {
+    maxApiDowntime?: string;
+    maxWorkloadErrorRate?: string;
+    maxWorkloadDowntime?: string;
+  };
   violations?: Violation[];
 }
 
@@ -75,6 +83,7 @@ export class ReportRecorder {
   from = "";
   to = "";
   api: ApiTimeline | undefined;
+  workloads: WorkloadsTimeline | undefined;
   thresholds: Thresholds = {};
   etcdSnapshot: EtcdSnapshot | undefined;
 
@@ -135,10 +144,11 @@ export class ReportRecorder {
   report(error?: unknown): UpgradeReport {
     const nodes = [...this.nodes.values()];
     const failed = error !== undefined || nodes.some((n) => n.result === "failed");
-    const violations = checkThresholds(this.thresholds, this.api).flatMap((c) =>
-      c.violation ? [c.violation] : [],
+    const outcomes = checkThresholds(this.thresholds, this.api, this.workloads);
+    const violations = outcomes.flatMap((c) => (c.violation ? [c.violation] : []));
+    const given = Object.fromEntries(
+      Object.entries(this.thresholds).map(([key, t]) => [key, (t as { text: string }).text]),
     );
-    const { maxApiDowntime } = this.thresholds;
     return {
       apiVersion: "kubeforge.dev/v1alpha1",
       kind: "UpgradeReport",
@@ -153,8 +163,8 @@ export class ReportRecorder {
       ...(this.etcdSnapshot ? { etcd: { snapshot: this.etcdSnapshot } } : {}),
       nodes,
       ...(this.api ? { api: this.api } : {}),
-      ...(maxApiDowntime ? { thresholds: { maxApiDowntime: maxApiDowntime.text } } : {}),
-      ...(maxApiDowntime ? { violations } : {}),
+      ...(this.workloads ? { workloads: this.workloads } : {}),
+      ...(outcomes.length > 0 ? { thresholds: given, violations } : {}),
     };
   }
 }
@@ -174,12 +184,14 @@ const escapeXML = (s: string) =>
   );
 
 /** The report's threshold fields and the flags that set them. */
-const THRESHOLD_NAMES = { maxApiDowntime: "max-api-downtime" } as const;
+const THRESHOLD_NAMES = {
+  maxApiDowntime: "max-api-downtime",
+  maxWorkloadErrorRate: "max-workload-error-rate",
+  maxWorkloadDowntime: "max-workload-downtime",
+} as const;
 
 /** Each threshold the report records, with its violation when it was exceeded. */
-export function thresholdOutcomes(
-  r: UpgradeReport,
-): { threshold: string; limit: string; violation?: Violation }[] {
+export function thresholdOutcomes(r: UpgradeReport): ThresholdOutcome[] {
   return Object.entries(THRESHOLD_NAMES).flatMap(([key, threshold]) => {
     const limit = r.thresholds?.[key as keyof typeof THRESHOLD_NAMES];
     if (limit === undefined) return [];

@@ -1,3 +1,4 @@
+import { createServer, type Server } from "node:http";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -9,11 +10,17 @@ import {
   stableTarget,
 } from "../../../src/cluster/upgrade/probes/api-targets.js";
 import { ApiProber } from "../../../src/cluster/upgrade/probes/prober.js";
-import type { ApiTimeline } from "../../../src/cluster/upgrade/probes/timeline.js";
+import {
+  workloadTimeline,
+  type ApiTimeline,
+} from "../../../src/cluster/upgrade/probes/timeline.js";
+import { canaryTarget } from "../../../src/cluster/upgrade/probes/workload-targets.js";
+import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
 import { ReportRecorder } from "../../../src/cluster/upgrade/report.js";
 import { NodeClusterAccess } from "../../../src/kube/access.js";
 import type { KubeClient } from "../../../src/kube/types.js";
 import { runPhase } from "../../support/init-fixtures.js";
+import { freePort } from "../../support/ports.js";
 import {
   initPhase,
   startInProcessControlPlane,
@@ -143,5 +150,88 @@ describe("API probes against the simulated API server", () => {
     ).toBeUndefined();
     // Removing what is gone already is no error (a second stop, a user who deleted it).
     await removeProbeObjects(admin);
+  });
+});
+
+describe("the canary's request through the simulated API server's service proxy", () => {
+  // The Pod behind the Service is this test's HTTP server, and the test writes the Service's
+  // Endpoints as the endpoints controller would for one Ready Pod: the simulated cluster runs no
+  // Deployment's Pods (SIMULATION LIMIT). What is real: the client, the proxy path, the API
+  // server's resolution of the Service's named port through its Endpoints, the forwarding.
+  let pod: Server;
+  let port: number;
+  let timeline: ApiTimeline;
+
+  const servePod = () =>
+    new Promise<void>((resolve) => {
+      pod = createServer((req, res) => {
+        res.end(req.url === "/hostname" ? "kubeforge-canary-7d9f-abcde" : "404");
+      });
+      pod.listen(port, "127.0.0.1", () => resolve());
+    });
+
+  beforeAll(async () => {
+    await createProbeObjects(admin);
+    port = await freePort();
+    await servePod();
+    const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
+    await admin.create(service!);
+    await admin.create({
+      apiVersion: "v1",
+      kind: "Endpoints",
+      metadata: { name: CANARY_NAME, namespace: PROBE_NAMESPACE },
+      subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }],
+    });
+    const report = new ReportRecorder("sim");
+    const prober = new ApiProber([canaryTarget(admin)], {
+      intervalMs: INTERVAL_MS,
+      timeoutMs: 2000,
+      during: () => report.current(),
+    });
+    prober.start();
+    await sleep(500);
+    await report.step("w-1", "worker", "drain", async () => {
+      // The Pod's container stops: the Endpoints still name it, the proxy cannot reach it.
+      await new Promise((r) => pod.close(r));
+      await sleep(600);
+      await servePod();
+    });
+    await sleep(500);
+    await report.step("w-2", "worker", "drain", async () => {
+      // No Ready Pod left: the endpoints controller empties the subsets.
+      await admin.patch(
+        { apiVersion: "v1", kind: "Endpoints", namespace: PROBE_NAMESPACE, name: CANARY_NAME },
+        { subsets: [] },
+        "merge",
+      );
+      await sleep(600);
+      await admin.patch(
+        { apiVersion: "v1", kind: "Endpoints", namespace: PROBE_NAMESPACE, name: CANARY_NAME },
+        { subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }] },
+        "merge",
+      );
+    });
+    await sleep(500);
+    timeline = await prober.stop();
+  }, 60_000);
+
+  afterAll(async () => {
+    await new Promise((r) => pod?.close(r));
+    await removeProbeObjects(admin);
+  });
+
+  it("reaches the Pod by the Service's port name, and each outage is in the step that caused it", () => {
+    const canary = workloadTimeline(timeline.endpoints[0]!);
+    expect(canary).toMatchObject({ name: CANARY_NAME, kind: "workload" });
+    expect(canary.outages.map((o) => o.during)).toEqual([["w-1 drain"], ["w-2 drain"]]);
+    const [refused, none] = canary.outages;
+    expect(refused!.error).toMatch(
+      /^the service proxy answered 503: .*error trying to reach service: connect ECONNREFUSED 127\.0\.0\.1/,
+    );
+    expect(none!.error).toMatch(
+      /^the service proxy answered 503: .*no endpoints available for service \\"kubeforge-canary\\"/,
+    );
+    expect(canary.samples - canary.failures).toBeGreaterThan(10);
+    expect(canary.errorRate).toBe(Math.round((canary.failures / canary.samples) * 10_000) / 10_000);
   });
 });

@@ -36,6 +36,21 @@ describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", 
       read({ "upgrade-to": "1.36", "upgrade-probes": "api", "upgrade-max-api-downtime": "5s" })
         .upgrade?.probes,
     ).toEqual({ ...API_PROBES, thresholds: { maxApiDowntime: { text: "5s", ms: 5000 } } });
+    expect(
+      read({
+        "upgrade-to": "1.36",
+        "upgrade-probes": "api, workload",
+        "upgrade-max-workload-error-rate": "0.5%",
+        "upgrade-max-workload-downtime": "3s",
+      }).upgrade?.probes,
+    ).toEqual({
+      ...API_PROBES,
+      workloadProbes: { intervalMs: 500, keep: false, settleMs: 300_000 },
+      thresholds: {
+        maxWorkloadErrorRate: { text: "0.5%", rate: 0.005 },
+        maxWorkloadDowntime: { text: "3s", ms: 3000 },
+      },
+    });
   });
 
   it("takes upgrade-to as kubernetes-version takes it, and the settings", () => {
@@ -101,12 +116,28 @@ describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", 
       /^input upgrade-drain-timeout: applies to an upgrade, and upgrade-to is not given$/,
     ],
     [
-      { "upgrade-to": "1.36", "upgrade-probes": "workload" },
-      /^input upgrade-probes: "workload" is not a probe kubeforge has; give api or none$/,
+      { "upgrade-to": "1.36", "upgrade-probes": "api,dns" },
+      /^input upgrade-probes: "dns" is not a probe kubeforge has; give api, workload \(a list\) or none$/,
     ],
     [
       { "upgrade-to": "1.36", "upgrade-probes": "none", "upgrade-max-api-downtime": "5s" },
-      /^input upgrade-max-api-downtime: needs the api probe, and input upgrade-probes is none$/,
+      /^input upgrade-max-api-downtime: needs the api probe, and input upgrade-probes does not name it$/,
+    ],
+    [
+      { "upgrade-to": "1.36", "upgrade-max-workload-error-rate": "1%" },
+      /^input upgrade-max-workload-error-rate: needs the workload probe, and input upgrade-probes does not name it$/,
+    ],
+    [
+      {
+        "upgrade-to": "1.36",
+        "upgrade-probes": "api,workload",
+        "upgrade-max-workload-error-rate": "lots",
+      },
+      /^input upgrade-max-workload-error-rate: "lots" is not an error rate/,
+    ],
+    [
+      { "upgrade-max-workload-downtime": "5s" },
+      /^input upgrade-max-workload-downtime: applies to an upgrade, and upgrade-to is not given$/,
     ],
     [
       { "upgrade-to": "1.36", "upgrade-max-api-downtime": "five seconds" },

@@ -256,6 +256,57 @@ describe("the job summary of an upgrade", () => {
     expect(readGantt(mermaidBlocks(plain)[0]!).sections).not.toContain("API outages");
   });
 
+  it("shows the workload row: requests, failed, error rate, longest outage and its step, fewest available; its outage in the chart", () => {
+    const t0 = Date.parse(at(0));
+    const probed: UpgradeReport = {
+      ...report,
+      result: "thresholds-violated",
+      error: undefined,
+      workloads: {
+        intervalMs: 500,
+        workloads: [
+          {
+            name: "kubeforge-canary",
+            kind: "workload",
+            url: "/api/v1/namespaces/kubeforge-probes/services/kubeforge-canary:http/proxy/hostname",
+            checks: "GET",
+            samples: 400,
+            failures: 3,
+            errorRate: 0.0075,
+            longestOutageSeconds: 1.5,
+            totalOutageSeconds: 1.5,
+            outages: [
+              { start: at(61), seconds: 1.5, samples: 3, during: ["w-1 drain"], error: "503" },
+            ],
+            availability: [
+              { at: at(0), available: 2, desired: 2 },
+              { at: at(61), available: 1, desired: 2 },
+              { at: at(70), available: 2, desired: 2 },
+            ],
+          },
+        ],
+      },
+    };
+    const html = summaryHTML({
+      ...input,
+      error: undefined,
+      upgrade: { report: probed, firstStep: 2 },
+    });
+    expect(html).toContain(
+      "<tr><td>kubeforge-canary</td><td>400</td><td>3</td><td>0.75%</td><td>1.5 s</td><td>w-1 drain</td><td>1 of 2</td></tr>",
+    );
+    const gantt = readGantt(mermaidBlocks(html)[0]!);
+    expect(gantt.tasks.filter((t) => t.section === "Workload outages")).toEqual([
+      {
+        section: "Workload outages",
+        name: "kubeforge-canary down",
+        tags: ["crit"],
+        start: t0 + 61_000,
+        end: t0 + 62_500,
+      },
+    ]);
+  });
+
   it("a dry run shows the plan the upgrade would follow, and no table", () => {
     const plan =
       '# kubeforge upgrade --plan: cluster "ci" from v1.35.0 to v1.36.3; nothing was changed\n1. cp-1 (control-plane): upgrade apply, kubelet, gate — v1.35.0 → v1.36.3\n';

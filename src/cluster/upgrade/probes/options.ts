@@ -3,21 +3,28 @@ import type { UpgradeOptions } from "../data.js";
 import type { Thresholds } from "./timeline.js";
 
 // What to probe and which thresholds to hold, from the CLI's flags (--probe, --probe-interval,
-// --keep-probes, --max-api-downtime) or the action's inputs (upgrade-probes,
-// upgrade-max-api-downtime): one check for both, every problem one sentence naming the field,
-// found before any host is contacted.
+// --keep-probes, --settle, --max-api-downtime, --max-workload-error-rate,
+// --max-workload-downtime) or the action's inputs (upgrade-probes, upgrade-max-api-downtime,
+// upgrade-max-workload-error-rate, upgrade-max-workload-downtime): one check for both, every
+// problem one sentence naming the field, found before any host is contacted.
 
 /** The probes kubeforge has; "none" turns them off. */
-export const PROBES = ["api"] as const;
+export const PROBES = ["api", "workload"] as const;
 
 export const DEFAULT_PROBE_INTERVAL = "500ms";
+/** How long the settle gate between worker batches waits by default. */
+export const DEFAULT_SETTLE = "5m";
 
 export interface ProbeSettings {
-  /** The probes asked for ("api"), or ["none"]. */
+  /** The probes asked for ("api", "workload"), or ["none"]. */
   probes: readonly string[];
   interval: string;
   keep: boolean;
+  /** The settle gate's bound (--settle); default DEFAULT_SETTLE. */
+  settle?: string;
   maxApiDowntime?: string;
+  maxWorkloadErrorRate?: string;
+  maxWorkloadDowntime?: string;
 }
 
 /** How the edge calls each setting in messages: "--probe", "input upgrade-probes". */
@@ -25,31 +32,74 @@ export interface ProbeFieldNames {
   probes: string;
   interval: string;
   maxApiDowntime: string;
+  settle?: string;
+  maxWorkloadErrorRate?: string;
+  maxWorkloadDowntime?: string;
+}
+
+function duration(text: string, field: string): { text: string; ms: number } {
+  const ms = parseGoDuration(text, field);
+  if (ms < 0) throw new Error(`${field}: "${text}" is negative`);
+  return { text, ms };
+}
+
+/** "0.01" or "1%": a share of failed requests, 0 to 1. */
+export function parseErrorRate(text: string, field: string): { text: string; rate: number } {
+  const m = /^(\d+(?:\.\d+)?)(%?)$/.exec(text.trim());
+  const rate = m ? Number(m[1]) / (m[2] ? 100 : 1) : NaN;
+  if (!(rate >= 0 && rate <= 1)) {
+    throw new Error(
+      `${field}: "${text}" is not an error rate; give a share from 0 to 1 or 0% to 100%`,
+    );
+  }
+  return { text, rate };
+}
+
+function checkProbes(probes: readonly string[], names: ProbeFieldNames): Set<string> {
+  const none = probes.length === 1 && probes[0] === "none";
+  for (const p of none ? [] : probes) {
+    if (!(PROBES as readonly string[]).includes(p)) {
+      throw new Error(
+        `${names.probes}: "${p}" is not a probe kubeforge has; give ${PROBES.join(", ")} (a list) or none`,
+      );
+    }
+  }
+  return new Set(none ? [] : probes);
 }
 
 export function probeOptions(
   s: ProbeSettings,
   names: ProbeFieldNames,
-): Pick<UpgradeOptions, "apiProbes" | "thresholds"> {
-  const none = s.probes.length === 1 && s.probes[0] === "none";
-  for (const p of none ? [] : s.probes) {
-    if (!(PROBES as readonly string[]).includes(p)) {
-      throw new Error(
-        `${names.probes}: "${p}" is not a probe kubeforge has; give ${PROBES.join(", ")} or none`,
-      );
-    }
-  }
-  const api = !none && s.probes.includes("api");
+): Pick<UpgradeOptions, "apiProbes" | "workloadProbes" | "thresholds"> {
+  const wanted = checkProbes(s.probes, names);
   const intervalMs = parseGoDuration(s.interval, names.interval);
   if (intervalMs < 100) throw new Error(`${names.interval}: "${s.interval}" is below 100ms`);
+  const needs = (field: string, probe: string) => {
+    if (!wanted.has(probe)) {
+      throw new Error(`${field}: needs the ${probe} probe, and ${names.probes} does not name it`);
+    }
+  };
   const thresholds: Thresholds = {};
   if (s.maxApiDowntime !== undefined) {
-    if (!api) {
-      throw new Error(`${names.maxApiDowntime}: needs the api probe, and ${names.probes} is none`);
-    }
-    const ms = parseGoDuration(s.maxApiDowntime, names.maxApiDowntime);
-    if (ms < 0) throw new Error(`${names.maxApiDowntime}: "${s.maxApiDowntime}" is negative`);
-    thresholds.maxApiDowntime = { text: s.maxApiDowntime, ms };
+    needs(names.maxApiDowntime, "api");
+    thresholds.maxApiDowntime = duration(s.maxApiDowntime, names.maxApiDowntime);
   }
-  return { ...(api ? { apiProbes: { intervalMs, keep: s.keep } } : {}), thresholds };
+  if (s.maxWorkloadErrorRate !== undefined) {
+    const field = names.maxWorkloadErrorRate ?? "max-workload-error-rate";
+    needs(field, "workload");
+    thresholds.maxWorkloadErrorRate = parseErrorRate(s.maxWorkloadErrorRate, field);
+  }
+  if (s.maxWorkloadDowntime !== undefined) {
+    const field = names.maxWorkloadDowntime ?? "max-workload-downtime";
+    needs(field, "workload");
+    thresholds.maxWorkloadDowntime = duration(s.maxWorkloadDowntime, field);
+  }
+  const settle = duration(s.settle ?? DEFAULT_SETTLE, names.settle ?? "settle");
+  return {
+    ...(wanted.has("api") ? { apiProbes: { intervalMs, keep: s.keep } } : {}),
+    ...(wanted.has("workload")
+      ? { workloadProbes: { intervalMs, keep: s.keep, settleMs: settle.ms } }
+      : {}),
+    thresholds,
+  };
 }

@@ -26,8 +26,11 @@ export interface Outage {
   error: string;
 }
 
-/** How an endpoint is reached: a control plane's own address, or admin.conf's server. */
-export type EndpointKind = "control-plane" | "stable";
+/**
+ * How an endpoint is reached: a control plane's own address, admin.conf's server, or a workload
+ * (the canary, a user's) probed from the runner.
+ */
+export type EndpointKind = "control-plane" | "stable" | "workload";
 
 export interface EndpointTimeline {
   /** The control plane's name, or "stable" for admin.conf's server. */
@@ -97,8 +100,9 @@ export function endpointTimeline(e: EndpointSamples, end: number): EndpointTimel
   };
 }
 
-/** "cp-1's endpoint" or "the stable endpoint". */
+/** "cp-1's endpoint", "the stable endpoint" or "the workload kubeforge-canary". */
 export function endpointLabel(e: Pick<EndpointTimeline, "name" | "kind">): string {
+  if (e.kind === "workload") return `the workload ${e.name}`;
   return e.kind === "stable" ? "the stable endpoint" : `${e.name}'s endpoint`;
 }
 
@@ -108,10 +112,49 @@ export function describeOutage(e: Pick<EndpointTimeline, "name" | "kind">, o: Ou
   return `${o.seconds} s on ${endpointLabel(e)} ${during}`;
 }
 
+/** When a workload's available replicas changed (the first entry: when probing started). */
+export interface AvailabilityChange {
+  at: string;
+  available: number;
+  desired: number;
+}
+
+/** A workload's figures: its endpoint timeline, the share of failed requests, its replicas. */
+export interface WorkloadTimeline extends EndpointTimeline {
+  /** failures / samples, 0 without samples (four decimals). */
+  errorRate: number;
+  /** Available replicas over time, as changes (workloads kubeforge reads a Deployment of). */
+  availability?: AvailabilityChange[];
+}
+
+export interface WorkloadsTimeline {
+  intervalMs: number;
+  workloads: WorkloadTimeline[];
+}
+
+export function errorRate(samples: number, failures: number): number {
+  return samples === 0 ? 0 : Math.round((failures / samples) * 10_000) / 10_000;
+}
+
+export function workloadTimeline(
+  e: EndpointTimeline,
+  availability?: readonly AvailabilityChange[],
+): WorkloadTimeline {
+  return {
+    ...e,
+    errorRate: errorRate(e.samples, e.failures),
+    ...(availability ? { availability: [...availability] } : {}),
+  };
+}
+
 /** The opt-in thresholds; none given: report only. */
 export interface Thresholds {
   /** --max-api-downtime: the longest outage allowed through the stable endpoint. */
   maxApiDowntime?: { text: string; ms: number };
+  /** --max-workload-error-rate: the share of failed requests allowed per workload (0–1). */
+  maxWorkloadErrorRate?: { text: string; rate: number };
+  /** --max-workload-downtime: the longest outage allowed per workload. */
+  maxWorkloadDowntime?: { text: string; ms: number };
 }
 
 export interface Violation {
@@ -122,32 +165,100 @@ export interface Violation {
   message: string;
 }
 
+export interface ThresholdOutcome {
+  threshold: string;
+  limit: string;
+  violation?: Violation;
+}
+
 /** The stable endpoint's timeline; a run without it has measured nothing through admin.conf. */
 export function stableTimeline(api: ApiTimeline | undefined): EndpointTimeline | undefined {
   return api?.endpoints.find((e) => e.kind === "stable");
+}
+
+const longestOf = (outages: readonly Outage[]) =>
+  outages.reduce<Outage | undefined>(
+    (a, o) => (a === undefined || o.seconds > a.seconds ? o : a),
+    undefined,
+  );
+
+function apiDowntime(limit: { text: string; ms: number }, api?: ApiTimeline): ThresholdOutcome {
+  const { text, ms } = limit;
+  const stable = stableTimeline(api);
+  const longest = longestOf(stable?.outages ?? []);
+  const base = { threshold: "max-api-downtime", limit: text };
+  if (!stable) {
+    const message = `max-api-downtime ${text}: nothing was measured through the stable endpoint`;
+    return { ...base, violation: { ...base, measured: "nothing", message } };
+  }
+  if (longest && longest.seconds * 1000 > ms) {
+    const message = `max-api-downtime ${text}: the longest outage was ${describeOutage(stable, longest)}`;
+    return { ...base, violation: { ...base, measured: `${longest.seconds}s`, message } };
+  }
+  return base;
+}
+
+/**
+ * A per-workload threshold: every workload holds it, or the violation names each that did not
+ * ("measured" is the worst figure).
+ */
+function perWorkload(
+  threshold: string,
+  limit: string,
+  workloads: WorkloadsTimeline | undefined,
+  exceeded: (w: WorkloadTimeline) => { figure: number; text: string; says: string } | undefined,
+): ThresholdOutcome {
+  const base = { threshold, limit };
+  if (!workloads || workloads.workloads.length === 0) {
+    const message = `${threshold} ${limit}: no workload was probed`;
+    return { ...base, violation: { ...base, measured: "nothing", message } };
+  }
+  const over = workloads.workloads.flatMap((w) => {
+    const x = exceeded(w);
+    return x ? [x] : [];
+  });
+  if (over.length === 0) return base;
+  const worst = over.reduce((a, b) => (b.figure > a.figure ? b : a));
+  const message = `${threshold} ${limit}: ${over.map((x) => x.says).join("; ")}`;
+  return { ...base, violation: { ...base, measured: worst.text, message } };
 }
 
 /** Every threshold given, checked against what was measured. */
 export function checkThresholds(
   thresholds: Thresholds,
   api: ApiTimeline | undefined,
-): { threshold: string; limit: string; violation?: Violation }[] {
-  const results: { threshold: string; limit: string; violation?: Violation }[] = [];
-  if (thresholds.maxApiDowntime) {
-    const { text, ms } = thresholds.maxApiDowntime;
-    const stable = stableTimeline(api);
-    const longest = stable?.outages.reduce<Outage | undefined>(
-      (a, o) => (a === undefined || o.seconds > a.seconds ? o : a),
-      undefined,
+  workloads?: WorkloadsTimeline,
+): ThresholdOutcome[] {
+  const results: ThresholdOutcome[] = [];
+  if (thresholds.maxApiDowntime) results.push(apiDowntime(thresholds.maxApiDowntime, api));
+  const rate = thresholds.maxWorkloadErrorRate;
+  if (rate) {
+    results.push(
+      perWorkload("max-workload-error-rate", rate.text, workloads, (w) =>
+        w.errorRate > rate.rate
+          ? {
+              figure: w.errorRate,
+              text: String(w.errorRate),
+              says: `${endpointLabel(w)} failed ${w.failures} of ${w.samples} requests (error rate ${w.errorRate})`,
+            }
+          : undefined,
+      ),
     );
-    const base = { threshold: "max-api-downtime", limit: text };
-    if (!stable) {
-      const message = `max-api-downtime ${text}: nothing was measured through the stable endpoint`;
-      results.push({ ...base, violation: { ...base, measured: "nothing", message } });
-    } else if (longest && longest.seconds * 1000 > ms) {
-      const message = `max-api-downtime ${text}: the longest outage was ${describeOutage(stable, longest)}`;
-      results.push({ ...base, violation: { ...base, measured: `${longest.seconds}s`, message } });
-    } else results.push(base);
+  }
+  const down = thresholds.maxWorkloadDowntime;
+  if (down) {
+    results.push(
+      perWorkload("max-workload-downtime", down.text, workloads, (w) => {
+        const longest = longestOf(w.outages);
+        return longest && longest.seconds * 1000 > down.ms
+          ? {
+              figure: longest.seconds,
+              text: `${longest.seconds}s`,
+              says: `the longest outage was ${describeOutage(w, longest)}`,
+            }
+          : undefined;
+      }),
+    );
   }
   return results;
 }

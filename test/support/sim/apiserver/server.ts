@@ -9,6 +9,7 @@
 // (/livez, /readyz, /healthz bodies), pkg/controlplane/controller/kubernetesservice/controller.go
 // (the default/kubernetes Service), staging/src/k8s.io/component-base/version (GET /version).
 import { checkEviction } from "./controllers/disruption.js";
+import { proxyToService } from "./service-proxy.js";
 import { str } from "./json.js";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
@@ -340,6 +341,25 @@ async function serve(
     if (decision.decision !== "Allow") {
       log(`${method} ${path} → 403 for ${user.username}`);
       sendStatus(res, forbiddenFor(attrs, decision.reason).status);
+      return;
+    }
+    if (info.isResourceRequest && info.resource === "services" && info.subresource === "proxy") {
+      // The Service proxy answers asynchronously (service-proxy.ts); GET only.
+      const rest = path.split("/").slice(8).join("/");
+      const done = (code: number) =>
+        log(`${method} ${path}${url.search} → ${code} for ${user.username}`);
+      (method === "GET"
+        ? proxyToService(store, res, info.namespace, info.name, rest ? `/${rest}` : "/", url.search)
+        : Promise.reject(methodNotSupported("", "services/proxy", info.verb))
+      ).then(
+        () => done(res.statusCode),
+        (e: unknown) => {
+          const s =
+            e instanceof StatusError ? e.status : failure(500, "InternalError", String(e)).status;
+          sendStatus(res, s);
+          done(s.code ?? 500);
+        },
+      );
       return;
     }
     try {

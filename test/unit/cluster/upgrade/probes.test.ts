@@ -308,12 +308,15 @@ describe("the stable endpoint's write", () => {
   });
 });
 
-describe("--probe, --probe-interval, --max-api-downtime", () => {
+describe("--probe, --probe-interval, --settle, --max-api-downtime, --max-workload-*", () => {
   const base = { probes: ["api"], interval: "500ms", keep: false };
   const names = {
     probes: "--probe",
     interval: "--probe-interval",
     maxApiDowntime: "--max-api-downtime",
+    settle: "--settle",
+    maxWorkloadErrorRate: "--max-workload-error-rate",
+    maxWorkloadDowntime: "--max-workload-downtime",
   };
   const probeOptions = (s: Parameters<typeof settings>[0]) => settings(s, names);
 
@@ -325,13 +328,49 @@ describe("--probe, --probe-interval, --max-api-downtime", () => {
     expect(probeOptions({ ...base, probes: ["none"] })).toEqual({ thresholds: {} });
   });
 
+  it("takes a list: api,workload probes both, the settle gate 5m unless --settle says", () => {
+    expect(
+      probeOptions({
+        ...base,
+        probes: ["api", "workload"],
+        maxWorkloadErrorRate: "1%",
+        maxWorkloadDowntime: "2s",
+      }),
+    ).toEqual({
+      apiProbes: { intervalMs: 500, keep: false },
+      workloadProbes: { intervalMs: 500, keep: false, settleMs: 300_000 },
+      thresholds: {
+        maxWorkloadErrorRate: { text: "1%", rate: 0.01 },
+        maxWorkloadDowntime: { text: "2s", ms: 2000 },
+      },
+    });
+    expect(
+      probeOptions({ ...base, probes: ["workload"], settle: "90s", maxWorkloadErrorRate: "0.25" }),
+    ).toEqual({
+      workloadProbes: { intervalMs: 500, keep: false, settleMs: 90_000 },
+      thresholds: { maxWorkloadErrorRate: { text: "0.25", rate: 0.25 } },
+    });
+  });
+
   it("refuses what it cannot do, naming the flag", () => {
-    expect(() => probeOptions({ ...base, probes: ["workload"] })).toThrow(
-      '--probe: "workload" is not a probe kubeforge has; give api or none',
+    expect(() => probeOptions({ ...base, probes: ["dns"] })).toThrow(
+      '--probe: "dns" is not a probe kubeforge has; give api, workload (a list) or none',
     );
     expect(() => probeOptions({ ...base, probes: ["none"], maxApiDowntime: "5s" })).toThrow(
-      "--max-api-downtime: needs the api probe, and --probe is none",
+      "--max-api-downtime: needs the api probe, and --probe does not name it",
     );
+    expect(() => probeOptions({ ...base, maxWorkloadErrorRate: "0.1" })).toThrow(
+      "--max-workload-error-rate: needs the workload probe, and --probe does not name it",
+    );
+    expect(() =>
+      probeOptions({ ...base, probes: ["workload"], maxWorkloadErrorRate: "150%" }),
+    ).toThrow(
+      '--max-workload-error-rate: "150%" is not an error rate; give a share from 0 to 1 or 0% to 100%',
+    );
+    expect(() =>
+      probeOptions({ ...base, probes: ["workload"], maxWorkloadDowntime: "-1s" }),
+    ).toThrow('--max-workload-downtime: "-1s" is negative');
+    expect(() => probeOptions({ ...base, settle: "later" })).toThrow(/--settle/);
     expect(() => probeOptions({ ...base, interval: "10ms" })).toThrow(
       '--probe-interval: "10ms" is below 100ms',
     );

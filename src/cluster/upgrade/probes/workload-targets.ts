@@ -1,0 +1,121 @@
+import { isAlreadyExists } from "../../../kube/errors.js";
+import { poll } from "../../../kube/poll.js";
+import type { KubeClient, KubeObject } from "../../../kube/types.js";
+import {
+  CANARY_NAME,
+  CANARY_PATH,
+  canaryObjects,
+  serviceProxyPath,
+} from "../../../manifests/probe-canary.js";
+import { PROBE_NAMESPACE } from "./api-targets.js";
+import type { ProbeTarget } from "./prober.js";
+import type { AvailabilityChange } from "./timeline.js";
+
+// What the workload probes do (kubeadm-upgrade.md §5.5) over admin.conf's client: the canary's
+// objects created in kubeforge's probe namespace (removed with it), a GET through the API
+// server's service proxy to the canary's Service every interval (what the runner can reach
+// wherever it reaches the API), and the Deployment's available replicas read alongside.
+
+interface DeploymentObject extends KubeObject {
+  spec?: { replicas?: number };
+  status?: { availableReplicas?: number; observedGeneration?: number };
+  metadata: KubeObject["metadata"] & { generation?: number };
+}
+
+const deploymentRef = (namespace: string, name: string) => ({
+  apiVersion: "apps/v1",
+  kind: "Deployment",
+  namespace,
+  name,
+});
+
+export interface Availability {
+  desired: number;
+  available: number;
+}
+
+/** The Deployment's desired and available replicas (spec.replicas defaults to 1). */
+export async function availabilityOf(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+): Promise<Availability> {
+  const d = await client.get<DeploymentObject>(deploymentRef(namespace, name));
+  return { desired: d.spec?.replicas ?? 1, available: d.status?.availableReplicas ?? 0 };
+}
+
+/** The canary's Deployment, budget and Service (kept when they exist); the namespace exists. */
+export async function createCanary(client: KubeClient, replicas: number): Promise<void> {
+  for (const obj of canaryObjects(PROBE_NAMESPACE, replicas)) {
+    await client.create(obj).catch((e: unknown) => {
+      if (!isAlreadyExists(e)) throw e;
+    });
+  }
+}
+
+/** Waits until every replica of the Deployment is available; the timeout names what it saw. */
+export async function waitAvailable(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  timeoutMs: number,
+  intervalMs = 1_000,
+): Promise<void> {
+  let seen: Availability | undefined;
+  await poll(
+    async () => {
+      seen = await availabilityOf(client, namespace, name);
+      return seen.available >= seen.desired ? true : undefined;
+    },
+    { timeoutMs, intervalMs, what: `the Deployment ${namespace}/${name} to be available` },
+  ).catch((e: unknown) => {
+    const last = seen ? `${seen.available} of ${seen.desired} replicas available` : "nothing";
+    throw new Error(`${(e as Error).message} (last seen: ${last})`, { cause: e });
+  });
+}
+
+/** The canary's Service, through the API server's proxy: 200 is up. */
+export function canaryTarget(client: KubeClient): ProbeTarget {
+  const path = serviceProxyPath(PROBE_NAMESPACE, CANARY_NAME, "http", CANARY_PATH);
+  return {
+    name: CANARY_NAME,
+    kind: "workload",
+    url: path,
+    checks: `GET ${path}`,
+    check: async () => {
+      const res = await client.getRaw(path);
+      if (res.status !== 200) {
+        const said = res.body.trim().split("\n").pop()?.slice(0, 200) ?? "";
+        throw new Error(`the service proxy answered ${res.status}${said ? `: ${said}` : ""}`);
+      }
+    },
+  };
+}
+
+/**
+ * A sampler of a Deployment's available replicas: a ProbeTarget whose samples record each
+ * change (the first sample always), so the report shows availability over time in a few lines.
+ */
+export function availabilityRecorder(
+  client: KubeClient,
+  namespace: string,
+  name: string,
+  now: () => number,
+): { target: ProbeTarget; changes: AvailabilityChange[] } {
+  const changes: AvailabilityChange[] = [];
+  const target: ProbeTarget = {
+    name,
+    kind: "workload",
+    url: `${namespace}/${name}`,
+    checks: `GET Deployment ${namespace}/${name}`,
+    check: async () => {
+      const at = now();
+      const a = await availabilityOf(client, namespace, name);
+      const last = changes.at(-1);
+      if (!last || last.available !== a.available || last.desired !== a.desired) {
+        changes.push({ at: new Date(at).toISOString(), ...a });
+      }
+    },
+  };
+  return { target, changes };
+}
