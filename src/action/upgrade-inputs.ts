@@ -2,9 +2,10 @@ import { tryParseGoDurationNanos } from "../config/duration.js";
 import { quoteValue } from "../config/values.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
 import type { UpgradeOptions } from "../cluster/upgrade/data.js";
+import { type ViaRequest, viaOption } from "../cluster/upgrade/route.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 
-// The upgrade rehearsal's inputs (upgrade-to, upgrade-worker-batch, upgrade-drain-timeout,
+// The upgrade rehearsal's inputs (upgrade-to, upgrade-via, upgrade-worker-batch, upgrade-drain-timeout,
 // upgrade-probes, upgrade-max-api-downtime), read and checked as the CLI's `upgrade -f --to
 // --worker-batch --drain-timeout --probe --max-api-downtime` flags are:
 // every problem is one sentence starting with the input, found before any host is contacted.
@@ -17,12 +18,15 @@ export interface ActionUpgrade {
   workerBatch: number;
   /** upgrade-drain-timeout (--drain-timeout), per worker. */
   drainTimeoutMs: number;
+  /** upgrade-via (--via): the versions to go through first, or "auto"; absent: one hop. */
+  via?: ViaRequest;
   /** upgrade-probes (--probe; default api) and upgrade-max-api-downtime (--max-api-downtime). */
   probes: Pick<UpgradeOptions, "apiProbes" | "thresholds">;
 }
 
 type UpgradeInput =
   | "upgrade-to"
+  | "upgrade-via"
   | "upgrade-worker-batch"
   | "upgrade-drain-timeout"
   | "upgrade-probes"
@@ -68,6 +72,7 @@ export function readUpgradeInputs(
   const drain = get("upgrade-drain-timeout");
   if (to === "") {
     for (const name of [
+      "upgrade-via",
       "upgrade-worker-batch",
       "upgrade-drain-timeout",
       "upgrade-probes",
@@ -97,8 +102,10 @@ export function readUpgradeInputs(
     }
     drainTimeoutMs = Number(nanos) / 1e6;
   }
+  const via = get("upgrade-via");
   return {
     to: normalized!,
+    ...(via !== "" ? { via: viaOption(via.split(","), "input upgrade-via") } : {}),
     workerBatch: batch === "" ? DEFAULT_WORKER_BATCH : Number(batch),
     drainTimeoutMs,
     probes: readProbeInputs(get),
