@@ -20,6 +20,7 @@ import { addonImages, readCluster, refuseUnfinishedHosts } from "./read.js";
 import { SessionApiProbes } from "./probes/index.js";
 import { junitXML, ReportRecorder, type UpgradeReport } from "./report.js";
 import { resolveRoute, routeStart } from "./route.js";
+import { DisruptionWatcher } from "./disruptions.js";
 import { HostUpgradeWork } from "./work.js";
 
 // `kubeforge upgrade -f cluster.yaml --to V`: the cluster-level upgrade rehearsal. The hosts
@@ -130,6 +131,28 @@ async function settle(
   return { reading, plan, inventory };
 }
 
+/** The workloads' disruptions watched from here on; a watch that cannot start is a warning. */
+async function watchDisruptions(
+  session: ClusterSession,
+  report: ReportRecorder,
+): Promise<DisruptionWatcher | undefined> {
+  let watcher: DisruptionWatcher | undefined;
+  try {
+    watcher = new DisruptionWatcher({
+      client: await session.adminClient(),
+      during: () => report.current(),
+    });
+    await watcher.start();
+    return watcher;
+  } catch (e) {
+    watcher?.stop();
+    session.reporter.warn(
+      `[probes] the workloads are not watched (no disruption accounting): ${(e as Error).message}`,
+    );
+    return undefined;
+  }
+}
+
 async function writeReport(req: ClusterUpgradeRequest, report: UpgradeReport): Promise<void> {
   for (const [path, text] of [
     [req.reportPath, `${JSON.stringify(report, null, 2)}\n`],
@@ -191,13 +214,18 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     settled: () => hops.at(-1)!.settled(),
   });
   let probing = false;
+  let disruptions: DisruptionWatcher | undefined;
   const probes: UpgradeProbes = {
     start: async () => {
       if (probing) return;
       probing = true;
       await apiProbes.start();
+      disruptions = await watchDisruptions(session, report);
     },
-    stop: () => apiProbes.stop(),
+    stop: () => {
+      report.disruptions ??= disruptions?.stop();
+      return apiProbes.stop();
+    },
   };
   const realRun = !req.planOnly && !req.dryRun;
   let failure: unknown;

@@ -6,6 +6,7 @@ import {
   type Violation,
 } from "./probes/timeline.js";
 import type { EtcdSnapshot } from "./data.js";
+import type { DisruptionReport } from "./disruptions.js";
 
 // The rehearsal's evidence (kubeadm-upgrade.md §5.6): per node and per step, when it started,
 // how long it took, how it ended and the backup folders it left — as `upgrade-report.json` (a
@@ -72,6 +73,8 @@ export interface UpgradeReport {
   hops?: ReportHop[];
   /** What the API probes measured, per endpoint (absent with --probe none). */
   api?: ApiTimeline;
+  /** What the workloads went through, from watches (with the probes; disruptions.ts). */
+  disruptions?: DisruptionReport;
   /** The thresholds given (--max-api-downtime), as given. */
   thresholds?: { maxApiDowntime?: string };
   violations?: Violation[];
@@ -90,6 +93,7 @@ export class ReportRecorder {
   from = "";
   to = "";
   api: ApiTimeline | undefined;
+  disruptions: DisruptionReport | undefined;
   thresholds: Thresholds = {};
   etcdSnapshot: EtcdSnapshot | undefined;
   private hops: (ReportHop & { started?: number })[] | undefined;
@@ -216,6 +220,7 @@ export class ReportRecorder {
       nodes,
       ...(this.hops ? { hops: this.hopsReport(failed) } : {}),
       ...(this.api ? { api: this.api } : {}),
+      ...(this.disruptions ? { disruptions: this.disruptions } : {}),
       ...(maxApiDowntime ? { thresholds: { maxApiDowntime: maxApiDowntime.text } } : {}),
       ...(maxApiDowntime ? { violations } : {}),
     };
