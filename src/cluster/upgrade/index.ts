@@ -231,7 +231,11 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
   let failure: unknown;
   try {
     // One hop after another (--via); --plan, --dry-run and --phase go as far as the first.
-    for (let i = 0; i === 0 || (realRun && !req.phases?.length && i < (route.hops?.length ?? 1)); i++) {
+    for (
+      let i = 0;
+      i === 0 || (realRun && !req.phases?.length && i < (route.hops?.length ?? 1));
+      i++
+    ) {
       // A later hop inspects the hosts again: the markers the hop before it left.
       if (i > 0) session.reinspect();
       await runner.run(hopData(i), runOpts);

@@ -67,6 +67,7 @@ interface Report {
     steps: { name: string; startedAt: string; seconds: number; result: string; hop?: string }[];
   }[];
   hops?: { from?: string; to: string; result: string }[];
+  disruptions?: { notReadyAfterSeconds: number; disruptions: { during: string[] }[] };
 }
 
 beforeAll(async () => {
@@ -219,6 +220,15 @@ describe("action main step with upgrade-to", () => {
       [MIDDLE, TARGET, "succeeded"],
     ]);
     expect(done.outputs.get("upgrade-result")).toBe("succeeded");
+    // The workloads were watched with the probes; a disruption names only cp-1's steps (no
+    // other node had any).
+    expect(report.disruptions!.notReadyAfterSeconds).toBe(5);
+    for (const d of report.disruptions!.disruptions) {
+      expect(
+        d.during.every((s) => s.startsWith("cp-1 ")),
+        JSON.stringify(d),
+      ).toBe(true);
+    }
     // api-downtime-seconds: the longest outage through admin.conf's server, as the report says.
     const stable = report.api!.endpoints.find((e) => e.kind === "stable")!;
     expect(done.outputs.get("api-downtime-seconds")).toBe(String(stable.longestOutageSeconds));
