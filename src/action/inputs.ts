@@ -75,6 +75,7 @@ export interface ActionInputs {
 export const INPUTS = [
   "kubernetes-version",
   "upgrade-to",
+  "upgrade-via",
   "upgrade-worker-batch",
   "upgrade-drain-timeout",
   "upgrade-probes",

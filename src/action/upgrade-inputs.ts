@@ -2,13 +2,14 @@ import { tryParseGoDurationNanos } from "../config/duration.js";
 import { quoteValue } from "../config/values.js";
 import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
 import type { UpgradeOptions } from "../cluster/upgrade/data.js";
+import { type ViaRequest, viaOption } from "../cluster/upgrade/route.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 
-// The upgrade rehearsal's inputs (upgrade-to, upgrade-worker-batch, upgrade-drain-timeout,
-// upgrade-probes, upgrade-max-api-downtime, upgrade-max-workload-error-rate,
-// upgrade-max-workload-downtime, upgrade-kubelet-binary), read and checked as the CLI's
-// `upgrade -f --to --worker-batch --drain-timeout --probe --max-api-downtime
-// --max-workload-* --kubelet-binary` flags are:
+// The upgrade rehearsal's inputs (upgrade-to, upgrade-via, upgrade-worker-batch,
+// upgrade-drain-timeout, upgrade-probes, upgrade-max-api-downtime,
+// upgrade-max-workload-error-rate, upgrade-max-workload-downtime, upgrade-kubelet-binary), read
+// and checked as the CLI's `upgrade -f --to --via --worker-batch --drain-timeout --probe
+// --max-api-downtime --max-workload-* --kubelet-binary` flags are:
 // every problem is one sentence starting with the input, found before any host is contacted.
 
 /** The `upgrade -f` run the inputs ask for after the cluster is built. */
@@ -19,6 +20,8 @@ export interface ActionUpgrade {
   workerBatch: number;
   /** upgrade-drain-timeout (--drain-timeout), per worker. */
   drainTimeoutMs: number;
+  /** upgrade-via (--via): the versions to go through first, or "auto"; absent: one hop. */
+  via?: ViaRequest;
   /** upgrade-probes (--probe; default api) and the thresholds (--max-api-downtime, --max-workload-*). */
   probes: Pick<UpgradeOptions, "apiProbes" | "workloadProbes" | "thresholds">;
   /**
@@ -31,6 +34,7 @@ export interface ActionUpgrade {
 
 type UpgradeInput =
   | "upgrade-to"
+  | "upgrade-via"
   | "upgrade-worker-batch"
   | "upgrade-drain-timeout"
   | "upgrade-probes"
@@ -92,6 +96,7 @@ export function readUpgradeInputs(
   const kubelet = get("upgrade-kubelet-binary");
   if (to === "") {
     for (const name of [
+      "upgrade-via",
       "upgrade-worker-batch",
       "upgrade-drain-timeout",
       "upgrade-probes",
@@ -124,8 +129,10 @@ export function readUpgradeInputs(
     }
     drainTimeoutMs = Number(nanos) / 1e6;
   }
+  const via = get("upgrade-via");
   return {
     to: normalized!,
+    ...(via !== "" ? { via: viaOption(via.split(","), "input upgrade-via") } : {}),
     workerBatch: batch === "" ? DEFAULT_WORKER_BATCH : Number(batch),
     drainTimeoutMs,
     probes: readProbeInputs(get),

@@ -5,6 +5,7 @@ import type { UpNode } from "../cluster/up/index.js";
 import type { ClusterReading, UpgradeOptions } from "../cluster/upgrade/data.js";
 import { upgradeCluster } from "../cluster/upgrade/index.js";
 import { planUpgrade, renderUpgradePlan, versionRefusal } from "../cluster/upgrade/policy.js";
+import { resolveRoute } from "../cluster/upgrade/route.js";
 import { stableTimeline } from "../cluster/upgrade/probes/timeline.js";
 import { thresholdsError, type UpgradeReport } from "../cluster/upgrade/report.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
@@ -30,6 +31,8 @@ export interface UpgradeHop {
   from: string;
   /** upgrade-to resolved. */
   to: string;
+  /** upgrade-via: every hop's target, resolved, the last one `to`. */
+  hops?: string[];
   upgrade: ActionUpgrade;
 }
 
@@ -61,7 +64,23 @@ export async function settleHop({ spec, upgrade, reporter, env }: HopRequest): P
       `input upgrade-to: ${to} is a pre-release; the action upgrades to releases only (kubeforge upgrade -f --allow-experimental-upgrades does pre-releases); nothing was changed`,
     );
   }
-  const refusal = versionRefusal(spec.name, from, to, "upgrade-to");
+  if (upgrade.via !== undefined) {
+    const names = { to: "upgrade-to", via: "upgrade-via" };
+    const hops = await resolveRoute(
+      spec.name,
+      from,
+      to,
+      upgrade.via,
+      async (v, field) => (await resolve(v, `input ${field}`)).version,
+      names,
+    ).catch((e: unknown) => {
+      throw new Error(`input upgrade-via: ${(e as Error).message}; nothing was changed`, {
+        cause: e,
+      });
+    });
+    return { from, to, hops, upgrade };
+  }
+  const refusal = versionRefusal(spec.name, from, to, "upgrade-to", "upgrade-via");
   if (refusal) throw new Error(`input upgrade-to: ${refusal}; nothing was changed`);
   return { from, to, upgrade };
 }
@@ -69,6 +88,8 @@ export async function settleHop({ spec, upgrade, reporter, env }: HopRequest): P
 function optionsOf(hop: UpgradeHop): UpgradeOptions {
   return {
     to: hop.to,
+    // The route settled already: each hop exact, so the run resolves nothing again.
+    ...(hop.hops ? { via: hop.hops.slice(0, -1) } : {}),
     workerBatch: hop.upgrade.workerBatch,
     drainTimeoutMs: hop.upgrade.drainTimeoutMs,
     nodeTimeoutMs: NODE_TIMEOUT_MS,
@@ -105,7 +126,7 @@ async function readReport(path: string): Promise<UpgradeReport | undefined> {
 /**
  * upgrade-result, upgrade-from, upgrade-report, node-timings, api-downtime-seconds (the longest
  * outage through the stable endpoint, what upgrade-max-api-downtime holds), workload-error-rate
- * (the highest of the probed workloads) and, once upgraded,
+ * (the highest of the probed workloads) and, once upgraded (or through a hop of upgrade-via),
  * kubernetes-version.
  */
 function setOutputs(report: UpgradeReport, reportPath: string): void {
@@ -119,7 +140,12 @@ function setOutputs(report: UpgradeReport, reportPath: string): void {
   if (workloads.length > 0) {
     core.setOutput("workload-error-rate", String(Math.max(...workloads.map((w) => w.errorRate))));
   }
-  if (report.result !== "failed") core.setOutput("kubernetes-version", report.to);
+  // A chained run that failed still moved the cluster through the hops that succeeded.
+  const reached =
+    report.result !== "failed"
+      ? report.to
+      : report.hops?.filter((h) => h.result === "succeeded").at(-1)?.to;
+  if (reached !== undefined) core.setOutput("kubernetes-version", reached);
 }
 
 /** `kubeforge upgrade -f`'s workflow on the cluster; its report and JUnit in the state folder. */
@@ -185,14 +211,18 @@ export async function planClusterUpgrade(
   req: UpgradeRequest & { planned: readonly UpNode[] },
 ): Promise<UpgradeOutcome> {
   const built = req.planned.length > 0 && req.planned.every((n) => n.action === "none");
+  const first = req.hop.hops?.[0] ?? req.hop.to;
   const plan = built
     ? (await runUpgrade(req, true)).plan
-    : planUpgrade(
-        req.spec.name,
-        readingOfBuild(req.spec, req.hop.from),
-        req.hop.to,
-        req.hop.upgrade.workerBatch,
-      );
+    : {
+        ...planUpgrade(
+          req.spec.name,
+          readingOfBuild(req.spec, req.hop.from),
+          first,
+          req.hop.upgrade.workerBatch,
+        ),
+        ...(req.hop.hops ? { hops: req.hop.hops } : {}),
+      };
   const text = renderUpgradePlan(plan);
   for (const line of text.trimEnd().split("\n")) req.reporter.info(`[upgrade] ${line}`);
   core.setOutput("upgrade-from", plan.from);

@@ -9,6 +9,7 @@ import { renderUpgradePlan } from "../cluster/upgrade/policy.js";
 import { thresholdsError } from "../cluster/upgrade/report.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
 import { normalizeClusterVersion } from "../config/cluster/version.js";
+import { viaOption } from "../cluster/upgrade/route.js";
 import { parseGoDuration } from "../config/duration.js";
 import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter } from "../workflow/reporter.js";
@@ -22,6 +23,7 @@ import { defaultKubeconfigPath, portsFor, readSpec } from "./up.js";
 interface ClusterUpgradeCommandOptions {
   file?: string;
   to?: string;
+  via?: string[];
   workerBatch?: number;
   drainTimeout: string;
   nodeTimeout: string;
@@ -101,6 +103,7 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
     ),
     // "1.36" means its newest patch, as in a Cluster's kubernetesVersion ("stable-1.36").
     to: normalizeClusterVersion(o.to) ?? o.to,
+    ...(o.via !== undefined ? { via: viaOption(o.via, "--via") } : {}),
     workerBatch: o.workerBatch ?? 1,
     drainTimeoutMs: parseGoDuration(o.drainTimeout, "--drain-timeout"),
     nodeTimeoutMs: parseGoDuration(o.nodeTimeout, "--node-timeout"),
@@ -153,6 +156,11 @@ export function addClusterUpgrade(upgrade: Command): void {
     .option(
       "--to <version>",
       "the version to upgrade to: exact (v1.36.2), minor (1.36) or label (stable-1.36)",
+    )
+    .option(
+      "--via <versions>",
+      "upgrade through these comma-separated versions first, one minor per hop, or auto (the newest patch of every minor in between)",
+      list,
     )
     .option("--worker-batch <n>", "workers upgraded at once (default 1)", positive)
     .option("--drain-timeout <duration>", "per worker, for its drain to finish", "5m")

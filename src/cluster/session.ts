@@ -96,6 +96,11 @@ export class ClusterSession {
     );
   }
 
+  /** The next inventory() inspects every host again (a workflow changed what they hold). */
+  reinspect(): void {
+    this.inspected = undefined;
+  }
+
   /** What every host is and holds, in the Cluster file's order: inspected once. */
   inventory(): Promise<HostInventory[]> {
     this.inspected ??= (async () => {

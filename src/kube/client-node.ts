@@ -4,11 +4,14 @@ import {
   HttpMethod,
   KubeConfig,
   KubernetesObjectApi,
+  ListWatch,
+  Watch,
 } from "@kubernetes/client-node";
 import type {
   Cluster,
   Configuration,
   DispatcherOptions,
+  KubernetesObject,
   RequestContext,
   User,
 } from "@kubernetes/client-node";
@@ -24,12 +27,15 @@ import {
 } from "./errors.js";
 import { collectionPathOf, knownResource, objectPathOf, type ResourceInfo } from "./resources.js";
 import type {
+  CollectionWatch,
   KubeClient,
   KubeObject,
   ListOptions,
   ObjectRef,
   PatchType,
   RawResponse,
+  WatchEventType,
+  WatchOptions,
 } from "./types.js";
 
 // KubeClient over @kubernetes/client-node: its KubeConfig turns the kubeconfig's TLS settings and
@@ -294,6 +300,48 @@ class KubeConfigClient implements KubeClient {
   ): Promise<T> {
     const path = `${objectPathOf(await this.resource(ref.apiVersion, ref.kind), ref)}/${subresource}`;
     return await this.call<T>(operationOf("create", ref), HttpMethod.POST, path, { body });
+  }
+
+  async watch(
+    apiVersion: string,
+    kind: string,
+    on: (type: WatchEventType, obj: KubeObject) => void,
+    opts: WatchOptions = {},
+  ): Promise<CollectionWatch> {
+    const path = collectionPathOf(await this.resource(apiVersion, kind), undefined);
+    // client-node types its objects its own way; the JSON is the same.
+    const typed = (o: unknown): KubeObject => ({ ...(o as KubeObject), apiVersion, kind });
+    const list = async () => {
+      const answer = await this.call<{
+        metadata?: { resourceVersion?: string };
+        items?: KubeObject[];
+      }>({ verb: "list", kind }, HttpMethod.GET, path);
+      return {
+        metadata: answer.metadata ?? {},
+        items: (answer.items ?? []).map(typed) as unknown as KubernetesObject[],
+      };
+    };
+    const informer = new ListWatch<KubernetesObject>(path, new Watch(this.kc), list, false);
+    for (const type of ["add", "update", "delete"] as const) {
+      informer.on(type, (o) => on(type, typed(o)));
+    }
+    let stopped = false;
+    // The informer stops at an error (kube-apiserver restarting, a refused connection): the
+    // next attempt lists afresh, so nothing between is missed for good.
+    informer.on("error", (e) => {
+      if (stopped) return;
+      opts.onError?.(e);
+      setTimeout(() => {
+        if (!stopped) informer.start().catch(() => undefined);
+      }, opts.retryMs ?? 1000).unref();
+    });
+    await informer.start();
+    return {
+      stop: () => {
+        stopped = true;
+        void informer.stop();
+      },
+    };
   }
 
   async getRaw(path: string): Promise<RawResponse> {

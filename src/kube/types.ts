@@ -53,6 +53,33 @@ export interface KubeClient {
    * serves no such kind in that apiVersion.
    */
   resource(apiVersion: string, kind: string): Promise<ResourceInfo>;
+  /**
+   * Every object of a kind, in every namespace, and each change to it as it happens: a list,
+   * then a watch from its resourceVersion (client-node's ListWatch informer, which lists again
+   * after 410 Gone); a watch that breaks lists and watches again after `retryMs`. Resolves once
+   * the first list arrived. Absent where nothing can stream (dry runs).
+   */
+  watch?(
+    apiVersion: string,
+    kind: string,
+    on: (type: WatchEventType, obj: KubeObject) => void,
+    opts?: WatchOptions,
+  ): Promise<CollectionWatch>;
+}
+
+/** What happened to an object a watch streams: client-node's informer verbs. */
+export type WatchEventType = "add" | "update" | "delete";
+
+/** A running watch of a kind (KubeClient.watch). */
+export interface CollectionWatch {
+  stop(): void;
+}
+
+export interface WatchOptions {
+  /** After the watch broke (the API server restarting): how long until it lists again. */
+  retryMs?: number;
+  /** Each time the watch broke. */
+  onError?: (e: unknown) => void;
 }
 
 /** Reference of an object. */

@@ -6,6 +6,7 @@ import type { ClusterPorts } from "../ports.js";
 import type { ClusterSession } from "../session.js";
 import type { ApiTimeline, Thresholds, WorkloadsTimeline } from "./probes/timeline.js";
 import type { ReportRecorder } from "./report.js";
+import type { ViaRequest } from "./route.js";
 
 // What the phases of the cluster-level upgrade (`kubeforge upgrade -f cluster.yaml --to V`)
 // read and write, as UpData for `up`: the cluster session (hosts connected and inspected once),
@@ -16,6 +17,11 @@ import type { ReportRecorder } from "./report.js";
 export interface UpgradeOptions {
   /** --to: exact, minor or label. */
   to: string;
+  /**
+   * --via: the versions to go through on the way to `to`, one hop each ("auto": the newest
+   * patch of every minor in between); absent: one hop.
+   */
+  via?: ViaRequest;
   /** Workers upgraded at once (--worker-batch). */
   workerBatch: number;
   /** Per node, for a drain to empty it (--drain-timeout). */
@@ -86,6 +92,8 @@ export interface UpgradePlan {
   to: string;
   /** In execution order. */
   nodes: PlannedUpgradeNode[];
+  /** --via: every hop's target, in order, the last one the run's target (this plan is the first). */
+  hops?: string[];
 }
 
 export interface UpgradeSettled {

@@ -7,10 +7,12 @@ import { PhaseError, Runner } from "../../workflow/runner.js";
 import type { ClusterPorts } from "../ports.js";
 import { ClusterSession } from "../session.js";
 import type {
+  ClusterReading,
   ClusterUpgradeData,
   ProbeResults,
   UpgradeOptions,
   UpgradePlan,
+  UpgradeProbes,
   UpgradeSettled,
 } from "./data.js";
 import { clusterUpgradePhases, DRY_RUN_PHASES, onlyPhases, PLAN_PHASES } from "./phases.js";
@@ -18,6 +20,8 @@ import { planUpgrade, refusals } from "./policy.js";
 import { addonImages, readCluster, refuseUnfinishedHosts } from "./read.js";
 import { SessionProbes } from "./probes/index.js";
 import { junitXML, ReportRecorder, type UpgradeReport } from "./report.js";
+import { resolveRoute, routeStart } from "./route.js";
+import { DisruptionWatcher } from "./disruptions.js";
 import { HostUpgradeWork } from "./work.js";
 
 // `kubeforge upgrade -f cluster.yaml --to V`: the cluster-level upgrade rehearsal. The hosts
@@ -54,34 +58,76 @@ export interface ClusterUpgradeResult {
   report?: UpgradeReport;
 }
 
-/** The reading, the target and the plan: once per run (ClusterUpgradeData.settled). */
+/** A chained run's hops (route.ts), settled by its first hop's plan; absent without --via. */
+interface Route {
+  hops?: string[];
+}
+
+const refused = (cluster: string, to: string, problems: string[]) =>
+  new Error(
+    `cannot upgrade the cluster "${cluster}" to ${to}; nothing was changed:\n${problems.map((p) => ` - ${p}`).join("\n")}`,
+  );
+
+/** This hop's target: --to resolved, or with --via the hop's place on the route. */
+async function hopTarget(
+  d: Pick<ClusterUpgradeData, "session" | "ports" | "reporter" | "options">,
+  reading: ClusterReading,
+  route: Route,
+  hop: number,
+): Promise<string> {
+  if (hop > 0) return route.hops![hop]!;
+  const resolve = async (version: string, field: string) =>
+    (
+      await resolveKubernetesVersion(version, {
+        warn: (m) => d.reporter.warn(m),
+        env: d.ports.env,
+        fetch: d.ports.fetch,
+        field,
+      })
+    ).version;
+  const to = await resolve(d.options.to, "--to");
+  if (d.options.via === undefined) return to;
+  try {
+    route.hops = await resolveRoute(
+      d.session.spec.name,
+      routeStart(reading),
+      to,
+      d.options.via,
+      resolve,
+    );
+  } catch (e) {
+    throw refused(d.session.spec.name, to, [(e as Error).message]);
+  }
+  return route.hops[0]!;
+}
+
+/** The reading, the target and the plan: once per hop (ClusterUpgradeData.settled). */
 async function settle(
   d: Pick<ClusterUpgradeData, "session" | "ports" | "reporter" | "options" | "report">,
+  route: Route,
+  hop: number,
 ): Promise<UpgradeSettled> {
   const { spec } = d.session;
   const inventory = await d.session.inventory();
   refuseUnfinishedHosts(inventory, spec.name);
-  const resolved = await resolveKubernetesVersion(d.options.to, {
-    warn: (m) => d.reporter.warn(m),
-    env: d.ports.env,
-    fetch: d.ports.fetch,
-    field: "--to",
-  });
   const reading = await readCluster(d.session, inventory);
-  const problems = refusals(spec.name, reading, resolved.version, d.options);
-  if (problems.length > 0) {
-    throw new Error(
-      `cannot upgrade the cluster "${spec.name}" to ${resolved.version}; nothing was changed:\n${problems.map((p) => ` - ${p}`).join("\n")}`,
-    );
+  const target = await hopTarget(d, reading, route, hop);
+  const problems = refusals(spec.name, reading, target, d.options);
+  if (problems.length > 0) throw refused(spec.name, target, problems);
+  const plan = planUpgrade(spec.name, reading, target, d.options.workerBatch);
+  if (route.hops) plan.hops = route.hops;
+  // The report spans the run: where it started, where it ends, every hop on the way.
+  if (hop === 0) {
+    d.report.from = plan.from;
+    d.report.to = route.hops?.at(-1) ?? plan.to;
+    d.report.addons.coredns.before = reading.addons.coredns;
+    d.report.addons.kubeProxy.before = reading.addons.kubeProxy;
+    if (route.hops) d.report.route(route.hops);
   }
-  const plan = planUpgrade(spec.name, reading, resolved.version, d.options.workerBatch);
-  d.report.from = plan.from;
-  d.report.to = plan.to;
-  d.report.addons.coredns.before = reading.addons.coredns;
-  d.report.addons.kubeProxy.before = reading.addons.kubeProxy;
+  d.report.startHop(hop, plan.from);
   for (const n of reading.nodes) {
     const node = d.report.node(n.name, n.role);
-    if (n.kubeletVersion) node.kubeletBefore = n.kubeletVersion;
+    if (n.kubeletVersion) node.kubeletBefore ??= n.kubeletVersion;
   }
   return { reading, plan, inventory };
 }
@@ -91,6 +137,28 @@ async function recordAddonsAfter(session: ClusterSession, report: ReportRecorder
   const after = await addonImages(await session.adminClient());
   report.addons.coredns.after = after.coredns;
   report.addons.kubeProxy.after = after.kubeProxy;
+}
+
+/** The workloads' disruptions watched from here on; a watch that cannot start is a warning. */
+async function watchDisruptions(
+  session: ClusterSession,
+  report: ReportRecorder,
+): Promise<DisruptionWatcher | undefined> {
+  let watcher: DisruptionWatcher | undefined;
+  try {
+    watcher = new DisruptionWatcher({
+      client: await session.adminClient(),
+      during: () => report.current(),
+    });
+    await watcher.start();
+    return watcher;
+  } catch (e) {
+    watcher?.stop();
+    session.reporter.warn(
+      `[probes] the workloads are not watched (no disruption accounting): ${(e as Error).message}`,
+    );
+    return undefined;
+  }
 }
 
 async function writeReport(req: ClusterUpgradeRequest, report: UpgradeReport): Promise<void> {
@@ -122,25 +190,67 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
   const session = new ClusterSession(req.spec, req.ports, req.reporter);
   const report = new ReportRecorder(req.spec.name);
   report.thresholds = req.options.thresholds ?? {};
-  let settled: Promise<UpgradeSettled> | undefined;
-  const base = {
-    session,
-    ports: req.ports,
-    reporter: req.reporter,
-    options: req.options,
-    dryRun: req.dryRun,
-    dryRunDir: req.dryRunDir,
-    report,
-    settled: () => (settled ??= settle(base)),
+  const route: Route = {};
+  const hops: ClusterUpgradeData[] = [];
+  let firstPlan: Promise<UpgradeSettled> | undefined;
+  /** Hop `i`'s data: its own plan and work; the session, report and probes span the run. */
+  const hopData = (i: number): ClusterUpgradeData => {
+    let settled: Promise<UpgradeSettled> | undefined;
+    const base = {
+      session,
+      ports: req.ports,
+      reporter: req.reporter,
+      options: req.options,
+      dryRun: req.dryRun,
+      dryRunDir: req.dryRunDir,
+      report,
+      settled: () => {
+        settled ??= settle(base, route, i);
+        if (i === 0) firstPlan = settled;
+        return settled;
+      },
+    };
+    const data = { ...base, work: new HostUpgradeWork(base), probes };
+    hops.push(data);
+    return data;
   };
-  const work = new HostUpgradeWork(base);
-  const probes = new SessionProbes(base);
-  const data: ClusterUpgradeData = { ...base, work, probes };
+  // The probes measure the whole run: started by the first hop that changes a node.
+  const sessionProbes = new SessionProbes({
+    session,
+    options: req.options,
+    report,
+    settled: () => hops.at(-1)!.settled(),
+  });
+  let probing = false;
+  let disruptions: DisruptionWatcher | undefined;
+  const probes: UpgradeProbes = {
+    start: async () => {
+      if (probing) return;
+      probing = true;
+      await sessionProbes.start();
+      disruptions = await watchDisruptions(session, report);
+    },
+    stop: () => {
+      report.disruptions ??= disruptions?.stop();
+      return sessionProbes.stop();
+    },
+    settle: (batch) => sessionProbes.settle(batch),
+  };
   const realRun = !req.planOnly && !req.dryRun;
   let failure: unknown;
   try {
-    await runner.run(data, runOpts);
-    const plan = (await data.settled()).plan;
+    // One hop after another (--via); --plan, --dry-run and --phase go as far as the first.
+    for (
+      let i = 0;
+      i === 0 || (realRun && !req.phases?.length && i < (route.hops?.length ?? 1));
+      i++
+    ) {
+      // A later hop inspects the hosts again: the markers the hop before it left.
+      if (i > 0) session.reinspect();
+      await runner.run(hopData(i), runOpts);
+      report.endHop(i);
+    }
+    const plan = (await hops[0]!.settled()).plan;
     if (!realRun) return { plan };
     ({ api: report.api, workloads: report.workloads } = await probes.stop());
     await recordAddonsAfter(session, report);
@@ -155,11 +265,11 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
       const late = await probes.stop().catch(() => none);
       report.api ??= late.api;
       report.workloads ??= late.workloads;
-      await work.uncordonAll();
-      // A refusal (the plan failed) changed nothing: no report of a run that did not happen.
+      for (const hop of hops) await hop.work.uncordonAll();
+      // A refusal of the first plan changed nothing: no report of a run that did not happen.
       if (
-        settled &&
-        (await settled.then(
+        firstPlan &&
+        (await firstPlan.then(
           () => true,
           () => false,
         ))

@@ -82,9 +82,9 @@ const plan: Phase<ClusterUpgradeData> = {
     }
     for (const n of await planned(d)) {
       d.session.nodeReporter(n.name).info(`[plan] ${n.role}: ${n.action} — ${n.note}`);
-      if (n.action === "skip") {
-        d.report.node(n.name, n.role).result = "skipped";
-      }
+      const node = d.report.node(n.name, n.role);
+      // A node an earlier hop of this run upgraded stays "upgraded".
+      if (n.action === "skip" && node.result === "pending") node.result = "skipped";
     }
   },
 };
@@ -129,7 +129,7 @@ const etcdSnapshot: Phase<ClusterUpgradeData> = {
             (s) => (s ? `${s.path} (${s.bytes} bytes, taken by ${s.takenBy})` : "none taken"),
           )
         : await d.work.etcdSnapshot();
-    d.report.etcdSnapshot = snapshot;
+    d.report.snapshotTaken(snapshot);
   },
 };
 

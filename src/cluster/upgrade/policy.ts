@@ -26,13 +26,15 @@ export function atTarget(n: NodeReading, target: string): boolean {
 
 /**
  * A downgrade or a jump of more than one minor, from `from` to `to`, as one sentence naming
- * `asker` (the flag or input that asked for `to`); undefined when the hop is allowed.
+ * `asker` (the flag or input that asked for `to`) and `viaName` (the one that chains hops);
+ * undefined when the hop is allowed.
  */
 export function versionRefusal(
   cluster: string,
   from: string,
   to: string,
   asker = "--to",
+  viaName = "--via",
 ): string | undefined {
   const have = parseSemantic(from);
   const want = parseSemantic(to)!;
@@ -43,7 +45,7 @@ export function versionRefusal(
   }
   const minors = semver.minor(want) - semver.minor(have);
   if (semver.major(want) !== semver.major(have) || minors > 1) {
-    return `${asker} ${to} is ${minors} minors above the cluster's ${from}: kubeforge upgrades one minor per run; upgrade to v${semver.major(have)}.${semver.minor(have) + 1} first`;
+    return `${asker} ${to} is ${minors} minors above the cluster's ${from}: kubeforge upgrades one minor per hop; upgrade to v${semver.major(have)}.${semver.minor(have) + 1} first, or give ${viaName} auto to go through every minor in one run`;
   }
   return undefined;
 }
@@ -154,6 +156,10 @@ export function renderUpgradePlan(plan: UpgradePlan): string {
   const lines = [
     `# kubeforge upgrade --plan: cluster "${plan.cluster}" from ${plan.from} to ${plan.to}; nothing was changed`,
   ];
+  if (plan.hops && plan.hops.length > 1) {
+    // The later hops' plans are settled when they start, from what the cluster runs then.
+    lines.push(`# hops (--via): ${[plan.from, ...plan.hops].join(" → ")}; this is the first`);
+  }
   plan.nodes.forEach((n, i) => {
     const step =
       n.action === "skip"

@@ -8,6 +8,7 @@ import {
   type WorkloadsTimeline,
 } from "./probes/timeline.js";
 import type { EtcdSnapshot } from "./data.js";
+import type { DisruptionReport } from "./disruptions.js";
 
 // The rehearsal's evidence (kubeadm-upgrade.md §5.6): per node and per step, when it started,
 // how long it took, how it ended and the backup folders it left — as `upgrade-report.json` (a
@@ -23,6 +24,19 @@ export interface ReportStep {
   seconds: number;
   result: StepResult;
   detail?: string;
+  /** A chained run (--via): the target of the hop the step belongs to. */
+  hop?: string;
+}
+
+/** One hop of a chained run (--via), in order; a hop the run did not reach stays pending. */
+export interface ReportHop {
+  from?: string;
+  to: string;
+  startedAt?: string;
+  durationSeconds?: number;
+  result: "succeeded" | "failed" | "pending";
+  /** The etcd snapshot taken before this hop's first change. */
+  etcdSnapshot?: EtcdSnapshot;
 }
 
 export interface ReportNode {
@@ -57,6 +71,8 @@ export interface UpgradeReport {
   /** The etcd snapshot taken before the first change (absent: none, e.g. external etcd). */
   etcd?: { snapshot: EtcdSnapshot };
   nodes: ReportNode[];
+  /** --via: every hop of the run, in order (each node's steps name their hop). */
+  hops?: ReportHop[];
   /** What the API probes measured, per endpoint (absent with --probe none). */
   api?: ApiTimeline;
   /** What the workload probes measured, per workload (absent without the workload probe). */
@@ -67,6 +83,8 @@ export interface UpgradeReport {
     maxWorkloadErrorRate?: string;
     maxWorkloadDowntime?: string;
   };
+  /** What the workloads went through, from watches (with the probes; disruptions.ts). */
+  disruptions?: DisruptionReport;
   violations?: Violation[];
 }
 
@@ -84,8 +102,11 @@ export class ReportRecorder {
   to = "";
   api: ApiTimeline | undefined;
   workloads: WorkloadsTimeline | undefined;
+  disruptions: DisruptionReport | undefined;
   thresholds: Thresholds = {};
   etcdSnapshot: EtcdSnapshot | undefined;
+  private hops: (ReportHop & { started?: number })[] | undefined;
+  private hop = -1;
 
   constructor(
     readonly cluster: string,
@@ -103,6 +124,49 @@ export class ReportRecorder {
     return n;
   }
 
+  /** A chained run's hops, by target: recorded from here on. */
+  route(targets: readonly string[]): void {
+    this.hops = targets.map((to) => ({ to, result: "pending" }));
+  }
+
+  /** Hop `i` (0-based) starts from `from`; its steps are tagged with its target. */
+  startHop(i: number, from: string): void {
+    this.hop = i;
+    const h = this.hops?.[i];
+    if (h && h.started === undefined) {
+      h.started = this.now();
+      h.from = from;
+      h.startedAt = new Date(h.started).toISOString();
+    }
+  }
+
+  /** Hop `i` finished. */
+  endHop(i: number): void {
+    const h = this.hops?.[i];
+    if (h?.started === undefined) return;
+    h.durationSeconds = round((this.now() - h.started) / 1000);
+    h.result = "succeeded";
+  }
+
+  /** The etcd snapshot of this hop; the report's own is the first, taken before any change. */
+  snapshotTaken(snapshot: EtcdSnapshot | undefined): void {
+    this.etcdSnapshot ??= snapshot;
+    const h = this.hops?.[this.hop];
+    if (h && snapshot) h.etcdSnapshot = snapshot;
+  }
+
+  private hopsReport(failed: boolean): ReportHop[] {
+    return (this.hops ?? []).map(({ started, ...h }) =>
+      started !== undefined && h.durationSeconds === undefined
+        ? {
+            ...h,
+            durationSeconds: round((this.now() - started) / 1000),
+            result: failed ? "failed" : h.result,
+          }
+        : h,
+    );
+  }
+
   /** Runs one step of a node, timed and recorded; a failure is recorded and rethrown. */
   async step<T>(
     node: string,
@@ -115,6 +179,7 @@ export class ReportRecorder {
     const start = this.now();
     const running = Symbol(name);
     this.running.set(running, `${node} ${name}`);
+    const hop = this.hops?.[this.hop]?.to;
     const record = (result: StepResult, text?: string) =>
       n.steps.push({
         name,
@@ -122,6 +187,7 @@ export class ReportRecorder {
         seconds: round((this.now() - start) / 1000),
         result,
         ...(text ? { detail: text } : {}),
+        ...(hop ? { hop } : {}),
       });
     try {
       const value = await run();
@@ -162,9 +228,11 @@ export class ReportRecorder {
       addons: this.addons,
       ...(this.etcdSnapshot ? { etcd: { snapshot: this.etcdSnapshot } } : {}),
       nodes,
+      ...(this.hops ? { hops: this.hopsReport(failed) } : {}),
       ...(this.api ? { api: this.api } : {}),
       ...(this.workloads ? { workloads: this.workloads } : {}),
       ...(outcomes.length > 0 ? { thresholds: given, violations } : {}),
+      ...(this.disruptions ? { disruptions: this.disruptions } : {}),
     };
   }
 }
@@ -242,7 +310,9 @@ export function junitXML(r: UpgradeReport): string {
     `  <testsuite name="upgrade-${escapeXML(r.from)}-${escapeXML(r.to)}" tests="${cases.length}" failures="${failures}" skipped="${skipped}" time="${r.durationSeconds}" timestamp="${r.startedAt}">`,
   ];
   for (const { node, step } of cases) {
-    const open = `    <testcase classname="${escapeXML(node)}" name="${escapeXML(step.name)}" time="${step.seconds}"`;
+    // A chained run's steps repeat per hop: the hop's target tells them apart.
+    const name = step.hop ? `${step.hop} ${step.name}` : step.name;
+    const open = `    <testcase classname="${escapeXML(node)}" name="${escapeXML(name)}" time="${step.seconds}"`;
     if (step.result === "ok") lines.push(`${open}/>`);
     else if (step.result === "skipped") lines.push(`${open}><skipped/></testcase>`);
     else {

@@ -67,7 +67,10 @@ export class HostUpgradeWork implements UpgradeWork {
     this.downloads ??= (async () => {
       const s = await this.d.settled();
       const first = this.d.session.firstControlPlane.name;
-      const { kubeletBinary } = this.d.options;
+      // The user's kubelet is a build of the run's target: the hops before it (--via) get
+      // the released kubelet of theirs.
+      const last = s.plan.hops === undefined || s.plan.hops.at(-1) === s.plan.to;
+      const kubeletBinary = last ? this.d.options.kubeletBinary : undefined;
       return downloadTargetBinaries(
         this.d.session.spec,
         s.plan.to,

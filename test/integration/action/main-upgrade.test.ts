@@ -15,12 +15,17 @@ import { bundledMain, runStep, stepReport, type StepResult } from "./support.js"
 // from the local release server (binaries whose trailer names their version: the simulated
 // kubelet reports it after its restart, test/support/sim/kubelet/binary.ts), as in
 // test/integration/upgrade/cluster-upgrade.test.ts, which covers workers, drains and refusals
-// of the workflow itself. Here: the input refused before anything is contacted; a dry run that
-// prints the plan and changes nothing; a build whose upgrade fails (the target kubelet's
-// download is an HTML page), with the report written and the outputs set; then a later step
-// that finds the cluster built and upgrades it.
+// of the workflow itself. The cluster is built two minors below the target, so the upgrade
+// chains two hops (upgrade-via auto). Here: two minors without upgrade-via refused before
+// anything is contacted; a dry run that prints the first hop's plan and the route, and changes
+// nothing; a build whose upgrade passes the first hop and fails in the second (the target
+// kubelet's download is an HTML page), with the report written and the outputs set; then a
+// later step, given the version the cluster runs now, that takes the second hop.
 
-const FROM = "v1.35.0";
+const FROM = "v1.34.7";
+// upgrade-via auto goes through stable-1.35: the release server has no label files, so the
+// version table's newest v1.35 answers (what an offline resolver does, with a warning).
+const MIDDLE = "v1.35.8";
 const TARGET = "v1.36.3";
 const NAME = "rehearsal";
 
@@ -61,13 +66,16 @@ interface Report {
     result: string;
     kubeletBefore?: string;
     kubeletAfter?: string;
-    steps: { name: string; startedAt: string; seconds: number; result: string }[];
+    steps: { name: string; startedAt: string; seconds: number; result: string; hop?: string }[];
   }[];
+  hops?: { from?: string; to: string; result: string }[];
+  disruptions?: { notReadyAfterSeconds: number; disruptions: { during: string[] }[] };
 }
 
 beforeAll(async () => {
   [bed, mainJs, server] = await Promise.all([
-    createTestbed(["cp-1"], { ssh: true }),
+    // The simulated kubelet reports the version the cluster is built at.
+    createTestbed(["cp-1"], { ssh: true, kubeletVersions: { "cp-1": FROM } }),
     bundledMain(),
     startReleaseServer(),
   ]);
@@ -101,55 +109,63 @@ afterAll(async () => {
 }, 120_000);
 
 describe("action main step with upgrade-to", () => {
-  it("refuses two minors at once before any host is contacted, naming the input", async () => {
-    const refused = await step({ "upgrade-to": "v1.37.0" });
+  it("refuses two minors at once without upgrade-via before any host is contacted, naming the input", async () => {
+    const refused = await step({ "upgrade-to": TARGET });
     expect(refused.code).toBe(1);
     expect(errorsOf(refused)).toEqual([
-      `::error::input upgrade-to: upgrade-to v1.37.0 is 2 minors above the cluster's ${FROM}: kubeforge upgrades one minor per run; upgrade to v1.36 first; nothing was changed`,
+      `::error::input upgrade-to: upgrade-to ${TARGET} is 2 minors above the cluster's ${FROM}: kubeforge upgrades one minor per hop; upgrade to v1.35 first, or give upgrade-via auto to go through every minor in one run; nothing was changed`,
     ]);
     expect(groupsOf(refused)).toEqual([]);
     expect(refused.outputs.size).toBe(0);
     expect(await hostFiles()).toEqual([]);
   }, 120_000);
 
-  it("dry run: prints the upgrade's plan after up's, and changes nothing", async () => {
-    const dry = await step({ "upgrade-to": TARGET, "dry-run": "true" });
+  it("dry run: prints the first hop's plan and the route after up's, and changes nothing", async () => {
+    const dry = await step({ "upgrade-to": TARGET, "upgrade-via": "auto", "dry-run": "true" });
     if (dry.code !== 0) throw new Error(stepReport(dry));
     expect(dry.outputs.get("kubernetes-version")).toBe(FROM);
     expect(dry.outputs.get("upgrade-from")).toBe(FROM);
     expect(dry.outputs.has("upgrade-report")).toBe(false);
-    const plan = `# kubeforge upgrade --plan: cluster "${NAME}" from ${FROM} to ${TARGET}; nothing was changed`;
+    const plan = `# kubeforge upgrade --plan: cluster "${NAME}" from ${FROM} to ${MIDDLE}; nothing was changed`;
     expect(dry.stdout).toContain(`[upgrade] ${plan}`);
     expect(dry.stdout).toContain(
-      `[upgrade] 1. cp-1 (control-plane): upgrade apply, kubelet, gate — ${FROM} → ${TARGET}`,
+      `[upgrade] # hops (--via): ${FROM} → ${MIDDLE} → ${TARGET}; this is the first`,
+    );
+    expect(dry.stdout).toContain(
+      `[upgrade] 1. cp-1 (control-plane): upgrade apply, kubelet, gate — ${FROM} → ${MIDDLE}`,
     );
     expect(dry.summary).toContain(`<pre>${plan.replace(/"/g, "&quot;")}`);
-    expect(server.requests).toEqual([]);
+    // Only the label the route goes through was looked up; nothing downloaded.
+    expect(server.requests).toEqual(["/dl/release/stable-1.35.txt"]);
     expect(await hostFiles()).toEqual([]);
   }, 180_000);
 
   let runnerTemp: string;
 
   it("a failed upgrade fails the step with the report written and the outputs set", async () => {
-    // The target kubelet's download is an error page: the upgrade stops while staging, before
-    // any node changes.
+    // The target kubelet's download is an error page: the first hop goes through, gated; the
+    // second stops while staging, before any node changes in it.
     server.fault(kubeletPath(), "html");
-    const failed = await step({ "upgrade-to": TARGET, "upgrade-drain-timeout": "1m" });
+    const failed = await step({
+      "upgrade-to": TARGET,
+      "upgrade-via": "auto",
+      "upgrade-drain-timeout": "1m",
+    });
     server.fault(kubeletPath(), undefined);
     expect(failed.code, stepReport(failed)).toBe(1);
     runnerTemp = failed.runnerTemp;
     const stateDir = join(runnerTemp, `kubeforge-${NAME}`);
     const [error] = errorsOf(failed);
     expect(error).toContain(kubeletPath());
-    // The cluster was built: its outputs are set, at the version it runs.
-    expect(failed.outputs.get("kubernetes-version")).toBe(FROM);
+    // The cluster was built: its outputs are set, at the version it runs (the first hop's).
+    expect(failed.outputs.get("kubernetes-version")).toBe(MIDDLE);
     expect(failed.env.get("KUBECONFIG")).toBe(join(stateDir, "admin.conf"));
     const reportPath = join(stateDir, "upgrade-report.json");
     expect(failed.outputs.get("upgrade-report")).toBe(reportPath);
     expect(failed.outputs.get("upgrade-from")).toBe(FROM);
     expect(failed.outputs.get("upgrade-result")).toBe("failed");
-    // It stopped while staging, before the probes would have started.
-    expect(failed.outputs.has("api-downtime-seconds")).toBe(false);
+    // The probes ran through the first hop.
+    expect(failed.outputs.has("api-downtime-seconds")).toBe(true);
     const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
     expect(report).toMatchObject({
       kind: "UpgradeReport",
@@ -158,13 +174,24 @@ describe("action main step with upgrade-to", () => {
       result: "failed",
     });
     expect(report.error).toContain(kubeletPath());
-    expect(report.nodes.map((n) => [n.name, n.result, n.steps.length])).toEqual([
-      ["cp-1", "pending", 0],
+    expect(report.hops!.map((h) => [h.from, h.to, h.result])).toEqual([
+      [FROM, MIDDLE, "succeeded"],
+      [MIDDLE, TARGET, "failed"],
     ]);
-    expect(JSON.parse(failed.outputs.get("node-timings")!)).toEqual([
-      { name: "cp-1", role: "control-plane", result: "pending", seconds: 0 },
+    // The first hop upgraded and gated cp-1 (the gate waits for the kubelet at the hop's version).
+    const [cp] = report.nodes;
+    expect(cp).toMatchObject({ name: "cp-1", result: "upgraded", kubeletBefore: FROM });
+    expect(cp!.steps.map((s) => [s.hop, s.name, s.result])).toEqual([
+      [MIDDLE, "etcd-snapshot", "ok"],
+      [MIDDLE, "upgrade-apply", "ok"],
+      [MIDDLE, "kubelet", "ok"],
+      [MIDDLE, "gate", "ok"],
     ]);
+    expect(
+      await bed.host("cp-1").sshOutput("tail -c 200 /usr/local/bin/kubelet", { timeoutMs: 60_000 }),
+    ).toContain(`/dl/release/${MIDDLE}/bin/linux/`);
     const junit = await readFile(join(stateDir, "junit-upgrade.xml"), "utf8");
+    expect(junit).toContain(`<testcase classname="cp-1" name="${MIDDLE} gate"`);
     expect(junit).toContain('<testcase classname="rehearsal" name="upgrade" time="0"><failure');
     // One summary, of the failed step: the build, the upgrade that failed, its report.
     expect(failed.summary.match(/<h3>kubeforge: cluster/g)).toHaveLength(1);
@@ -174,11 +201,14 @@ describe("action main step with upgrade-to", () => {
     expect(failed.state.get("outcome")).toBe("failure");
   }, 600_000);
 
-  it("a later step finds the cluster built and upgrades it: outputs, report, summary", async () => {
+  it("a later step finds the cluster at the first hop's version and takes the second: outputs, report, summary", async () => {
     // The API probed (upgrade-probes' default), held to a threshold a single control plane keeps.
     const done = await step(
       {
+        // The cluster runs the first hop's version now: `up` would refuse the old one (README).
+        "kubernetes-version": MIDDLE,
         "upgrade-to": "1.36",
+        "upgrade-via": "auto",
         "upgrade-worker-batch": "2",
         "upgrade-max-api-downtime": "10m",
         "upgrade-kubelet-binary": usersKubelet,
@@ -193,12 +223,26 @@ describe("action main step with upgrade-to", () => {
       { name: "cp-1", action: "none" },
     ]);
     expect(done.outputs.get("kubernetes-version")).toBe(TARGET);
-    expect(done.outputs.get("upgrade-from")).toBe(FROM);
+    // The run starts where the cluster is: the first hop's version.
+    expect(done.outputs.get("upgrade-from")).toBe(MIDDLE);
     const reportPath = done.outputs.get("upgrade-report")!;
     expect(reportPath).toBe(join(stateDir, "upgrade-report.json"));
     const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
-    expect(report).toMatchObject({ from: FROM, to: TARGET, result: "succeeded" });
+    expect(report).toMatchObject({ from: MIDDLE, to: TARGET, result: "succeeded" });
+    // From there the route has one hop left.
+    expect(report.hops!.map((h) => [h.from, h.to, h.result])).toEqual([
+      [MIDDLE, TARGET, "succeeded"],
+    ]);
     expect(done.outputs.get("upgrade-result")).toBe("succeeded");
+    // The workloads were watched with the probes; a disruption names only cp-1's steps (no
+    // other node had any).
+    expect(report.disruptions!.notReadyAfterSeconds).toBe(5);
+    for (const d of report.disruptions!.disruptions) {
+      expect(
+        d.during.every((s) => s.startsWith("cp-1 ")),
+        JSON.stringify(d),
+      ).toBe(true);
+    }
     // api-downtime-seconds: the longest outage through admin.conf's server, as the report says.
     const stable = report.api!.endpoints.find((e) => e.kind === "stable")!;
     expect(done.outputs.get("api-downtime-seconds")).toBe(String(stable.longestOutageSeconds));
@@ -208,14 +252,14 @@ describe("action main step with upgrade-to", () => {
     expect(cp).toMatchObject({
       name: "cp-1",
       result: "upgraded",
-      kubeletBefore: FROM,
+      kubeletBefore: MIDDLE,
       kubeletAfter: TARGET,
     });
-    expect(cp!.steps.map((s) => [s.name, s.result])).toEqual([
-      ["etcd-snapshot", "ok"],
-      ["upgrade-apply", "ok"],
-      ["kubelet", "ok"],
-      ["gate", "ok"],
+    expect(cp!.steps.map((s) => [s.hop, s.name, s.result])).toEqual([
+      [TARGET, "etcd-snapshot", "ok"],
+      [TARGET, "upgrade-apply", "ok"],
+      [TARGET, "kubelet", "ok"],
+      [TARGET, "gate", "ok"],
     ]);
     // node-timings: the node's span, from its first step's start to its last step's end.
     const last = cp!.steps.at(-1)!;
@@ -238,10 +282,10 @@ describe("action main step with upgrade-to", () => {
     ) as { testsuites: { testsuite: { "@_failures": string; testcase: { "@_name": string }[] } } };
     expect(xml.testsuites.testsuite["@_failures"]).toBe("0");
     expect(xml.testsuites.testsuite.testcase.map((c) => c["@_name"])).toEqual([
-      "etcd-snapshot",
-      "upgrade-apply",
-      "kubelet",
-      "gate",
+      `${TARGET} etcd-snapshot`,
+      `${TARGET} upgrade-apply`,
+      `${TARGET} kubelet`,
+      `${TARGET} gate`,
       "max-api-downtime 10m",
     ]);
 
@@ -256,7 +300,7 @@ describe("action main step with upgrade-to", () => {
     expect(done.summary).toContain(`<tr><th>Kubernetes</th><td>${TARGET}</td></tr>`);
     expect(done.summary).toMatch(
       new RegExp(
-        `<tr><td>cp-1</td><td>control-plane</td><td>${FROM} → ${TARGET}</td><td>(\\d+ ms|\\d+\\.\\d s|\\d+ min \\d\\d s)</td>`,
+        `<tr><td>cp-1</td><td>control-plane</td><td>${MIDDLE} → ${TARGET}</td><td>(\\d+ ms|\\d+\\.\\d s|\\d+ min \\d\\d s)</td>`,
       ),
     );
     expect(done.summary).toContain("<td>not drained</td><td>upgraded</td></tr>");

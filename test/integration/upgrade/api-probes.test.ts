@@ -16,6 +16,10 @@ import {
 } from "../../../src/cluster/upgrade/probes/timeline.js";
 import { canaryTarget } from "../../../src/cluster/upgrade/probes/workload-targets.js";
 import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
+import {
+  DisruptionWatcher,
+  type DisruptionReport,
+} from "../../../src/cluster/upgrade/disruptions.js";
 import { ReportRecorder } from "../../../src/cluster/upgrade/report.js";
 import { NodeClusterAccess } from "../../../src/kube/access.js";
 import type { KubeClient } from "../../../src/kube/types.js";
@@ -233,5 +237,146 @@ describe("the canary's request through the simulated API server's service proxy"
     );
     expect(canary.samples - canary.failures).toBeGreaterThan(10);
     expect(canary.errorRate).toBe(Math.round((canary.failures / canary.samples) * 10_000) / 10_000);
+  });
+});
+
+describe("disruption accounting from watches of the simulated API server", () => {
+  // The test plays the kubelet: Pod status (Ready, restartCount) through the status
+  // subresource, and w-1's Node Ready or not; the simulated Deployment controller
+  // (sim/apiserver/controllers/workloads.ts) turns the Node's readiness into the Deployment's
+  // unavailable replicas, and the eviction goes through the API's eviction subresource, as a
+  // drain's does. client-node's informers list and watch for real.
+  const NS = "default";
+  const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", namespace: NS, name });
+  const node = { apiVersion: "v1", kind: "Node", name: "w-1" };
+  const deployment = { apiVersion: "apps/v1", kind: "Deployment", namespace: NS, name: "web" };
+  const readiness = (ready: boolean, restarts = 0) => ({
+    status: {
+      phase: "Running",
+      conditions: [{ type: "Ready", status: ready ? "True" : "False" }],
+      containerStatuses: [{ name: "c", ready, restartCount: restarts }],
+    },
+  });
+  const asKubelet = (ref: { apiVersion: string; kind: string; name: string }, patch: unknown) =>
+    cp.api.store.patch(ref, patch, "merge", { subresource: "status" });
+  const nodeReady = (ready: boolean) =>
+    asKubelet(node, {
+      status: { conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+    });
+  /** The Deployment once its controller reports `unavailable` replicas. */
+  const deploymentWith = async (unavailable: number) => {
+    const until = Date.now() + 10_000;
+    for (;;) {
+      const d = cp.api.store.get(deployment) as unknown as {
+        metadata: { resourceVersion?: string };
+        status?: { unavailableReplicas?: number; replicas?: number };
+      };
+      if (d.status?.replicas === 2 && (d.status.unavailableReplicas ?? 0) === unavailable) return d;
+      if (Date.now() > until) throw new Error(`web never had ${unavailable} unavailable`);
+      await sleep(20);
+    }
+  };
+  let report: DisruptionReport;
+
+  beforeAll(async () => {
+    cp.api.store.create({ apiVersion: "v1", kind: "Node", metadata: { name: "w-1" } });
+    nodeReady(true);
+    for (const name of ["web", "blip", "gone"]) {
+      cp.api.store.create({
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name, namespace: NS, labels: { app: name } },
+        spec: {
+          nodeName: "w-1",
+          containers: [{ name: "c", image: "registry.k8s.io/pause:3.10.1" }],
+        },
+      });
+      asKubelet(pod(name), readiness(true));
+    }
+    cp.api.store.create({
+      apiVersion: "apps/v1",
+      kind: "Deployment",
+      metadata: { name: "web", namespace: NS },
+      spec: {
+        replicas: 2,
+        selector: { matchLabels: { app: "web" } },
+        template: {
+          metadata: { labels: { app: "web" } },
+          spec: { containers: [{ name: "c", image: "registry.k8s.io/pause:3.10.1" }] },
+        },
+      },
+    });
+    await deploymentWith(0);
+    const recorder = new ReportRecorder("sim");
+    // The watcher's client, telling the test how far the watches have brought it.
+    let seenRevision = 0;
+    const watching: KubeClient = new Proxy(admin, {
+      get: (target, key) =>
+        key === "watch"
+          ? (...[apiVersion, kind, on, opts]: Parameters<NonNullable<KubeClient["watch"]>>) =>
+              target.watch!(
+                apiVersion,
+                kind,
+                (type, obj) => {
+                  on(type, obj);
+                  seenRevision = Math.max(seenRevision, Number(obj.metadata.resourceVersion));
+                },
+                opts,
+              )
+          : (Reflect.get(target, key) as unknown),
+    });
+    const watcher = new DisruptionWatcher({
+      client: watching,
+      during: () => recorder.current(),
+      notReadyAfterMs: 400,
+    });
+    await watcher.start();
+    // A change is in the step that made it once the watcher has seen it.
+    const seen = async (o: { metadata: { resourceVersion?: string } }) => {
+      const want = Number(o.metadata.resourceVersion);
+      const until = Date.now() + 10_000;
+      while (seenRevision < want && Date.now() < until) await sleep(20);
+      expect(seenRevision).toBeGreaterThanOrEqual(want);
+    };
+    const status = (ref: ReturnType<typeof pod>, patch: unknown) => seen(asKubelet(ref, patch));
+    await recorder.step("w-1", "worker", "drain", async () => {
+      await admin.createSubresource(pod("gone"), "eviction", {
+        apiVersion: "policy/v1",
+        kind: "Eviction",
+        metadata: { name: "gone", namespace: NS },
+      });
+      // The DisruptionTarget condition, then the deletion: the last write so far.
+      await seen({ metadata: { resourceVersion: cp.api.store.resourceVersion } });
+      await status(pod("web"), readiness(false));
+      await status(pod("blip"), readiness(false));
+      await status(pod("blip"), readiness(true));
+      await sleep(600);
+      await status(pod("web"), readiness(true));
+    });
+    await recorder.step("w-1", "worker", "kubelet", async () => {
+      await status(pod("web"), readiness(true, 1));
+      // The kubelet restarting: its Node NotReady for a moment.
+      nodeReady(false);
+      await seen(await deploymentWith(2));
+      nodeReady(true);
+    });
+    await seen(await deploymentWith(0));
+    report = watcher.stop();
+  }, 60_000);
+
+  it("counts the eviction, the restart, the Pod NotReady too long and the unavailable replica, each in its step", () => {
+    const found = report.disruptions.map((d) => [d.kind, d.object, d.during]);
+    expect(found).toEqual([
+      ["eviction", `Pod ${NS}/gone`, ["w-1 drain"]],
+      ["not-ready", `Pod ${NS}/web`, ["w-1 drain"]],
+      ["restart", `Pod ${NS}/web`, ["w-1 kubelet"]],
+      ["unavailable", `Deployment ${NS}/web`, ["w-1 kubelet"]],
+    ]);
+    expect(report.counts).toEqual({ eviction: 1, restart: 1, "not-ready": 1, unavailable: 1 });
+    const [evicted, notReady, restart] = report.disruptions;
+    expect(evicted).toMatchObject({ node: "w-1", detail: "EvictionByEvictionAPI" });
+    // blip was NotReady for less than the 400 ms the watcher was given: not counted.
+    expect(notReady!.seconds).toBeGreaterThanOrEqual(0.4);
+    expect(restart!.detail).toBe("container c restarted 1 time(s)");
   });
 });

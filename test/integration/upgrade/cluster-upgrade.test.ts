@@ -248,7 +248,7 @@ describe("kubeforge upgrade -f: refusals before anything changes", () => {
     const twoMinors = await upgrade("--to", "v1.37.0");
     expect(twoMinors.code).not.toBe(0);
     expect(twoMinors.stderr).toContain(
-      `--to v1.37.0 is 2 minors above the cluster's ${FROM}: kubeforge upgrades one minor per run; upgrade to v1.36 first`,
+      `--to v1.37.0 is 2 minors above the cluster's ${FROM}: kubeforge upgrades one minor per hop; upgrade to v1.36 first, or give --via auto to go through every minor in one run`,
     );
     const downgrade = await upgrade("--to", "v1.34.2");
     expect(downgrade.code).not.toBe(0);

@@ -187,7 +187,7 @@ describe("settleHop: upgrade-to against the version the cluster is built at", ()
   // The CLI's refusals (cluster/upgrade/policy.ts), naming the input instead of --to.
   it("refuses two minors, naming the minor to upgrade to first", async () => {
     await expect(hop("v1.35.0", "v1.37.0")).rejects.toThrow(
-      "input upgrade-to: upgrade-to v1.37.0 is 2 minors above the cluster's v1.35.0: kubeforge upgrades one minor per run; upgrade to v1.36 first; nothing was changed",
+      "input upgrade-to: upgrade-to v1.37.0 is 2 minors above the cluster's v1.35.0: kubeforge upgrades one minor per hop; upgrade to v1.36 first, or give upgrade-via auto to go through every minor in one run; nothing was changed",
     );
   });
 

@@ -56,6 +56,7 @@ import type { EtcdOptions } from "./etcd-backend.js";
 import {
   createUnlessExists,
   ObjectStore,
+  rfc3339,
   type DeleteOptions,
   type FieldValidation,
   type Json,
@@ -712,7 +713,36 @@ async function serve(
       checkEviction(store, pod, dryRun);
       if (!dryRun) {
         const pre = opts.preconditions as { uid?: string; resourceVersion?: string } | undefined;
-        store.deleteIn(info, ns, name, pre ? { preconditions: pre } : {});
+        // The caller's preconditions hold for the Pod as it was; then it is marked before it is
+        // deleted (eviction.go addConditionAndDeletePod, GA with PodDisruptionConditions in
+        // v1.31): watchers see why it went.
+        if (pre) store.deleteIn(info, ns, name, { preconditions: pre, dryRun: true });
+        const status = (pod.status ?? {}) as Json;
+        const conditions = ((status.conditions ?? []) as Json[]).filter(
+          (c) => c.type !== "DisruptionTarget",
+        );
+        store.patchIn(
+          info,
+          ns,
+          name,
+          {
+            status: {
+              conditions: [
+                ...conditions,
+                {
+                  type: "DisruptionTarget",
+                  status: "True",
+                  reason: "EvictionByEvictionAPI",
+                  message: "Eviction API: evicting",
+                  lastTransitionTime: rfc3339(store.now()),
+                },
+              ],
+            },
+          },
+          "merge",
+          { subresource: "status" },
+        );
+        store.deleteIn(info, ns, name, pre?.uid ? { preconditions: { uid: pre.uid } } : {});
       }
       return sendJSON(res, 201, success({}));
     }
@@ -835,6 +865,9 @@ async function serve(
       "Cache-Control": "no-cache, private",
       "Transfer-Encoding": "chunked",
     });
+    // The status line goes out at once, events or not (watch.go ServeHTTP: WriteHeader, then
+    // flusher.Flush()): a client waiting for the answer to a quiet watch is not left hanging.
+    res.flushHeaders();
     for (const ev of backlog) res.write(encode(ev.type, ev.object));
     const unsubscribe = store.subscribe((ev) => {
       if (ev.resourceVersion <= after) return;

@@ -69,7 +69,7 @@ describe("refusals", () => {
 
   it("refuses more than one minor, naming the next one", () => {
     expect(refusals("ci", healthy, "v1.37.0", OPTIONS)).toEqual([
-      "--to v1.37.0 is 2 minors above the cluster's v1.35.2: kubeforge upgrades one minor per run; upgrade to v1.36 first",
+      "--to v1.37.0 is 2 minors above the cluster's v1.35.2: kubeforge upgrades one minor per hop; upgrade to v1.36 first, or give --via auto to go through every minor in one run",
     ]);
   });
 
