@@ -47,6 +47,8 @@ const step = (inputs: Record<string, string>, runnerTemp?: string) =>
     // Labels (upgrade-to 1.36) are looked up there: not found, the version table answers.
     env: { NODE_EXTRA_CA_CERTS: caFile, KUBEFORGE_RELEASE_BASE_URL: `${server.url}/dl/release` },
     ...(runnerTemp ? { runnerTemp } : {}),
+    // An upgrade step takes about 3 minutes alone and more than twice that on a loaded machine.
+    timeoutMs: 840_000,
   });
 
 const errorsOf = (s: StepResult) => s.stdout.split("\n").filter((l) => l.startsWith("::error::"));
@@ -199,7 +201,7 @@ describe("action main step with upgrade-to", () => {
     expect(failed.summary).toContain(`<tr><th>Upgrade</th><td>${FROM} → ${TARGET}, failed in `);
     expect(groupsOf(failed)).toContain("stage");
     expect(failed.state.get("outcome")).toBe("failure");
-  }, 600_000);
+  }, 900_000);
 
   it("a later step finds the cluster at the first hop's version and takes the second: outputs, report, summary", async () => {
     // The API probed (upgrade-probes' default), held to a threshold a single control plane keeps.
@@ -331,7 +333,7 @@ describe("action main step with upgrade-to", () => {
     ]);
     expect(names("upgrade cp-1")).toEqual(["etcd-snapshot", "upgrade-apply", "kubelet", "gate"]);
     expect(done.summary).not.toContain(dirname(runnerTemp));
-  }, 600_000);
+  }, 900_000);
   it("the first step again, at the old kubernetes-version, is not refused: the upgrade finds it done", async () => {
     // After an upgrade (finished, or interrupted once cp-1 was upgraded: its marker names the
     // target either way) up keeps the cluster instead of refusing the old kubernetes-version,
@@ -350,5 +352,5 @@ describe("action main step with upgrade-to", () => {
     expect(report.nodes.map((n) => [n.name, n.result, n.steps.length])).toEqual([
       ["cp-1", "skipped", 0],
     ]);
-  }, 600_000);
+  }, 900_000);
 });

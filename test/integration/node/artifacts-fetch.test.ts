@@ -247,8 +247,9 @@ describe("fetchArtifact faults: one sentence naming the URL, nothing left in the
   it("a server that never answers: the timeout", async () => {
     const a = fresh();
     server.fault(pathOf(a.url), "hang");
-    const e = await failing(a, { retries: 0, timeoutMs: 300 });
-    expect(e.message).toBe(`downloading ${a.url} failed: no data for 300 ms`);
+    // Long enough for the answered .sha256 request on a loaded machine; the kubelet's hangs.
+    const e = await failing(a, { retries: 0, timeoutMs: 3000 });
+    expect(e.message).toBe(`downloading ${a.url} failed: no data for 3000 ms`);
   });
 
   it("a stalled download ends at once when its signal aborts, and is not retried", async () => {
