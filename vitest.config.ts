@@ -12,14 +12,13 @@ export default defineConfig({
     hookTimeout: 120_000,
     // Integration tests start real daemons on fixed-free ports; keep files isolated in forks.
     pool: "forks",
-    // The integration files mostly wait (SSH handshakes, etcd elections, simulated kubelets),
-    // so one file more than there are cores keeps the machine busy; vitest's default (cores − 1)
-    // ran a 2-core machine's files one at a time. Measured there on the whole suite: 1379 s
-    // with 1 file at once, 709 s with 3, 671 s with 4 (each file slower under the contention).
-    // Every test file makes its own namespaces, bridges, ports and folders, so files can overlap.
-    // One more again while the Docker cluster files run first: one of them mostly waits for the
-    // other's node image.
-    maxWorkers: availableParallelism() + 2,
+    // Files that mostly wait (SSH handshakes, etcd elections) overlap well, but the cluster files
+    // (an `up` of four nodes, an upgrade) each keep about one core busy on their own, measured
+    // with process accounting: with four files at once on 2 cores the load reached 11-16 and
+    // steps of those files ran 2-3 times slower than alone, past their timeouts. One file more
+    // than there are cores keeps the machine busy without that pile-up. Every test file makes its
+    // own namespaces, bridges, ports and folders, so files can overlap.
+    maxWorkers: availableParallelism() + 1,
     sequence: { sequencer: LongFilesFirst },
   },
 });

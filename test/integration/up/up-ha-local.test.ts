@@ -37,6 +37,8 @@ let server: ReleaseServer;
 const FROM = "v1.35.0";
 const TARGET = "v1.36.3";
 const CONTROL_PLANES = ["cp-1", "cp-2", "cp-3"];
+/** An `up` of the four nodes; alone it takes about 4 minutes, on a loaded CI machine over 7. */
+const HA_UP_TIMEOUT_MS = 840_000;
 
 interface ConfigMap {
   data: Record<string, string>;
@@ -121,66 +123,81 @@ function observe(): { stop: () => Promise<Observation[]> } {
 }
 
 describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's", () => {
-  it("builds the cluster behind node-local proxies and a runner-side tunnel", async () => {
-    clusterPath = await r.writeClusterFile(
-      clusterFile({
-        name: "ha-local",
-        controlPlanes: ["cp-1", "cp-2", "cp-3"].map((n) => bed.host(n)),
-        workers: [bed.host("w-1")],
-        // One control plane through a sudo user: its proxy, static pods and etcd go through sudo.
-        userFor: (h) => (h.name === "cp-2" ? SUDO_USER : "root"),
-        kubernetesDownloads: server.sources.kubernetes,
-      }),
-    );
-    const result = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
-    if (result.code !== 0) throw new Error(await diagnostics(bed, result));
+  it(
+    "builds the cluster behind node-local proxies and a runner-side tunnel",
+    async () => {
+      clusterPath = await r.writeClusterFile(
+        clusterFile({
+          name: "ha-local",
+          controlPlanes: ["cp-1", "cp-2", "cp-3"].map((n) => bed.host(n)),
+          workers: [bed.host("w-1")],
+          // One control plane through a sudo user: its proxy, static pods and etcd go through sudo.
+          userFor: (h) => (h.name === "cp-2" ? SUDO_USER : "root"),
+          kubernetesDownloads: server.sources.kubernetes,
+        }),
+      );
+      // Four nodes, three joins in a row: under a loaded CI machine this took over 400 s.
+      const result = await r.kubeforge(
+        ["up", "-f", clusterPath, "--kubeconfig", kubeconfig],
+        HA_UP_TIMEOUT_MS,
+      );
+      if (result.code !== 0) throw new Error(await diagnostics(bed, result));
 
-    // The exported admin.conf names the tunnel and verifies the API server as "kubernetes".
-    const admin = await readFile(kubeconfig, "utf8");
-    expect(admin).toMatch(/server: https:\/\/127\.0\.0\.1:\d+/);
-    expect(admin).toContain("tls-server-name: kubernetes");
-    expect(await nodeReadiness(r, kubeconfig)).toEqual({
-      "cp-1": "True",
-      "cp-2": "True",
-      "cp-3": "True",
-      "w-1": "True",
-    });
+      // The exported admin.conf names the tunnel and verifies the API server as "kubernetes".
+      const admin = await readFile(kubeconfig, "utf8");
+      expect(admin).toMatch(/server: https:\/\/127\.0\.0\.1:\d+/);
+      expect(admin).toContain("tls-server-name: kubernetes");
+      expect(await nodeReadiness(r, kubeconfig)).toEqual({
+        "cp-1": "True",
+        "cp-2": "True",
+        "cp-3": "True",
+        "w-1": "True",
+      });
 
-    // Every node runs the proxy; the worker's kubelet and kube-proxy use it.
-    for (const h of bed.hosts) {
-      const listening = await h.sshRun("ss -Hltn sport = :7443");
-      expect(listening.stdout, h.name).toContain("127.0.0.1:7443");
-    }
-    // kubeadm's controlPlaneEndpoint is the node-local proxy: everything kubeadm derives from it
-    // (kubelet.conf, admin.conf on every control plane, kube-proxy's kubeconfig) goes through it.
-    const kubelet = await bed.host("w-1").sshRun("cat /etc/kubernetes/kubelet.conf");
-    expect(kubelet.stdout).toContain("server: https://127.0.0.1:7443");
-    const cpAdmin = await bed.host("cp-3").sshRun("cat /etc/kubernetes/admin.conf");
-    expect(cpAdmin.stdout).toContain("server: https://127.0.0.1:7443");
-    const proxy = await r.kubectl<ConfigMap>(kubeconfig, [
-      "-n",
-      "kube-system",
-      "get",
-      "configmap",
-      "kube-proxy",
-    ]);
-    expect(proxy.data["kubeconfig.conf"]).toContain("server: https://127.0.0.1:7443");
-    const cm = await r.kubectl<ConfigMap>(kubeconfig, [
-      "-n",
-      "kube-system",
-      "get",
-      "configmap",
-      "kubeadm-config",
-    ]);
-    expect(cm.data.ClusterConfiguration).toContain("controlPlaneEndpoint: 127.0.0.1:7443");
-  }, 600_000);
+      // Every node runs the proxy; the worker's kubelet and kube-proxy use it.
+      for (const h of bed.hosts) {
+        const listening = await h.sshRun("ss -Hltn sport = :7443");
+        expect(listening.stdout, h.name).toContain("127.0.0.1:7443");
+      }
+      // kubeadm's controlPlaneEndpoint is the node-local proxy: everything kubeadm derives from it
+      // (kubelet.conf, admin.conf on every control plane, kube-proxy's kubeconfig) goes through it.
+      const kubelet = await bed.host("w-1").sshRun("cat /etc/kubernetes/kubelet.conf");
+      expect(kubelet.stdout).toContain("server: https://127.0.0.1:7443");
+      const cpAdmin = await bed.host("cp-3").sshRun("cat /etc/kubernetes/admin.conf");
+      expect(cpAdmin.stdout).toContain("server: https://127.0.0.1:7443");
+      const proxy = await r.kubectl<ConfigMap>(kubeconfig, [
+        "-n",
+        "kube-system",
+        "get",
+        "configmap",
+        "kube-proxy",
+      ]);
+      expect(proxy.data["kubeconfig.conf"]).toContain("server: https://127.0.0.1:7443");
+      const cm = await r.kubectl<ConfigMap>(kubeconfig, [
+        "-n",
+        "kube-system",
+        "get",
+        "configmap",
+        "kubeadm-config",
+      ]);
+      expect(cm.data.ClusterConfiguration).toContain("controlPlaneEndpoint: 127.0.0.1:7443");
+    },
+    HA_UP_TIMEOUT_MS + 60_000,
+  );
 
-  it("a second up changes nothing and keeps the cluster reachable", async () => {
-    const result = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
-    if (result.code !== 0) throw new Error(await diagnostics(bed, result));
-    expect(result.stderr).not.toMatch(/kubeforge-apiserver-proxy (started|restarted)/);
-    expect(await nodeReadiness(r, kubeconfig)).toMatchObject({ "w-1": "True" });
-  }, 300_000);
+  it(
+    "a second up changes nothing and keeps the cluster reachable",
+    async () => {
+      const result = await r.kubeforge(
+        ["up", "-f", clusterPath, "--kubeconfig", kubeconfig],
+        HA_UP_TIMEOUT_MS,
+      );
+      if (result.code !== 0) throw new Error(await diagnostics(bed, result));
+      expect(result.stderr).not.toMatch(/kubeforge-apiserver-proxy (started|restarted)/);
+      expect(await nodeReadiness(r, kubeconfig)).toMatchObject({ "w-1": "True" });
+    },
+    HA_UP_TIMEOUT_MS + 60_000,
+  );
 
   it("upgrades to v1.36.3 behind the node-local proxies: etcd keeps quorum, the addons move with the last control plane", async () => {
     const watch = observe();

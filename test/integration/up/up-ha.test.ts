@@ -188,7 +188,8 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
       }),
     );
     clusterPath = path;
-    const result = await r.kubeforge(["up", "-f", path, "--kubeconfig", kubeconfig]);
+    // Four nodes, three joins in a row: alone about 4 minutes, on a loaded CI machine over 7.
+    const result = await r.kubeforge(["up", "-f", path, "--kubeconfig", kubeconfig], 840_000);
     if (result.code !== 0) throw new Error(await diagnostics(bed, result));
     // The certificate key (64 hex digits) never shows; the only such strings are CA pins.
     const output = result.stdout + result.stderr;
@@ -215,7 +216,7 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
       ["cp-2", false],
       ["cp-3", false],
     ]);
-  }, 600_000);
+  }, 900_000);
 
   it("an upgrade interrupted by SIGINT in cp-1's static Pod replacement: exit 130, cp-1 left to resume", async () => {
     const run = await upgradeUntil(
