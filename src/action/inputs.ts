@@ -83,6 +83,8 @@ export const INPUTS = [
   "upgrade-kubelet-binary",
   "upgrade-max-workload-error-rate",
   "upgrade-max-workload-downtime",
+  "upgrade-probe-manifest",
+  "upgrade-probe-command",
   "cluster",
   "ssh-private-key",
   "ssh-private-key-passphrase",

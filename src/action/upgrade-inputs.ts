@@ -4,12 +4,14 @@ import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluste
 import type { UpgradeOptions } from "../cluster/upgrade/data.js";
 import { type ViaRequest, viaOption } from "../cluster/upgrade/route.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
+import { readInputFileSync } from "../remote/runner-files.js";
 
 // The upgrade rehearsal's inputs (upgrade-to, upgrade-via, upgrade-worker-batch,
 // upgrade-drain-timeout, upgrade-probes, upgrade-max-api-downtime,
-// upgrade-max-workload-error-rate, upgrade-max-workload-downtime, upgrade-kubelet-binary), read
-// and checked as the CLI's `upgrade -f --to --via --worker-batch --drain-timeout --probe
-// --max-api-downtime --max-workload-* --kubelet-binary` flags are:
+// upgrade-max-workload-error-rate, upgrade-max-workload-downtime, upgrade-probe-manifest,
+// upgrade-probe-command, upgrade-kubelet-binary), read and checked as the CLI's `upgrade -f --to
+// --via --worker-batch --drain-timeout --probe --max-api-downtime --max-workload-*
+// --probe-manifest --probe-command --kubelet-binary` flags are:
 // every problem is one sentence starting with the input, found before any host is contacted.
 
 /** The `upgrade -f` run the inputs ask for after the cluster is built. */
@@ -41,14 +43,31 @@ type UpgradeInput =
   | "upgrade-max-api-downtime"
   | "upgrade-max-workload-error-rate"
   | "upgrade-max-workload-downtime"
+  | "upgrade-probe-manifest"
+  | "upgrade-probe-command"
   | "upgrade-kubelet-binary";
 
 /**
  * upgrade-probes: a list of api, workload (default api), or none; the thresholds: Go durations
  * and an error rate.
  */
-function readProbeInputs(get: (name: UpgradeInput) => string): ActionUpgrade["probes"] {
+function readProbeInputs(
+  get: (name: UpgradeInput) => string,
+  runnerPath: (value: string) => string,
+  readText: (path: string) => string,
+): ActionUpgrade["probes"] {
   const probes = get("upgrade-probes");
+  const manifest = get("upgrade-probe-manifest");
+  const command = get("upgrade-probe-command");
+  let manifestFile: { path: string; text: string } | undefined;
+  if (manifest !== "") {
+    const path = runnerPath(manifest);
+    try {
+      manifestFile = { path, text: readText(path) };
+    } catch (e) {
+      throw new Error(`input upgrade-probe-manifest: ${(e as Error).message}`, { cause: e });
+    }
+  }
   const max = get("upgrade-max-api-downtime");
   const rate = get("upgrade-max-workload-error-rate");
   const down = get("upgrade-max-workload-downtime");
@@ -61,6 +80,8 @@ function readProbeInputs(get: (name: UpgradeInput) => string): ActionUpgrade["pr
       ...(max !== "" ? { maxApiDowntime: max } : {}),
       ...(rate !== "" ? { maxWorkloadErrorRate: rate } : {}),
       ...(down !== "" ? { maxWorkloadDowntime: down } : {}),
+      ...(manifestFile ? { manifest: manifestFile } : {}),
+      ...(command !== "" ? { command } : {}),
     },
     {
       probes: "input upgrade-probes",
@@ -69,6 +90,8 @@ function readProbeInputs(get: (name: UpgradeInput) => string): ActionUpgrade["pr
       settle: "the settle time",
       maxWorkloadErrorRate: "input upgrade-max-workload-error-rate",
       maxWorkloadDowntime: "input upgrade-max-workload-downtime",
+      manifest: "input upgrade-probe-manifest",
+      command: "input upgrade-probe-command",
     },
   );
 }
@@ -80,12 +103,14 @@ const DEFAULT_DRAIN_TIMEOUT_MS = 5 * 60_000;
 /**
  * The upgrade inputs, undefined when upgrade-to is not given. `get` returns the trimmed input
  * ("" when not given); `installOnly` is the install-only input, which builds nothing to upgrade;
- * `runnerPath` resolves a path on the runner (an URL stays as it is).
+ * `runnerPath` resolves a path on the runner (an URL stays as it is); `readText` reads the probe
+ * manifest.
  */
 export function readUpgradeInputs(
   get: (name: UpgradeInput) => string,
   installOnly: boolean,
   runnerPath: (value: string) => string = (v) => v,
+  readText: (path: string) => string = (p) => readInputFileSync(p, "the probe manifest"),
 ): ActionUpgrade | undefined {
   const fail = (name: string, problem: string): never => {
     throw new Error(`input ${name}: ${problem}`);
@@ -104,6 +129,8 @@ export function readUpgradeInputs(
       "upgrade-kubelet-binary",
       "upgrade-max-workload-error-rate",
       "upgrade-max-workload-downtime",
+      "upgrade-probe-manifest",
+      "upgrade-probe-command",
     ] as const) {
       const value = get(name);
       if (value !== "") fail(name, "applies to an upgrade, and upgrade-to is not given");
@@ -135,7 +162,7 @@ export function readUpgradeInputs(
     ...(via !== "" ? { via: viaOption(via.split(","), "input upgrade-via") } : {}),
     workerBatch: batch === "" ? DEFAULT_WORKER_BATCH : Number(batch),
     drainTimeoutMs,
-    probes: readProbeInputs(get),
+    probes: readProbeInputs(get, runnerPath, readText),
     ...(kubelet !== "" ? { kubeletBinary: runnerPath(kubelet) } : {}),
   };
 }

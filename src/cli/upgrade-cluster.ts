@@ -11,6 +11,7 @@ import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/
 import { normalizeClusterVersion } from "../config/cluster/version.js";
 import { viaOption } from "../cluster/upgrade/route.js";
 import { parseGoDuration } from "../config/duration.js";
+import { readInputFileSync } from "../remote/runner-files.js";
 import type { Phase } from "../workflow/phase.js";
 import { TerminalReporter } from "../workflow/reporter.js";
 import { list, phaseTreeHelp } from "./options.js";
@@ -40,6 +41,8 @@ interface ClusterUpgradeCommandOptions {
   probe: string[];
   probeInterval: string;
   keepProbes?: boolean;
+  probeManifest?: string;
+  probeCommand?: string;
   settle?: string;
   maxApiDowntime?: string;
   maxWorkloadErrorRate?: string;
@@ -53,6 +56,8 @@ const PROBE_FLAGS = {
   settle: "--settle",
   maxWorkloadErrorRate: "--max-workload-error-rate",
   maxWorkloadDowntime: "--max-workload-downtime",
+  manifest: "--probe-manifest",
+  command: "--probe-command",
 };
 
 function positive(value: string): number {
@@ -60,6 +65,16 @@ function positive(value: string): number {
     throw new InvalidArgumentError(`"${value}" is not a whole number of at least 1`);
   }
   return Number(value);
+}
+
+/** --probe-manifest's file, read whole before any host is contacted. */
+function probeManifest(file: string): { path: string; text: string } {
+  const path = resolve(file);
+  try {
+    return { path, text: readInputFileSync(path, "the probe manifest") };
+  } catch (e) {
+    throw new Error(`--probe-manifest: ${(e as Error).message}`, { cause: e });
+  }
 }
 
 /** Where the report goes by default: beside the admin.conf `up` wrote, one folder per cluster. */
@@ -98,6 +113,8 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
         ...(o.maxWorkloadDowntime !== undefined
           ? { maxWorkloadDowntime: o.maxWorkloadDowntime }
           : {}),
+        ...(o.probeManifest !== undefined ? { manifest: probeManifest(o.probeManifest) } : {}),
+        ...(o.probeCommand !== undefined ? { command: o.probeCommand } : {}),
       },
       PROBE_FLAGS,
     ),
@@ -202,6 +219,14 @@ export function addClusterUpgrade(upgrade: Command): void {
       "--probe-interval <duration>",
       "how often each endpoint is probed",
       DEFAULT_PROBE_INTERVAL,
+    )
+    .option(
+      "--probe-manifest <file>",
+      "your workloads as the workload probe, instead of the canary: objects created when missing; each kubeforge.dev/probe-url annotation (an http(s) URL asked from the runner, or on a Service a path asked through the API server's service proxy) is probed, each Deployment's availability recorded",
+    )
+    .option(
+      "--probe-command <command>",
+      "a command /bin/sh runs on the runner every probe interval as the workload probe, instead of the canary; exit status 0 is up",
     )
     .option("--keep-probes", "keep the namespace kubeforge-probes the probes write in")
     .option(

@@ -5,6 +5,7 @@ import type { HostInventory } from "../inventory.js";
 import type { ClusterPorts } from "../ports.js";
 import type { ClusterSession } from "../session.js";
 import type { ApiTimeline, Thresholds, WorkloadsTimeline } from "./probes/timeline.js";
+import type { UserWorkloads } from "./probes/user-workloads.js";
 import type { ReportRecorder } from "./report.js";
 import type { ViaRequest } from "./route.js";
 
@@ -36,7 +37,13 @@ export interface UpgradeOptions {
    * The workload canary (--probe workload): probed every interval through the API server's
    * service proxy; the settle gate between worker batches waits for it at most settleMs (--settle).
    */
-  workloadProbes?: { intervalMs: number; keep: boolean; settleMs: number };
+  workloadProbes?: {
+    intervalMs: number;
+    keep: boolean;
+    settleMs: number;
+    /** The user's workloads (--probe-manifest, --probe-command) in place of the canary. */
+    user?: UserWorkloads;
+  };
   /** Opt-in thresholds (--max-api-downtime, --max-workload-*): exceeded, the run ends thresholds-violated. */
   thresholds?: Thresholds;
   /**

@@ -1,4 +1,8 @@
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
@@ -15,6 +19,13 @@ import {
   type ApiTimeline,
 } from "../../../src/cluster/upgrade/probes/timeline.js";
 import { canaryTarget } from "../../../src/cluster/upgrade/probes/workload-targets.js";
+import {
+  commandTarget,
+  createUserObjects,
+  removeUserObjects,
+  userRequestTarget,
+} from "../../../src/cluster/upgrade/probes/user-targets.js";
+import { userWorkloadsFromManifest } from "../../../src/cluster/upgrade/probes/user-workloads.js";
 import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
 import {
   DisruptionWatcher,
@@ -22,7 +33,7 @@ import {
 } from "../../../src/cluster/upgrade/disruptions.js";
 import { ReportRecorder } from "../../../src/cluster/upgrade/report.js";
 import { NodeClusterAccess } from "../../../src/kube/access.js";
-import type { KubeClient } from "../../../src/kube/types.js";
+import type { KubeClient, ObjectRef } from "../../../src/kube/types.js";
 import { runPhase } from "../../support/init-fixtures.js";
 import { freePort } from "../../support/ports.js";
 import {
@@ -237,6 +248,173 @@ describe("the canary's request through the simulated API server's service proxy"
     );
     expect(canary.samples - canary.failures).toBeGreaterThan(10);
     expect(canary.errorRate).toBe(Math.round((canary.failures / canary.samples) * 10_000) / 10_000);
+  });
+});
+
+describe("the user's probe manifest and command against the simulated API server", () => {
+  // The manifest: a Namespace, a Service annotated with a path (asked through the service proxy;
+  // its Pod is this test's server behind Endpoints the test writes, as in the canary's case), a
+  // ConfigMap without a namespace, and a Service already deployed by an "earlier step", which
+  // must be left as it is. A URL asked from the runner and a command complete the probe. Each
+  // step breaks one of them; each outage must fall in that step, on that target only.
+  const NS = "shop";
+  let pod: Server;
+  let podPort: number;
+  let direct: Server;
+  let directOk = true;
+  let marker: string;
+  let timeline: ApiTimeline;
+  let created: ObjectRef[];
+
+  const listen = (server: Server, port: number) =>
+    new Promise<void>((resolve) => server.listen(port, "127.0.0.1", () => resolve()));
+  const servePod = async () => {
+    pod = createServer((req, res) => {
+      res.statusCode = req.url === "/healthz" ? 200 : 404;
+      res.end();
+    });
+    await listen(pod, podPort);
+  };
+
+  const manifest = (directURL: string) => `apiVersion: v1
+kind: Namespace
+metadata: { name: ${NS} }
+---
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: ${NS}
+  annotations: { kubeforge.dev/probe-url: /healthz, kubeforge.dev/probe-port: http }
+spec:
+  ports: [{ name: metrics, port: 9090 }, { name: http, port: 80 }]
+---
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: probe-settings
+  annotations: { kubeforge.dev/probe-url: "${directURL}" }
+data: { mode: probe }
+---
+apiVersion: v1
+kind: Service
+metadata: { name: deployed-before, namespace: default }
+spec:
+  ports: [{ name: http, port: 8080 }]
+`;
+
+  beforeAll(async () => {
+    podPort = await freePort();
+    await servePod();
+    direct = createServer((_req, res) => {
+      res.statusCode = directOk ? 204 : 500;
+      res.end();
+    });
+    await listen(direct, await freePort());
+    const directURL = `http://127.0.0.1:${(direct.address() as AddressInfo).port}/ping`;
+    marker = join(await mkdtemp(join(tmpdir(), "kubeforge-probe-")), "up");
+    await writeFile(marker, "");
+    // Deployed by an earlier step, with a label the manifest does not have.
+    await admin.create({
+      apiVersion: "v1",
+      kind: "Service",
+      metadata: { name: "deployed-before", namespace: "default", labels: { owner: "user" } },
+      spec: { ports: [{ name: "http", port: 8080 }] },
+    });
+    const user = userWorkloadsFromManifest(manifest(directURL), "probes.yaml");
+    created = await createUserObjects(admin, user.objects);
+    await admin.create({
+      apiVersion: "v1",
+      kind: "Endpoints",
+      metadata: { name: "web", namespace: NS },
+      subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port: podPort }] }],
+    });
+    const report = new ReportRecorder("sim");
+    const prober = new ApiProber(
+      [
+        ...user.requests.map((r) => userRequestTarget(admin, r)),
+        commandTarget(`test -f ${marker}`),
+      ],
+      { intervalMs: INTERVAL_MS, timeoutMs: 2000, during: () => report.current() },
+    );
+    prober.start();
+    await sleep(500);
+    await report.step("w-1", "worker", "drain", async () => {
+      await new Promise((r) => pod.close(r));
+      await sleep(600);
+      await servePod();
+    });
+    await sleep(500);
+    await report.step("w-2", "worker", "drain", async () => {
+      directOk = false;
+      await sleep(600);
+      directOk = true;
+    });
+    await sleep(500);
+    await report.step("w-3", "worker", "drain", async () => {
+      await rm(marker);
+      await sleep(600);
+      await writeFile(marker, "");
+    });
+    await sleep(500);
+    timeline = await prober.stop();
+  }, 60_000);
+
+  afterAll(async () => {
+    await new Promise((r) => pod?.close(r));
+    await new Promise((r) => direct?.close(r));
+    await rm(dirname(marker), { recursive: true, force: true });
+    await admin
+      .delete({ apiVersion: "v1", kind: "Service", namespace: "default", name: "deployed-before" })
+      .catch(() => {});
+  });
+
+  it("created what was missing, namespaced objects without one in default, and left the deployed Service alone", async () => {
+    expect(created).toEqual([
+      { apiVersion: "v1", kind: "Namespace", name: NS },
+      { apiVersion: "v1", kind: "Service", name: "web", namespace: NS },
+      { apiVersion: "v1", kind: "ConfigMap", name: "probe-settings", namespace: "default" },
+    ]);
+    const before = await admin.get({
+      apiVersion: "v1",
+      kind: "Service",
+      namespace: "default",
+      name: "deployed-before",
+    });
+    expect(before.metadata.labels).toEqual({ owner: "user" });
+  });
+
+  it("attributes each target's outage to the step that broke it, and only that one", () => {
+    const byName = new Map(timeline.endpoints.map((e) => [e.name, workloadTimeline(e)]));
+    expect([...byName.keys()]).toEqual([`${NS}/web`, "default/probe-settings", "probe-command"]);
+    expect(byName.get(`${NS}/web`)!.outages.map((o) => o.during)).toEqual([["w-1 drain"]]);
+    expect(byName.get(`${NS}/web`)!.outages[0]!.error).toMatch(
+      /^the service proxy answered 503: .*ECONNREFUSED/,
+    );
+    expect(byName.get("default/probe-settings")!.outages.map((o) => o.during)).toEqual([
+      ["w-2 drain"],
+    ]);
+    expect(byName.get("default/probe-settings")!.outages[0]!.error).toMatch(/answered 500$/);
+    expect(byName.get("probe-command")!.outages.map((o) => o.during)).toEqual([["w-3 drain"]]);
+    expect(byName.get("probe-command")!.outages[0]!.error).toBe("the probe command exited with 1");
+    for (const e of byName.values()) expect(e.samples - e.failures).toBeGreaterThan(10);
+  });
+
+  it("removes what it created, newest first, and nothing else", async () => {
+    await removeUserObjects(admin, created);
+    for (const ref of created.slice(1)) {
+      await expect(admin.get(ref)).rejects.toThrow(/not ?found/i);
+    }
+    await expect(
+      admin.get({
+        apiVersion: "v1",
+        kind: "Service",
+        namespace: "default",
+        name: "deployed-before",
+      }),
+    ).resolves.toBeDefined();
+    // A second removal finds them gone and is fine.
+    await removeUserObjects(admin, created);
   });
 });
 

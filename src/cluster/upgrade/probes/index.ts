@@ -1,5 +1,5 @@
 import { NodeClusterAccess } from "../../../kube/access.js";
-import type { KubeClient } from "../../../kube/types.js";
+import type { KubeClient, ObjectRef } from "../../../kube/types.js";
 import { currentEntries } from "../../../kubeconfig/parse.js";
 import { CANARY_NAME, canaryReplicas } from "../../../manifests/probe-canary.js";
 import { ADMIN_CONF } from "../../session.js";
@@ -22,6 +22,13 @@ import {
   type WorkloadsTimeline,
 } from "./timeline.js";
 import {
+  commandTarget,
+  createUserObjects,
+  removeUserObjects,
+  userRequestTarget,
+} from "./user-targets.js";
+import type { UserWorkloads } from "./user-workloads.js";
+import {
   availabilityRecorder,
   canaryTarget,
   createCanary,
@@ -42,17 +49,29 @@ export const PROBE_TIMEOUT_MS = 5_000;
 
 interface Running {
   api?: ApiProber;
-  workloads?: { prober: ApiProber; availability: Map<string, AvailabilityChange[]> };
+  workloads?: {
+    prober: ApiProber;
+    /** How many of the prober's targets (the first ones) are requests. */
+    requests: number;
+    /** Availability changes by the name of the request they go with. */
+    availability: Map<string, AvailabilityChange[]>;
+  };
 }
+
+type WorkloadProbeOptions = NonNullable<ClusterUpgradeData["options"]["workloadProbes"]>;
 
 export class SessionProbes implements UpgradeProbes {
   private running: Running | undefined;
   private readonly settleWorkloads: SettleWorkload[] = [];
+  /** What the user's probe manifest created, removed at the end. */
+  private userCreated: ObjectRef[] = [];
 
   constructor(
     private readonly d: Pick<ClusterUpgradeData, "session" | "options" | "report" | "settled">,
     private readonly clock?: ProbeClock,
   ) {}
+
+  private readonly now = () => (this.clock ?? realClock).now();
 
   private log(line: string): void {
     this.d.session.reporter.info(`[probes] ${line}`);
@@ -91,9 +110,9 @@ export class SessionProbes implements UpgradeProbes {
   }
 
   /** The canary created and available, then sampled; undefined without workers to run it. */
-  private async startWorkloads(
+  private async startCanary(
     client: KubeClient,
-    o: NonNullable<ClusterUpgradeData["options"]["workloadProbes"]>,
+    o: WorkloadProbeOptions,
   ): Promise<Running["workloads"]> {
     const { reading } = await this.d.settled();
     const workers = reading.nodes.filter((n) => n.role === "worker").length;
@@ -105,15 +124,48 @@ export class SessionProbes implements UpgradeProbes {
     await createCanary(client, replicas);
     await waitAvailable(client, PROBE_NAMESPACE, CANARY_NAME, o.settleMs);
     this.settleWorkloads.push({ namespace: PROBE_NAMESPACE, name: CANARY_NAME });
-    const clock = this.clock ?? realClock;
-    const now = () => clock.now();
-    const replicasOf = availabilityRecorder(client, PROBE_NAMESPACE, CANARY_NAME, now);
+    const replicasOf = availabilityRecorder(client, PROBE_NAMESPACE, CANARY_NAME, this.now);
     const target = canaryTarget(await this.client(this.d.session.firstControlPlane.name));
     this.log(
       `the workload ${CANARY_NAME} (${replicas} replicas in ${PROBE_NAMESPACE}): ${target.checks} every ${o.intervalMs} ms`,
     );
     const prober = this.prober([target, replicasOf.target], o.intervalMs);
-    return { prober, availability: new Map([[CANARY_NAME, replicasOf.changes]]) };
+    return { prober, requests: 1, availability: new Map([[CANARY_NAME, replicasOf.changes]]) };
+  }
+
+  /**
+   * The user's workloads: the manifest's missing objects created, its Deployments awaited
+   * available, then its requests and the command sampled. A Deployment's availability goes with
+   * the request of the same namespace/name (a Service named as its Deployment), when there is one.
+   */
+  private async startUser(
+    client: KubeClient,
+    o: WorkloadProbeOptions,
+    user: UserWorkloads,
+  ): Promise<Running["workloads"]> {
+    this.userCreated = await createUserObjects(client, user.objects);
+    if (user.source) {
+      this.log(
+        `the probe manifest ${user.source}: ${this.userCreated.length} of ${user.objects.length} objects created`,
+      );
+    }
+    const proxied = await this.client(this.d.session.firstControlPlane.name);
+    const targets = user.requests.map((r) => userRequestTarget(proxied, r));
+    if (user.command !== undefined) targets.push(commandTarget(user.command));
+    const recorders = [];
+    for (const d of user.deployments) {
+      await waitAvailable(client, d.namespace, d.name, o.settleMs);
+      this.settleWorkloads.push(d);
+      recorders.push({
+        key: `${d.namespace}/${d.name}`,
+        ...availabilityRecorder(client, d.namespace, d.name, this.now),
+      });
+    }
+    for (const t of targets)
+      this.log(`the workload ${t.name}: ${t.checks} every ${o.intervalMs} ms`);
+    const prober = this.prober([...targets, ...recorders.map((r) => r.target)], o.intervalMs);
+    const availability = new Map(recorders.map((r) => [r.key, r.changes]));
+    return { prober, requests: targets.length, availability };
   }
 
   async start(): Promise<void> {
@@ -126,7 +178,9 @@ export class SessionProbes implements UpgradeProbes {
     const running: Running = {};
     this.running = running;
     if (workloadProbes) {
-      const workloads = await this.startWorkloads(admin, workloadProbes);
+      const workloads = workloadProbes.user
+        ? await this.startUser(admin, workloadProbes, workloadProbes.user)
+        : await this.startCanary(admin, workloadProbes);
       if (workloads) running.workloads = workloads;
     }
     if (apiProbes) {
@@ -152,11 +206,33 @@ export class SessionProbes implements UpgradeProbes {
 
   private async stopWorkloads(w: NonNullable<Running["workloads"]>): Promise<WorkloadsTimeline> {
     const t = await w.prober.stop();
-    // The availability recorder's samples are replica counts, not requests: only the changes count.
-    const requests = t.endpoints.filter((e) => e.url.startsWith("/"));
+    // The availability recorders' samples are replica counts, not requests: only the changes
+    // count. They follow the requests among the prober's targets.
+    const requests = t.endpoints.slice(0, w.requests);
     const workloads = requests.map((e) => workloadTimeline(e, w.availability.get(e.name)));
     for (const e of workloads) this.logTimeline(e);
     return { intervalMs: t.intervalMs, workloads };
+  }
+
+  /** Removes what the probes created; what cannot be removed is a warning saying how. */
+  private async removeObjects(): Promise<void> {
+    const admin = await this.d.session.adminClient();
+    const created = this.userCreated;
+    this.userCreated = [];
+    try {
+      await removeUserObjects(admin, created);
+    } catch (e) {
+      this.d.session.reporter.warn(
+        `[probes] could not remove the probe manifest's objects: ${(e as Error).message.split("\n")[0]}; delete them with "kubectl delete -f" on the manifest`,
+      );
+    }
+    try {
+      await removeProbeObjects(admin);
+    } catch (e) {
+      this.d.session.reporter.warn(
+        `[probes] could not remove the namespace ${PROBE_NAMESPACE}: ${(e as Error).message.split("\n")[0]}; run "kubectl delete namespace ${PROBE_NAMESPACE}"`,
+      );
+    }
   }
 
   async stop(): Promise<ProbeResults> {
@@ -171,15 +247,11 @@ export class SessionProbes implements UpgradeProbes {
     if (running.workloads) results.workloads = await this.stopWorkloads(running.workloads);
     if (this.d.options.apiProbes?.keep || this.d.options.workloadProbes?.keep) {
       this.log(`--keep-probes: the namespace ${PROBE_NAMESPACE} is kept`);
+      if (this.userCreated.length > 0)
+        this.log("--keep-probes: the probe manifest's objects are kept");
       return results;
     }
-    try {
-      await removeProbeObjects(await this.d.session.adminClient());
-    } catch (e) {
-      this.d.session.reporter.warn(
-        `[probes] could not remove the namespace ${PROBE_NAMESPACE}: ${(e as Error).message.split("\n")[0]}; run "kubectl delete namespace ${PROBE_NAMESPACE}"`,
-      );
-    }
+    await this.removeObjects();
     return results;
   }
 }

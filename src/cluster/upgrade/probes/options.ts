@@ -1,6 +1,7 @@
 import { parseGoDuration } from "../../../config/duration.js";
 import type { UpgradeOptions } from "../data.js";
 import type { Thresholds } from "./timeline.js";
+import { userWorkloadsFromManifest, type UserWorkloads } from "./user-workloads.js";
 
 // What to probe and which thresholds to hold, from the CLI's flags (--probe, --probe-interval,
 // --keep-probes, --settle, --max-api-downtime, --max-workload-error-rate,
@@ -25,6 +26,10 @@ export interface ProbeSettings {
   maxApiDowntime?: string;
   maxWorkloadErrorRate?: string;
   maxWorkloadDowntime?: string;
+  /** The probe manifest (--probe-manifest), read by the edge: its path and text. */
+  manifest?: { path: string; text: string };
+  /** --probe-command: run on the runner every interval, exit status 0 is up. */
+  command?: string;
 }
 
 /** How the edge calls each setting in messages: "--probe", "input upgrade-probes". */
@@ -35,6 +40,8 @@ export interface ProbeFieldNames {
   settle?: string;
   maxWorkloadErrorRate?: string;
   maxWorkloadDowntime?: string;
+  manifest?: string;
+  command?: string;
 }
 
 function duration(text: string, field: string): { text: string; ms: number } {
@@ -67,11 +74,43 @@ function checkProbes(probes: readonly string[], names: ProbeFieldNames): Set<str
   return new Set(none ? [] : probes);
 }
 
+/** The user's workloads the settings name, if any; they are the workload probe. */
+function userWorkloads(
+  s: ProbeSettings,
+  names: ProbeFieldNames,
+  wanted: Set<string>,
+): UserWorkloads | undefined {
+  if (s.manifest === undefined && s.command === undefined) return undefined;
+  const field =
+    s.manifest !== undefined
+      ? (names.manifest ?? "probe-manifest")
+      : (names.command ?? "probe-command");
+  if (s.probes.length === 1 && s.probes[0] === "none") {
+    throw new Error(`${field}: is a workload probe, and ${names.probes} is none`);
+  }
+  if (s.command !== undefined && s.command.trim() === "") {
+    throw new Error(`${names.command ?? "probe-command"}: is empty; give a command for /bin/sh`);
+  }
+  wanted.add("workload");
+  let fromManifest: Omit<UserWorkloads, "command"> = { objects: [], requests: [], deployments: [] };
+  if (s.manifest) {
+    try {
+      fromManifest = userWorkloadsFromManifest(s.manifest.text, s.manifest.path);
+    } catch (e) {
+      throw new Error(`${names.manifest ?? "probe-manifest"}: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }
+  }
+  return { ...fromManifest, ...(s.command !== undefined ? { command: s.command } : {}) };
+}
+
 export function probeOptions(
   s: ProbeSettings,
   names: ProbeFieldNames,
 ): Pick<UpgradeOptions, "apiProbes" | "workloadProbes" | "thresholds"> {
   const wanted = checkProbes(s.probes, names);
+  const user = userWorkloads(s, names, wanted);
   const intervalMs = parseGoDuration(s.interval, names.interval);
   if (intervalMs < 100) throw new Error(`${names.interval}: "${s.interval}" is below 100ms`);
   const needs = (field: string, probe: string) => {
@@ -98,7 +137,14 @@ export function probeOptions(
   return {
     ...(wanted.has("api") ? { apiProbes: { intervalMs, keep: s.keep } } : {}),
     ...(wanted.has("workload")
-      ? { workloadProbes: { intervalMs, keep: s.keep, settleMs: settle.ms } }
+      ? {
+          workloadProbes: {
+            intervalMs,
+            keep: s.keep,
+            settleMs: settle.ms,
+            ...(user ? { user } : {}),
+          },
+        }
       : {}),
     thresholds,
   };

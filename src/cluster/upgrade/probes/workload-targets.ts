@@ -74,11 +74,10 @@ export async function waitAvailable(
   });
 }
 
-/** The canary's Service, through the API server's proxy: 200 is up. */
-export function canaryTarget(client: KubeClient): ProbeTarget {
-  const path = serviceProxyPath(PROBE_NAMESPACE, CANARY_NAME, "http", CANARY_PATH);
+/** A GET through the API server's service proxy, as a probe target: 200 is up. */
+export function serviceProxyTarget(client: KubeClient, name: string, path: string): ProbeTarget {
   return {
-    name: CANARY_NAME,
+    name,
     kind: "workload",
     url: path,
     checks: `GET ${path}`,
@@ -90,6 +89,12 @@ export function canaryTarget(client: KubeClient): ProbeTarget {
       }
     },
   };
+}
+
+/** The canary's Service, through the API server's proxy: 200 is up. */
+export function canaryTarget(client: KubeClient): ProbeTarget {
+  const path = serviceProxyPath(PROBE_NAMESPACE, CANARY_NAME, "http", CANARY_PATH);
+  return serviceProxyTarget(client, CANARY_NAME, path);
 }
 
 /**
