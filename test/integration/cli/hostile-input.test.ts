@@ -124,6 +124,44 @@ describe("files that are not files", () => {
     }
   });
 
+  it("upgrade --probe-manifest: a FIFO, and a manifest that cannot be probed, refused before any host is contacted", async () => {
+    // The Cluster's one node is this runner: a run that went further would try to reach it.
+    const cluster = await file("upgrade-cluster.yaml", CLUSTER);
+    const fifo = join(work, "probes-fifo.yaml");
+    execFileSync("mkfifo", [fifo]);
+    const fromFifo = await timed([
+      "upgrade",
+      "-f",
+      cluster,
+      "--to",
+      "v1.36.3",
+      "--probe-manifest",
+      fifo,
+    ]);
+    expect(fromFifo.code, fromFifo.stderr).toBe(1);
+    expect(fromFifo.stderr.trim()).toBe(
+      `--probe-manifest: the probe manifest ${fifo} is a FIFO; give a regular file`,
+    );
+    const pathOnConfigMap = await file(
+      "probes.yaml",
+      "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: { kubeforge.dev/probe-url: /x }\n",
+    );
+    const bad = await timed([
+      "upgrade",
+      "-f",
+      cluster,
+      "--to",
+      "v1.36.3",
+      "--probe-manifest",
+      pathOnConfigMap,
+    ]);
+    expect(bad.code, bad.stderr).toBe(1);
+    expect(bad.stderr.trim()).toBe(
+      `--probe-manifest: the probe manifest ${pathOnConfigMap}, object 1 (ConfigMap c): kubeforge.dev/probe-url "/x" is a path, which only a Service takes (asked through the API server's service proxy); give an http(s) URL the runner reaches`,
+    );
+    expect(bad.stdout).toBe("");
+  });
+
   it("--discovery-file with an http:// URL says what is accepted", async () => {
     const r = await timed([
       "join",

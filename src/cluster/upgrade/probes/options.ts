@@ -86,7 +86,9 @@ function userWorkloads(
       ? (names.manifest ?? "probe-manifest")
       : (names.command ?? "probe-command");
   if (s.probes.length === 1 && s.probes[0] === "none") {
-    throw new Error(`${field}: is a workload probe, and ${names.probes} is none`);
+    throw new Error(
+      `${field}: probes a workload, and ${names.probes} is none; give one or the other`,
+    );
   }
   if (s.command !== undefined && s.command.trim() === "") {
     throw new Error(`${names.command ?? "probe-command"}: is empty; give a command for /bin/sh`);

@@ -134,7 +134,7 @@ describe("probeOptions with the user's workloads", () => {
 
   it("refuses them with --probe none, an empty command, and a bad manifest, naming the flag", () => {
     expect(() => probeOptions({ ...base, probes: ["none"], command: "true" }, names)).toThrow(
-      "--probe-command: is a workload probe, and --probe is none",
+      "--probe-command: probes a workload, and --probe is none; give one or the other",
     );
     expect(() => probeOptions({ ...base, command: "  " }, names)).toThrow(
       "--probe-command: is empty; give a command for /bin/sh",
