@@ -167,6 +167,8 @@ export interface UpgradeProbes {
    * back at its desired availability, within --settle; a timeout fails naming what is not.
    */
   settle(batch: readonly string[]): Promise<void>;
+  /** The drain was refused an eviction (429) of `pod` ("ns/name") on `node`: disruption accounting. */
+  evictionRefused?(pod: string, node: string, reason: string): void;
 }
 
 export interface ClusterUpgradeData {

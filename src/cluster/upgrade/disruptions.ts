@@ -8,9 +8,11 @@ import type { CollectionWatch, KubeClient, KubeObject, WatchEventType } from "..
 // being deleted is not counted: it is going), and Deployments / DaemonSets with unavailable
 // replicas (status.unavailableReplicas, status.numberUnavailable). A span still open when the
 // watch stops ends there. Evictions a PodDisruptionBudget refused leave no object to watch (the
-// API answers 429 and changes nothing); the drain, which asked, reports those.
+// API answers 429 and changes nothing); the drain, which asked, reports those here
+// (evictionRefused): one entry per Pod and node step, counting the refusals.
 
-export type DisruptionKind = "eviction" | "restart" | "not-ready" | "unavailable";
+export type DisruptionKind =
+  "eviction" | "eviction-refused" | "restart" | "not-ready" | "unavailable";
 
 export interface Disruption {
   kind: DisruptionKind;
@@ -78,6 +80,8 @@ export class DisruptionWatcher {
   /** Pods seen Ready and workloads seen fully available: only they can be disrupted. */
   private readonly wasUp = new Set<string>();
   private readonly evicted = new Set<string>();
+  /** Refused evictions per Pod and step: the entry and how many refusals it counts. */
+  private readonly refused = new Map<string, { entry: Disruption; times: number }>();
   /** Open spans: "not-ready <uid>", "unavailable <kind ns/name>". */
   private readonly open = new Map<string, Span & { kind: DisruptionKind; object: string }>();
 
@@ -111,6 +115,7 @@ export class DisruptionWatcher {
     const disruptions = [...this.found].sort((a, b) => a.at.localeCompare(b.at));
     const counts: Record<DisruptionKind, number> = {
       eviction: 0,
+      "eviction-refused": 0,
       restart: 0,
       "not-ready": 0,
       unavailable: 0,
@@ -120,7 +125,33 @@ export class DisruptionWatcher {
   }
 
   private record(d: Omit<Disruption, "at" | "during">, at = this.now(), during = this.o.during()) {
-    this.found.push({ ...d, at: new Date(at).toISOString(), during });
+    const entry = { ...d, at: new Date(at).toISOString(), during };
+    this.found.push(entry);
+    return entry;
+  }
+
+  /**
+   * An eviction of `pod` ("ns/name") on `node` the API refused (429: a PodDisruptionBudget
+   * allows no disruption now), as the drain saw it: the first refusal in a step is recorded,
+   * later ones in the same step counted into its detail with the API's last reason.
+   */
+  evictionRefused(pod: string, node: string, reason: string): void {
+    const during = this.o.during();
+    const key = `${pod} ${during.join(",")}`;
+    const seen = this.refused.get(key);
+    const times = (seen?.times ?? 0) + 1;
+    const detail = `refused ${times} time(s): ${reason.split("\n")[0]!.slice(0, 300)}`;
+    if (seen) {
+      seen.times = times;
+      seen.entry.detail = detail;
+      return;
+    }
+    const entry = this.record(
+      { kind: "eviction-refused", object: `Pod ${pod}`, node, detail },
+      this.now(),
+      during,
+    );
+    this.refused.set(key, { entry, times });
   }
 
   private begin(key: string, kind: DisruptionKind, object: string, extra: Partial<Span> = {}) {

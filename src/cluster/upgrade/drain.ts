@@ -75,14 +75,19 @@ async function budgetsOf(admin: KubeClient, pod: PodObject): Promise<string[]> {
 
 const isTooManyRequests = (e: unknown) => (e as { code?: number }).code === 429;
 
+/** Told of every eviction the API refused (429): the Pod ("ns/name") and the API's message. */
+export type OnRefused = (pod: string, reason: string) => void;
+
+interface EvictOptions {
+  deadline: number;
+  signal: AbortSignal;
+  timeoutMs: number;
+  onRefused?: OnRefused | undefined;
+}
+
 /** Evicts one Pod and waits until it is gone; throws naming the Pod and its budget at the deadline. */
-async function evict(
-  admin: KubeClient,
-  pod: PodObject,
-  deadline: number,
-  signal: AbortSignal,
-  timeoutMs: number,
-): Promise<void> {
+async function evict(admin: KubeClient, pod: PodObject, o: EvictOptions): Promise<void> {
+  const { deadline, signal, timeoutMs } = o;
   const ref = {
     apiVersion: "v1",
     kind: "Pod",
@@ -102,6 +107,7 @@ async function evict(
     } catch (e) {
       if (isNotFound(e)) return;
       if (!isTooManyRequests(e)) throw e;
+      o.onRefused?.(name, (e as Error).message);
       if (Date.now() + EVICTION_RETRY_MS > deadline) {
         const budgets = await budgetsOf(admin, pod);
         const which =
@@ -135,13 +141,20 @@ async function evict(
 }
 
 /** Evicts every Pod a drain evicts, all at once; returns how many there were. */
-export async function drain(admin: KubeClient, node: string, timeoutMs: number): Promise<number> {
+export async function drain(
+  admin: KubeClient,
+  node: string,
+  timeoutMs: number,
+  onRefused?: OnRefused,
+): Promise<number> {
   const pods = await podsToEvict(admin, node);
-  const deadline = Date.now() + timeoutMs;
-  const signal = cancellable(undefined);
-  const results = await Promise.allSettled(
-    pods.map((p) => evict(admin, p, deadline, signal, timeoutMs)),
-  );
+  const o = {
+    deadline: Date.now() + timeoutMs,
+    signal: cancellable(undefined),
+    timeoutMs,
+    onRefused,
+  };
+  const results = await Promise.allSettled(pods.map((p) => evict(admin, p, o)));
   const failed = results.flatMap((r) =>
     r.status === "rejected" ? [(r.reason as Error).message] : [],
   );

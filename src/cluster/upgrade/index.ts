@@ -210,7 +210,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
         return settled;
       },
     };
-    const data = { ...base, work: new HostUpgradeWork(base), probes };
+    const data = { ...base, work: new HostUpgradeWork({ ...base, probes }), probes };
     hops.push(data);
     return data;
   };
@@ -235,6 +235,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
       return sessionProbes.stop();
     },
     settle: (batch) => sessionProbes.settle(batch),
+    evictionRefused: (pod, node, reason) => disruptions?.evictionRefused(pod, node, reason),
   };
   const realRun = !req.planOnly && !req.dryRun;
   let failure: unknown;

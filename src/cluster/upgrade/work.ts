@@ -45,7 +45,15 @@ export class HostUpgradeWork implements UpgradeWork {
   constructor(
     private readonly d: Pick<
       ClusterUpgradeData,
-      "session" | "ports" | "reporter" | "options" | "settled" | "dryRun" | "dryRunDir" | "report"
+      | "session"
+      | "ports"
+      | "reporter"
+      | "options"
+      | "settled"
+      | "dryRun"
+      | "dryRunDir"
+      | "report"
+      | "probes"
     >,
   ) {}
 
@@ -244,6 +252,7 @@ export class HostUpgradeWork implements UpgradeWork {
       await this.d.session.adminClient(),
       name,
       this.d.options.drainTimeoutMs,
+      (pod, reason) => this.d.probes.evictionRefused?.(pod, name, reason),
     );
     this.log(name)(`drained: ${evicted} pod(s) evicted`);
     return evicted;

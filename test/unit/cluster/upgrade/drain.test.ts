@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { DisruptionWatcher } from "../../../../src/cluster/upgrade/disruptions.js";
 import { cordon, drain, podsToEvict, uncordon } from "../../../../src/cluster/upgrade/drain.js";
 import { ApiError } from "../../../../src/kube/errors.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../../../../src/kube/types.js";
@@ -103,6 +104,36 @@ describe("drain", () => {
     await expect(drain(api.client, "w-1", 1_000)).rejects.toThrow(
       `drain of w-1 failed: pod default/web could not be evicted within 1s: PodDisruptionBudget default/web-pdb allows no disruption (creating Pod default/web: 429 Too Many Requests: ${TOO_MANY})`,
     );
+  });
+
+  it("tells of each refused eviction, and the disruption accounting counts them per Pod and step", async () => {
+    const api = fakeAPI([pod("web")], new Set(["web"]));
+    let during = ["w-1 drain"];
+    const watcher = new DisruptionWatcher({
+      client: api.client,
+      during: () => during,
+      now: () => Date.parse("2026-09-01T02:00:00Z"),
+    });
+    const refusals: string[] = [];
+    await expect(
+      drain(api.client, "w-1", 1_000, (p, reason) => {
+        refusals.push(`${p}: ${reason}`);
+        watcher.evictionRefused(p, "w-1", reason);
+      }),
+    ).rejects.toThrow(/could not be evicted/);
+    expect(refusals).toEqual([
+      `default/web: creating Pod default/web: 429 Too Many Requests: ${TOO_MANY}`,
+    ]);
+    // kubectl's retry in the same step, then another step's drain.
+    watcher.evictionRefused("default/web", "w-1", "429 again");
+    during = ["w-2 drain"];
+    watcher.evictionRefused("default/web", "w-1", "429 later");
+    const report = watcher.stop();
+    expect(report.counts["eviction-refused"]).toBe(2);
+    expect(report.disruptions.map((d) => [d.kind, d.object, d.during, d.detail])).toEqual([
+      ["eviction-refused", "Pod default/web", ["w-1 drain"], "refused 2 time(s): 429 again"],
+      ["eviction-refused", "Pod default/web", ["w-2 drain"], "refused 1 time(s): 429 later"],
+    ]);
   });
 
   it("uncordons only what it cordoned: a Node cordoned already is left to whoever did it", async () => {
