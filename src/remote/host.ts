@@ -64,6 +64,12 @@ export interface Host {
   /** Entry names of a directory; [] when it does not exist. */
   readDir(path: string): Promise<string[]>;
   remove(path: string, opts?: { recursive?: boolean }): Promise<void>;
+  /**
+   * The content of folder `src` copied onto `dst` on the host itself (`cp -a src/. dst/`: files
+   * replaced, others kept; modes, owners and times kept). Absent where the file operations are
+   * local anyway (LocalHost, dry runs): copyTree in phases/upgrade/paths.ts goes file by file.
+   */
+  copyTree?(src: string, dst: string): Promise<void>;
   hostname(): Promise<string>;
   facts(): Promise<HostFacts>;
   /** Ends the host's connections (SshHost); LocalHost: no-op. Idempotent. */

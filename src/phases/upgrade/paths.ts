@@ -61,8 +61,13 @@ export async function copyDir(host: Host, src: string, dst: string): Promise<voi
   await copyTree(host, src, target);
 }
 
-/** Copies the contents of `src` onto `dst` (files replaced, others kept). */
+/**
+ * Copies the contents of `src` onto `dst` (files replaced, others kept): on the host itself where
+ * it can (an etcd data folder, tens of MB, must not travel to the runner and back), else file by
+ * file through the Host.
+ */
 export async function copyTree(host: Host, src: string, dst: string): Promise<void> {
+  if (host.copyTree) return host.copyTree(src, dst);
   const st = await host.stat(src);
   if (!st?.isDirectory) throw new Error(`cannot copy ${src}: not a folder`);
   await host.mkdirp(dst, st.mode & 0o7777);

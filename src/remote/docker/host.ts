@@ -73,6 +73,9 @@ export class DockerHost implements Host {
   remove(path: string, opts?: { recursive?: boolean }): Promise<void> {
     return this.files.remove(path, opts);
   }
+  copyTree(src: string, dst: string): Promise<void> {
+    return this.files.copyTree(src, dst);
+  }
 
   async hostname(): Promise<string> {
     const r = await this.exec(["uname", "-n"]);

@@ -638,6 +638,9 @@ export class SshHost implements Host {
   remove(path: string, opts?: { recursive?: boolean }): Promise<void> {
     return this.files.remove(path, opts);
   }
+  copyTree(src: string, dst: string): Promise<void> {
+    return this.files.copyTree(src, dst);
+  }
 
   // ---- facts -----------------------------------------------------------------------------
 

@@ -1,6 +1,6 @@
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -97,6 +97,28 @@ describe("ShellFiles", () => {
     await files.writeFile(p, "ok", 0o644);
     expect(await files.readDir(join(dir, "odd names"))).toEqual([`it's $HOME; "x"`]);
     expect((await files.readFile(p)).toString()).toBe("ok");
+  });
+
+  it("copies a folder's content onto another on the host: files replaced, others kept, modes kept", async () => {
+    const src = join(dir, "etcd data $x");
+    const dst = join(dir, "restore 'here'");
+    await files.writeFile(join(src, "member", "snap", "db"), "new db", 0o600);
+    await files.writeFile(join(src, "member", "wal", "0.wal"), "wal", 0o600);
+    await chmod(join(src, "member"), 0o700);
+    await files.writeFile(join(dst, "member", "snap", "db"), "old db", 0o644);
+    await files.writeFile(join(dst, "kept"), "kept", 0o644);
+    await files.copyTree(src, dst);
+    expect((await files.readFile(join(dst, "member", "snap", "db"))).toString()).toBe("new db");
+    expect((await stat(join(dst, "member", "snap", "db"))).mode & 0o7777).toBe(0o600);
+    expect((await stat(join(dst, "member"))).mode & 0o7777).toBe(0o700);
+    expect((await files.readFile(join(dst, "member", "wal", "0.wal"))).toString()).toBe("wal");
+    expect((await files.readFile(join(dst, "kept"))).toString()).toBe("kept");
+    // Into a folder that does not exist yet: made.
+    await files.copyTree(src, join(dir, "fresh", "copy"));
+    expect(await files.readDir(join(dir, "fresh", "copy"))).toEqual(["member"]);
+    await expect(files.copyTree(join(dir, "no such"), dst)).rejects.toThrow(
+      `h1: cannot copy ${join(dir, "no such")}: not a folder`,
+    );
   });
 
   it("rejects relative paths", async () => {
