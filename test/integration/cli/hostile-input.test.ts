@@ -129,15 +129,9 @@ describe("files that are not files", () => {
     const cluster = await file("upgrade-cluster.yaml", CLUSTER);
     const fifo = join(work, "probes-fifo.yaml");
     execFileSync("mkfifo", [fifo]);
-    const fromFifo = await timed([
-      "upgrade",
-      "-f",
-      cluster,
-      "--to",
-      "v1.36.3",
-      "--probe-manifest",
-      fifo,
-    ]);
+    const upgradeWith = (manifest: string) =>
+      timed(["upgrade", "-f", cluster, "--to", "v1.36.3", "--probe-manifest", manifest]);
+    const fromFifo = await upgradeWith(fifo);
     expect(fromFifo.code, fromFifo.stderr).toBe(1);
     expect(fromFifo.stderr.trim()).toBe(
       `--probe-manifest: the probe manifest ${fifo} is a FIFO; give a regular file`,
@@ -146,15 +140,7 @@ describe("files that are not files", () => {
       "probes.yaml",
       "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c\n  annotations: { kubeforge.dev/probe-url: /x }\n",
     );
-    const bad = await timed([
-      "upgrade",
-      "-f",
-      cluster,
-      "--to",
-      "v1.36.3",
-      "--probe-manifest",
-      pathOnConfigMap,
-    ]);
+    const bad = await upgradeWith(pathOnConfigMap);
     expect(bad.code, bad.stderr).toBe(1);
     expect(bad.stderr.trim()).toBe(
       `--probe-manifest: the probe manifest ${pathOnConfigMap}, object 1 (ConfigMap c): kubeforge.dev/probe-url "/x" is a path, which only a Service takes (asked through the API server's service proxy); give an http(s) URL the runner reaches`,
