@@ -70,6 +70,8 @@ export interface Host {
    * local anyway (LocalHost, dry runs): copyTree in phases/upgrade/paths.ts goes file by file.
    */
   copyTree?(src: string, dst: string): Promise<void>;
+  /** Moves a file on the host itself (`mv`): its bytes, mode and owner kept. Absent: as copyTree. */
+  rename?(from: string, to: string): Promise<void>;
   hostname(): Promise<string>;
   facts(): Promise<HostFacts>;
   /** Ends the host's connections (SshHost); LocalHost: no-op. Idempotent. */

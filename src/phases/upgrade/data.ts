@@ -18,7 +18,11 @@ export interface UpgradeTiming {
   upgradeManifestsMs: number;
   /** Between two reads of a mirror Pod or a Pod list (constants.KubernetesAPICallRetryInterval). */
   pollIntervalMs: number;
-  /** performEtcdStaticPodUpgrade: WaitForClusterAvailable(10 retries, 15s apart). */
+  /**
+   * performEtcdStaticPodUpgrade's WaitForClusterAvailable: kubeadm tries 10 times 15 s apart;
+   * kubeforge tries every second within the same 150 s, so an etcd back after 2 s lets the
+   * upgrade go on after 2 s rather than 15 (the outcome and the bound are kubeadm's).
+   */
   etcdRetries: number;
   etcdRetryIntervalMs: number;
   /** The CreateJob health check's own timeout (15s in v1.35; 1 min from v1.36, k/k#136273). */
@@ -72,7 +76,7 @@ export interface UpgradeData {
 export const KUBEADM_UPGRADE_TIMING: UpgradeTiming = {
   upgradeManifestsMs: 5 * 60_000,
   pollIntervalMs: 500,
-  etcdRetries: 10,
-  etcdRetryIntervalMs: 15_000,
+  etcdRetries: 150,
+  etcdRetryIntervalMs: 1_000,
   createJobTimeoutMs: 15_000,
 };

@@ -44,8 +44,21 @@ export async function createTimestampDir(
   return dir;
 }
 
-/** kubeadm's MoveFile (a rename) through the Host: the file keeps its bytes and mode. */
+/**
+ * kubeadm's MoveFile (a rename): on the host itself where it can, else through the Host (read,
+ * write, remove); either way the file keeps its bytes and mode.
+ */
 export async function moveFile(host: Host, from: string, to: string): Promise<void> {
+  if (host.rename) {
+    try {
+      return await host.rename(from, to);
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === "ENOENT") {
+        throw new Error(`rename ${from} ${to}: no such file or directory`, { cause: e });
+      }
+      throw e;
+    }
+  }
   const st = await host.stat(from);
   if (!st?.isFile) throw new Error(`rename ${from} ${to}: no such file or directory`);
   await host.writeFile(to, await host.readFile(from), st.mode & 0o7777);

@@ -80,7 +80,29 @@ function usagesOf(cert: Certificate): ExtKeyUsage[] {
   );
 }
 
-async function loadLocalCA(ctx: RenewalContext, caBaseName: string) {
+type LocalCA = { cert: Certificate; key: KeyObject } | undefined;
+
+/** Each CA read once per renewal context: nine certificates share three CAs. */
+const loadedCAs = new WeakMap<RenewalContext, Map<string, Promise<LocalCA>>>();
+
+function loadLocalCA(ctx: RenewalContext, caBaseName: string): Promise<LocalCA> {
+  let cas = loadedCAs.get(ctx);
+  if (!cas) {
+    cas = new Map<string, Promise<LocalCA>>();
+    loadedCAs.set(ctx, cas);
+  }
+  let ca = cas.get(caBaseName);
+  if (!ca) {
+    ca = readLocalCA(ctx, caBaseName);
+    // A failed read is not kept: the next certificate tries again.
+    const known = cas;
+    ca.catch(() => known.delete(caBaseName));
+    cas.set(caBaseName, ca);
+  }
+  return ca;
+}
+
+async function readLocalCA(ctx: RenewalContext, caBaseName: string): Promise<LocalCA> {
   const dir = ctx.cfg.cluster.certificatesDir;
   const keyPath = keyFile(dir, caBaseName);
   if (!(await ctx.host.exists(keyPath))) return undefined; // external CA: kubeforge cannot sign

@@ -12,7 +12,7 @@ import {
   writeManifest,
 } from "./manifests.js";
 import { pathManagerForUpgrade } from "./paths.js";
-import { renewUsingLocalCA, type RenewalContext } from "./renew.js";
+import { certificatesOf, renewUsingLocalCA, type RenewalContext } from "./renew.js";
 import {
   manifestFilesAreEqual,
   rollbackOldManifests,
@@ -89,6 +89,18 @@ async function upgradeEtcd(
   }
 }
 
+/**
+ * Starts generating the keys the renewals will take (each renewed certificate gets a new key, as
+ * kubeadm's): they are made on every core while the manifests are written and the etcd backup is
+ * copied, instead of one after another inside each renewal. Keys nobody takes are dropped.
+ */
+function prefetchRenewalKeys(data: UpgradeData): void {
+  const components = ["etcd", ...CONTROL_PLANE_COMPONENTS] as const;
+  const certificates = components.reduce((n, c) => n + certificatesOf(c, data.cfg).length, 0);
+  // admin.conf, and super-admin.conf where it exists.
+  data.keys.prefetch(data.cfg.cluster.encryptionAlgorithm, certificates + 2);
+}
+
 /** PerformStaticPodUpgrade for this node. */
 export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   const client = await data.client();
@@ -107,6 +119,7 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
   const renewal: RenewalContext | undefined = data.renewCerts
     ? { host: data.host, cfg: data.cfg, release: data.release, keys: data.keys, now: data.now() }
     : undefined;
+  if (renewal) prefetchRenewalKeys(data);
   const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log };
   const recover: RecoverManifests = new Map();
 

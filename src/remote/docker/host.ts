@@ -76,6 +76,9 @@ export class DockerHost implements Host {
   copyTree(src: string, dst: string): Promise<void> {
     return this.files.copyTree(src, dst);
   }
+  rename(from: string, to: string): Promise<void> {
+    return this.files.rename(from, to);
+  }
 
   async hostname(): Promise<string> {
     const r = await this.exec(["uname", "-n"]);

@@ -641,6 +641,9 @@ export class SshHost implements Host {
   copyTree(src: string, dst: string): Promise<void> {
     return this.files.copyTree(src, dst);
   }
+  rename(from: string, to: string): Promise<void> {
+    return this.files.rename(from, to);
+  }
 
   // ---- facts -----------------------------------------------------------------------------
 

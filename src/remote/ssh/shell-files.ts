@@ -57,6 +57,8 @@ const MKDIR = 'umask "$3"\nexec mkdir -p -m "$2" -- "$1"';
 const REMOVE = 'exec rm -f -- "$1"';
 // The folder's content copied on the host itself (an etcd data folder is tens of MB: through the
 // connection it would travel twice), modes, owners and times kept.
+// -T: a directory at the target is an error, not a place to move the file into.
+const RENAME = `[ -f "$1" ] || exit ${MISSING}\nexec mv -f -T -- "$1" "$2"`;
 const COPY_TREE = [
   `[ -d "$1" ] || exit ${MISSING}`,
   'mkdir -p -- "$2"',
@@ -155,6 +157,15 @@ export class ShellFiles {
       .split("\0")
       .filter((n) => n !== "")
       .sort();
+  }
+
+  /** Moves the file `from` to `to` on the host (a rename within a file system: Go's os.Rename). */
+  async rename(from: string, to: string): Promise<void> {
+    const r = await this.exec(script(RENAME, absolute(from), absolute(to)));
+    if (r.code === MISSING) {
+      throw fileError(this.host, "move", from, { ...r, stderr: "no such file" }, "ENOENT");
+    }
+    if (r.code !== 0) throw fileError(this.host, "move", from, r);
   }
 
   /** The content of folder `src` copied onto `dst` (made when missing), as `cp -a src/. dst/`. */

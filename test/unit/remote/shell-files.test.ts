@@ -121,6 +121,21 @@ describe("ShellFiles", () => {
     );
   });
 
+  it("moves a file on the host: the same inode and mode, and a missing source named", async () => {
+    const from = join(dir, "move me");
+    const to = join(dir, "moved $x");
+    await files.writeFile(from, "manifest", 0o600);
+    const ino = (await stat(from)).ino;
+    await files.rename(from, to);
+    expect((await stat(to)).ino).toBe(ino);
+    expect((await stat(to)).mode & 0o7777).toBe(0o600);
+    expect(await files.exists(from)).toBe(false);
+    await expect(files.rename(from, to)).rejects.toMatchObject({
+      code: "ENOENT",
+      message: `h1: cannot move ${from}: no such file`,
+    });
+  });
+
   it("rejects relative paths", async () => {
     await expect(files.readFile("etc/passwd")).rejects.toThrow(
       'host paths must be absolute, got "etc/passwd"',
