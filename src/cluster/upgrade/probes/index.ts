@@ -143,7 +143,7 @@ export class SessionProbes implements UpgradeProbes {
     o: WorkloadProbeOptions,
     user: UserWorkloads,
   ): Promise<Running["workloads"]> {
-    this.userCreated = await createUserObjects(client, user.objects);
+    await createUserObjects(client, user.objects, this.userCreated);
     if (user.source) {
       this.log(
         `the probe manifest ${user.source}: ${this.userCreated.length} of ${user.objects.length} objects created`,

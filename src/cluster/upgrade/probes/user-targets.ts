@@ -13,12 +13,15 @@ import { serviceProxyTarget } from "./workload-targets.js";
 // /bin/sh on the runner in a process group of its own, so a probe that outlives its timeout
 // takes its children with it.
 
-/** Creates what does not exist yet; returns what was created, in creation order. */
+/**
+ * Creates what does not exist yet, appending each object to `created` as soon as it exists: a
+ * failure half-way leaves `created` naming what the clean-up must remove.
+ */
 export async function createUserObjects(
   client: KubeClient,
   objects: readonly KubeObject[],
+  created: ObjectRef[] = [],
 ): Promise<ObjectRef[]> {
-  const created: ObjectRef[] = [];
   for (const obj of applyOrder(objects)) {
     const info = await client.resource(obj.apiVersion, obj.kind);
     const namespace = info.namespaced ? obj.metadata.namespace || "default" : undefined;

@@ -6,11 +6,12 @@ import { readInputs } from "../../../../src/action/inputs.js";
 import { probeOptions } from "../../../../src/cluster/upgrade/probes/options.js";
 import {
   commandTarget,
+  createUserObjects,
   runnerUrlTarget,
   userRequestTarget,
 } from "../../../../src/cluster/upgrade/probes/user-targets.js";
 import { userWorkloadsFromManifest } from "../../../../src/cluster/upgrade/probes/user-workloads.js";
-import type { KubeClient } from "../../../../src/kube/types.js";
+import type { KubeClient, ObjectRef } from "../../../../src/kube/types.js";
 
 // The user's own workloads as the workload probe (--probe-manifest, --probe-command and the
 // action's upgrade-probe-manifest, upgrade-probe-command): what a manifest's annotations ask
@@ -224,6 +225,28 @@ describe("the user's probe targets", () => {
       "the service proxy answered 503: no endpoints available",
     );
     expect(paths).toEqual(["/api/v1/namespaces/shop/services/web:http/proxy/healthz"]);
+  });
+
+  it("objects created before a failure stay listed for the clean-up", async () => {
+    const client = {
+      resource: () => Promise.resolve({ namespaced: true }),
+      create: (o: { metadata: { name: string } }) =>
+        o.metadata.name === "second"
+          ? Promise.reject(new Error("admission webhook denied it"))
+          : Promise.resolve(o),
+    } as unknown as KubeClient;
+    const objects = ["first", "second", "third"].map((name) => ({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      metadata: { name },
+    }));
+    const created: ObjectRef[] = [];
+    await expect(createUserObjects(client, objects, created)).rejects.toThrow(
+      "creating ConfigMap second of the probe manifest: admission webhook denied it",
+    );
+    expect(created).toEqual([
+      { apiVersion: "v1", kind: "ConfigMap", name: "first", namespace: "default" },
+    ]);
   });
 
   it("a runner URL names itself in checks", () => {
