@@ -59,15 +59,6 @@ function readProbeInputs(
   const probes = get("upgrade-probes");
   const manifest = get("upgrade-probe-manifest");
   const command = get("upgrade-probe-command");
-  let manifestFile: { path: string; text: string } | undefined;
-  if (manifest !== "") {
-    const path = runnerPath(manifest);
-    try {
-      manifestFile = { path, text: readText(path) };
-    } catch (e) {
-      throw new Error(`input upgrade-probe-manifest: ${(e as Error).message}`, { cause: e });
-    }
-  }
   const max = get("upgrade-max-api-downtime");
   const rate = get("upgrade-max-workload-error-rate");
   const down = get("upgrade-max-workload-downtime");
@@ -80,7 +71,7 @@ function readProbeInputs(
       ...(max !== "" ? { maxApiDowntime: max } : {}),
       ...(rate !== "" ? { maxWorkloadErrorRate: rate } : {}),
       ...(down !== "" ? { maxWorkloadDowntime: down } : {}),
-      ...(manifestFile ? { manifest: manifestFile } : {}),
+      ...(manifest !== "" ? { manifest: { path: runnerPath(manifest), read: readText } } : {}),
       ...(command !== "" ? { command } : {}),
     },
     {

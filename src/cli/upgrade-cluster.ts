@@ -68,14 +68,10 @@ function positive(value: string): number {
 }
 
 /** --probe-manifest's file, read whole before any host is contacted. */
-function probeManifest(file: string): { path: string; text: string } {
-  const path = resolve(file);
-  try {
-    return { path, text: readInputFileSync(path, "the probe manifest") };
-  } catch (e) {
-    throw new Error(`--probe-manifest: ${(e as Error).message}`, { cause: e });
-  }
-}
+const probeManifest = (file: string) => ({
+  path: resolve(file),
+  read: (path: string) => readInputFileSync(path, "the probe manifest"),
+});
 
 /** Where the report goes by default: beside the admin.conf `up` wrote, one folder per cluster. */
 export function defaultReportDir(name: string): string {

@@ -1,7 +1,7 @@
 import { UnservedKindError } from "./errors.js";
 import { createOrMutate, isPermanent, type ApiCallOptions } from "./idempotency.js";
 import { poll } from "./poll.js";
-import { displayName } from "./resources.js";
+import { displayName, withDefaultNamespace } from "./resources.js";
 import type { KubeClient, KubeObject } from "./types.js";
 
 // A manifest of any kinds applied as `kubectl create`, then `kubectl replace` for what exists:
@@ -15,9 +15,6 @@ import type { KubeClient, KubeObject } from "./types.js";
 
 export const CRD_API_VERSION = "apiextensions.k8s.io/v1";
 export const CRD_KIND = "CustomResourceDefinition";
-
-/** What kubectl uses for a namespaced object without one (admin.conf sets no namespace). */
-const DEFAULT_NAMESPACE = "default";
 
 interface CrdSpec {
   group?: string;
@@ -101,10 +98,7 @@ async function applyOne(
     ...(opts.intervalMs === undefined ? {} : { intervalMs: opts.intervalMs }),
     ...(opts.signal === undefined ? {} : { signal: opts.signal }),
   });
-  const target: KubeObject =
-    info.namespaced && !obj.metadata.namespace
-      ? { ...obj, metadata: { ...obj.metadata, namespace: DEFAULT_NAMESPACE } }
-      : obj;
+  const target = withDefaultNamespace(obj, info.namespaced);
   return createOrMutate(
     client,
     target,

@@ -1,4 +1,4 @@
-import type { ObjectRef } from "./types.js";
+import type { KubeObject, ObjectRef } from "./types.js";
 
 // The kinds kubeforge reads or writes, with what their request paths need. A fixed table instead
 // of discovery: kubeadm's typed clientset also knows every path at compile time, and a dry run
@@ -144,4 +144,18 @@ export function objectPathOf(info: ResourceInfo, ref: ObjectRef): string {
 /** "kube-system/kubeadm-config" for namespaced objects, the bare name otherwise. */
 export function displayName(ref: Pick<ObjectRef, "name" | "namespace">): string {
   return ref.namespace ? `${ref.namespace}/${ref.name}` : ref.name;
+}
+
+/** What kubectl uses for a namespaced object without one (admin.conf sets no namespace). */
+export const DEFAULT_NAMESPACE = "default";
+
+/** The namespace a namespaced object goes to: its own, else kubectl's default. */
+export const namespaceOrDefault = (o: KubeObject): string =>
+  o.metadata.namespace || DEFAULT_NAMESPACE;
+
+/** The object as kubectl sends it: a namespaced one without a namespace in the default one. */
+export function withDefaultNamespace(o: KubeObject, namespaced: boolean): KubeObject {
+  return namespaced && !o.metadata.namespace
+    ? { ...o, metadata: { ...o.metadata, namespace: DEFAULT_NAMESPACE } }
+    : o;
 }

@@ -26,8 +26,8 @@ export interface ProbeSettings {
   maxApiDowntime?: string;
   maxWorkloadErrorRate?: string;
   maxWorkloadDowntime?: string;
-  /** The probe manifest (--probe-manifest), read by the edge: its path and text. */
-  manifest?: { path: string; text: string };
+  /** The probe manifest (--probe-manifest): its path, and how the edge reads a file. */
+  manifest?: { path: string; read: (path: string) => string };
   /** --probe-command: run on the runner every interval, exit status 0 is up. */
   command?: string;
 }
@@ -62,8 +62,11 @@ export function parseErrorRate(text: string, field: string): { text: string; rat
   return { text, rate };
 }
 
+/** `none` alone turns every probe off. */
+const isNone = (probes: readonly string[]) => probes.length === 1 && probes[0] === "none";
+
 function checkProbes(probes: readonly string[], names: ProbeFieldNames): Set<string> {
-  const none = probes.length === 1 && probes[0] === "none";
+  const none = isNone(probes);
   for (const p of none ? [] : probes) {
     if (!(PROBES as readonly string[]).includes(p)) {
       throw new Error(
@@ -85,7 +88,7 @@ function userWorkloads(
     s.manifest !== undefined
       ? (names.manifest ?? "probe-manifest")
       : (names.command ?? "probe-command");
-  if (s.probes.length === 1 && s.probes[0] === "none") {
+  if (isNone(s.probes)) {
     throw new Error(
       `${field}: probes a workload, and ${names.probes} is none; give one or the other`,
     );
@@ -97,7 +100,7 @@ function userWorkloads(
   let fromManifest: Omit<UserWorkloads, "command"> = { objects: [], requests: [], deployments: [] };
   if (s.manifest) {
     try {
-      fromManifest = userWorkloadsFromManifest(s.manifest.text, s.manifest.path);
+      fromManifest = userWorkloadsFromManifest(s.manifest.read(s.manifest.path), s.manifest.path);
     } catch (e) {
       throw new Error(`${names.manifest ?? "probe-manifest"}: ${(e as Error).message}`, {
         cause: e,

@@ -1,6 +1,7 @@
 import { spawn } from "node:child_process";
 import { applyOrder } from "../../../kube/apply.js";
 import { isAlreadyExists, isNotFound } from "../../../kube/errors.js";
+import { withDefaultNamespace } from "../../../kube/resources.js";
 import type { KubeClient, KubeObject, ObjectRef } from "../../../kube/types.js";
 import { serviceProxyPath } from "../../../manifests/probe-canary.js";
 import type { ProbeTarget } from "./prober.js";
@@ -24,8 +25,8 @@ export async function createUserObjects(
 ): Promise<ObjectRef[]> {
   for (const obj of applyOrder(objects)) {
     const info = await client.resource(obj.apiVersion, obj.kind);
-    const namespace = info.namespaced ? obj.metadata.namespace || "default" : undefined;
-    const target = { ...obj, metadata: { ...obj.metadata, ...(namespace ? { namespace } : {}) } };
+    const target = withDefaultNamespace(obj, info.namespaced);
+    const namespace = info.namespaced ? target.metadata.namespace : undefined;
     try {
       await client.create(target);
     } catch (e) {

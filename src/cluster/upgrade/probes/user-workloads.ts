@@ -1,4 +1,5 @@
 import { parseManifest } from "../../../config/manifest.js";
+import { namespaceOrDefault } from "../../../kube/resources.js";
 import type { KubeObject } from "../../../kube/types.js";
 
 // The user's own workloads as the workload probe (--probe-manifest, --probe-command; the
@@ -15,9 +16,6 @@ import type { KubeObject } from "../../../kube/types.js";
 
 export const PROBE_URL_ANNOTATION = "kubeforge.dev/probe-url";
 export const PROBE_PORT_ANNOTATION = "kubeforge.dev/probe-port";
-
-/** What kubectl uses for a namespaced object without one. */
-const DEFAULT_NAMESPACE = "default";
 
 /** One request of the user's workload probe. */
 export type UserRequest =
@@ -50,7 +48,6 @@ interface ServicePort {
 
 const isCoreService = (o: KubeObject) => o.apiVersion === "v1" && o.kind === "Service";
 const isDeployment = (o: KubeObject) => o.apiVersion === "apps/v1" && o.kind === "Deployment";
-const namespaceOf = (o: KubeObject) => o.metadata.namespace || DEFAULT_NAMESPACE;
 
 /** The Service port a proxied request goes to: the annotation's, else the first port. */
 function proxiedPort(svc: KubeObject, where: string): string {
@@ -75,7 +72,7 @@ function proxiedPort(svc: KubeObject, where: string): string {
 function requestOf(o: KubeObject, where: string): UserRequest | undefined {
   const url = o.metadata.annotations?.[PROBE_URL_ANNOTATION];
   if (url === undefined) return undefined;
-  const name = `${namespaceOf(o)}/${o.metadata.name}`;
+  const name = `${namespaceOrDefault(o)}/${o.metadata.name}`;
   if (/^https?:\/\/[^/\s]+/i.test(url)) {
     try {
       new URL(url);
@@ -93,7 +90,7 @@ function requestOf(o: KubeObject, where: string): UserRequest | undefined {
     return {
       name,
       via: "service-proxy",
-      namespace: namespaceOf(o),
+      namespace: namespaceOrDefault(o),
       service: o.metadata.name,
       port: proxiedPort(o, where),
       path: url,
@@ -120,7 +117,7 @@ export function userWorkloadsFromManifest(
   });
   const deployments = objects
     .filter(isDeployment)
-    .map((o) => ({ namespace: namespaceOf(o), name: o.metadata.name }));
+    .map((o) => ({ namespace: namespaceOrDefault(o), name: o.metadata.name }));
   if (requests.length === 0 && deployments.length === 0) {
     throw new Error(
       `the probe manifest ${source} gives nothing to probe: no object has a ${PROBE_URL_ANNOTATION} annotation and none is a Deployment`,

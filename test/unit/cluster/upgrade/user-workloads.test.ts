@@ -118,7 +118,7 @@ describe("probeOptions with the user's workloads", () => {
     const o = probeOptions(
       {
         ...base,
-        manifest: { path: "/w/probes.yaml", text: SERVICE },
+        manifest: { path: "/w/probes.yaml", read: () => SERVICE },
         command: "curl -fsS http://x",
         maxWorkloadErrorRate: "1%",
       },
@@ -141,7 +141,7 @@ describe("probeOptions with the user's workloads", () => {
       "--probe-command: is empty; give a command for /bin/sh",
     );
     expect(() =>
-      probeOptions({ ...base, manifest: { path: "m.yaml", text: "kind: [" } }, names),
+      probeOptions({ ...base, manifest: { path: "m.yaml", read: () => "kind: [" } }, names),
     ).toThrow(/^--probe-manifest: the probe manifest m\.yaml: document 1 is not valid YAML/);
   });
 });
