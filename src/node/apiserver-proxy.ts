@@ -17,6 +17,9 @@ export const APISERVER_PROXY_PORT = 7443;
 export const APISERVER_PROXY_UNIT = "kubeforge-apiserver-proxy";
 export const APISERVER_PROXY_CONFIG = "/etc/kubeforge/apiserver-proxy.cfg";
 export const APISERVER_PROXY_UNIT_PATH = `/etc/systemd/system/${APISERVER_PROXY_UNIT}.service`;
+/** HAProxy's runtime API: root's only (mode 600), where an upgrade takes a server out. */
+export const APISERVER_PROXY_SOCKET = "/run/kubeforge-apiserver-proxy.sock";
+const BACKEND = "kube-apiservers";
 
 export interface ApiServerBackend {
   name: string;
@@ -32,6 +35,14 @@ export function proxyListenAddress(backends: readonly ApiServerBackend[]): strin
 /** https://<loopback>:7443, what node-local clients are pointed at. */
 export function proxyServerURL(backends: readonly ApiServerBackend[]): string {
   return `https://${joinHostPort(proxyListenAddress(backends), APISERVER_PROXY_PORT)}`;
+}
+
+/** Whether a controlPlaneEndpoint is the node-local proxies' (what `up` sets without one of the user's). */
+export function isProxyEndpoint(controlPlaneEndpoint: string | undefined): boolean {
+  return (
+    controlPlaneEndpoint === `127.0.0.1:${APISERVER_PROXY_PORT}` ||
+    controlPlaneEndpoint === `[::1]:${APISERVER_PROXY_PORT}`
+  );
 }
 
 // HAProxy reads an IPv6 address as "ipv6@addr:port": the last colon separates the port.
@@ -56,6 +67,7 @@ export function apiServerProxyConfig(backends: readonly ApiServerBackend[]): str
     "# Managed by kubeforge: the node-local load balancer for the Kubernetes API servers.",
     "global",
     "  maxconn 4000",
+    `  stats socket ${APISERVER_PROXY_SOCKET} mode 600 level admin`,
     "defaults",
     "  mode tcp",
     "  timeout connect 3s",
@@ -66,8 +78,8 @@ export function apiServerProxyConfig(backends: readonly ApiServerBackend[]): str
     "  option redispatch",
     "frontend kube-apiserver",
     `  bind ${haproxyAddress(listen, APISERVER_PROXY_PORT)}`,
-    "  default_backend kube-apiservers",
-    "backend kube-apiservers",
+    `  default_backend ${BACKEND}`,
+    `backend ${BACKEND}`,
     "  balance roundrobin",
     // /readyz is readable without credentials (RBAC system:public-info-viewer); the API
     // server's certificate is the client's to verify, not the health check's.
@@ -196,4 +208,45 @@ export async function installApiServerProxy(
     await pause(250);
   }
   return { changed: changed.length > 0 || !active };
+}
+
+/**
+ * HAProxy runtime API commands (one line, `;`-separated) that put `back` into rotation and take
+ * `out` out of it before its API server restarts: maintenance (no new connection goes to it)
+ * and its sessions closed, so clients holding keep-alive connections or watches reconnect to
+ * another API server now instead of failing when it stops. `ready` only lifts the
+ * maintenance: the health check still decides whether a server gets traffic.
+ */
+export function proxyRotationCommands(change: { out?: string; back: readonly string[] }): string {
+  const commands = change.back.map((s) => `set server ${BACKEND}/${s} state ready`);
+  if (change.out !== undefined) {
+    commands.push(
+      `set server ${BACKEND}/${change.out} state maint`,
+      `shutdown sessions server ${BACKEND}/${change.out}`,
+    );
+  }
+  return commands.join("; ");
+}
+
+/**
+ * Sends `commands` to the proxy's runtime API on the host (socat, which kubeadm's preflight
+ * requires on every node); throws naming the host when the API is not there or refuses one.
+ */
+export async function changeProxyRotation(
+  host: Host,
+  commands: string,
+  socket = APISERVER_PROXY_SOCKET,
+): Promise<void> {
+  const argv = ["socat", "-", `UNIX-CONNECT:${socket}`];
+  const r = await host.exec(argv, { sudo: true, stdin: `${commands}\n`, timeoutMs: 15_000 });
+  if (r.code !== 0) {
+    throw new Error(
+      `cannot reach the API server proxy's runtime API (${socket}) on ${host.name}: ${(r.stderr || r.stdout).trim().split("\n").pop()}`,
+    );
+  }
+  // Each command answers an empty line when it worked, a message otherwise.
+  const refused = r.stdout.trim();
+  if (refused !== "") {
+    throw new Error(`the API server proxy on ${host.name} refused "${commands}": ${refused}`);
+  }
 }

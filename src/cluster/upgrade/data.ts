@@ -73,6 +73,8 @@ export interface ClusterReading {
   /** kube-system/kubeadm-config ClusterConfiguration.kubernetesVersion. */
   clusterVersion: string;
   nodes: NodeReading[];
+  /** The endpoint is kubeforge's node-local API server proxies (node/apiserver-proxy.ts). */
+  nodeLocalProxy?: boolean;
   /** etcd's health as its client saw it; a string says what is wrong. */
   etcdProblem: string | undefined;
   addons: { coredns?: string; kubeProxy?: string };
@@ -135,6 +137,14 @@ export interface UpgradeWork {
   swapKubelet(node: string): Promise<void>;
   /** Waits until the Node is Ready with kubeletVersion at the target. */
   gate(node: string): Promise<void>;
+  /**
+   * Before a control plane changes: its API server out of every node's API server proxy (and
+   * every other one back in), so clients move off it before it restarts. Nothing when the
+   * cluster's endpoint is not kubeforge's proxies.
+   */
+  proxyOut(node: string): Promise<void>;
+  /** Every control plane back into the proxies' rotation (their health checks decide again). */
+  proxyIn(): Promise<void>;
   /** Every etcd member healthy (before a control plane changes). */
   etcdQuorum(): Promise<void>;
   cordon(node: string): Promise<void>;

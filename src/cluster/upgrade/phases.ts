@@ -37,9 +37,15 @@ async function upgradeControlPlane(d: ClusterUpgradeData, n: PlannedUpgradeNode)
   const kind = n.action as NodeStepKind;
   await d.work.mark(n.name, "started");
   if (kind === "node") await step(d, n, "etcd-quorum", () => d.work.etcdQuorum());
-  await step(d, n, `upgrade-${kind}`, () => d.work.upgradeNode(n.name, kind));
-  await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
-  await step(d, n, "gate", () => d.work.gate(n.name));
+  // Clients of kubeforge's own endpoint move off this API server before its etcd and it restart.
+  await d.work.proxyOut(n.name);
+  try {
+    await step(d, n, `upgrade-${kind}`, () => d.work.upgradeNode(n.name, kind));
+    await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
+    await step(d, n, "gate", () => d.work.gate(n.name));
+  } finally {
+    await d.work.proxyIn();
+  }
   await d.work.mark(n.name, "done");
   d.report.node(n.name, n.role).result = "upgraded";
 }
@@ -215,6 +221,8 @@ const verify: Phase<ClusterUpgradeData> = {
   name: "verify",
   short: "Every Node Ready at the target, kubeadm-config at the target",
   run: async (d) => {
+    // A run stopped inside a control plane's step left it out of the proxies' rotation.
+    await d.work.proxyIn();
     const admin = await d.session.adminClient();
     await d.work.verify(admin);
   },

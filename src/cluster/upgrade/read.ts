@@ -2,6 +2,7 @@ import { load } from "js-yaml";
 import { DEFAULT_CERTIFICATES_DIR, DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
 import type { InitConfig } from "../../config/types.js";
 import { APISERVER_ENDPOINT_ANNOTATION } from "../../manifests/control-plane.js";
+import { isProxyEndpoint } from "../../node/apiserver-proxy.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { realUpgradeEtcd } from "../../phases/upgrade/etcd-access.js";
 import { routeThrough } from "../../remote/route.js";
@@ -98,6 +99,7 @@ export async function storedClusterConfiguration(admin: KubeClient): Promise<{
   kubernetesVersion: string;
   certificatesDir: string;
   externalEtcd: boolean;
+  controlPlaneEndpoint?: string;
   /** What decides the images (kubeadm stores a defaulted ClusterConfiguration: all present). */
   imageCluster: InitConfig["cluster"];
 }> {
@@ -110,6 +112,7 @@ export async function storedClusterConfiguration(admin: KubeClient): Promise<{
   const cfg = (load(cm.data?.ClusterConfiguration ?? "") ?? {}) as {
     kubernetesVersion?: string;
     certificatesDir?: string;
+    controlPlaneEndpoint?: string;
     imageRepository?: string;
     etcd?: { external?: unknown };
     dns?: unknown;
@@ -127,6 +130,7 @@ export async function storedClusterConfiguration(admin: KubeClient): Promise<{
     kubernetesVersion: cfg.kubernetesVersion ?? "",
     certificatesDir: cfg.certificatesDir ?? DEFAULT_CERTIFICATES_DIR,
     externalEtcd: cfg.etcd?.external !== undefined,
+    ...(cfg.controlPlaneEndpoint ? { controlPlaneEndpoint: cfg.controlPlaneEndpoint } : {}),
   };
 }
 
@@ -176,6 +180,7 @@ export async function readCluster(
   return {
     clusterVersion: stored.kubernetesVersion,
     nodes,
+    nodeLocalProxy: isProxyEndpoint(stored.controlPlaneEndpoint),
     etcdProblem: stored.externalEtcd
       ? undefined
       : await etcdProblem(session, admin, stored.certificatesDir),

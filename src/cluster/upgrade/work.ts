@@ -5,6 +5,7 @@ import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { poll } from "../../kube/poll.js";
 import type { FetchedArtifact } from "../../node/artifacts/fetch.js";
 import { goArch } from "../../node/artifacts/catalog.js";
+import { changeProxyRotation, proxyRotationCommands } from "../../node/apiserver-proxy.js";
 import { prePullImages } from "../../node/images.js";
 import {
   runUpgradeApply,
@@ -232,6 +233,52 @@ export class HostUpgradeWork implements UpgradeWork {
     });
     const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
     node.kubeletAfter = to;
+  }
+
+  async proxyOut(name: string): Promise<void> {
+    await this.rotate(name, `${name} taken out of`);
+  }
+
+  async proxyIn(): Promise<void> {
+    await this.rotate(undefined, "every control plane in");
+  }
+
+  /**
+   * Changes the rotation of every node's API server proxy, in parallel. A proxy that cannot be
+   * changed is a warning, not a failure: its health checks still take a stopped API server out,
+   * only a second or two late.
+   */
+  private async rotate(out: string | undefined, what: string): Promise<void> {
+    const s = await this.d.settled();
+    if (!s.reading.nodeLocalProxy || this.d.dryRun) return;
+    const controlPlanes = s.inventory
+      .filter((i) => i.node.role === "control-plane")
+      .map((i) => i.node.name);
+    const commands = proxyRotationCommands({
+      ...(out !== undefined ? { out } : {}),
+      back: controlPlanes.filter((n) => n !== out),
+    });
+    let changed = 0;
+    await fleet(
+      s.inventory,
+      (i) => i.node.name,
+      async (i) => {
+        try {
+          await changeProxyRotation(this.d.session.hostOf(i.node.name), commands);
+          changed++;
+        } catch (e) {
+          this.d.session
+            .nodeReporter(i.node.name)
+            .warn(
+              `[apiserver-proxy] ${(e as Error).message}; its health checks still take a stopped API server out, a second or two late`,
+            );
+        }
+      },
+      { concurrency: s.inventory.length },
+    );
+    this.d.reporter.info(
+      `[apiserver-proxy] ${what} the node-local API server proxies of ${changed} of ${s.inventory.length} node(s)`,
+    );
   }
 
   async etcdQuorum(): Promise<void> {

@@ -7,15 +7,22 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import {
+  APISERVER_PROXY_SOCKET,
   apiServerProxyConfig,
   apiServerProxyUnit,
+  changeProxyRotation,
+  isProxyEndpoint,
+  proxyRotationCommands,
   proxyServerURL,
 } from "../../../src/node/apiserver-proxy.js";
+import { LocalHost } from "../../../src/remote/local.js";
 import { localEndpoint } from "../../../src/cluster/up/local-endpoint.js";
 
 // The node-local API server proxy's configuration, checked by the real HAProxy (`haproxy -c`),
 // and run by it in front of two HTTPS servers standing in for API servers: one whose /readyz
-// starts answering 500 (as kube-apiserver's does while its etcd is down) loses its clients.
+// starts answering 500 (as kube-apiserver's does while its etcd is down) loses its clients; one
+// taken out through HAProxy's runtime API (as an upgrade does before its control plane changes)
+// loses them at once, while its /readyz still answers 200, and gets them back when put back.
 
 async function haproxyCheck(config: string): Promise<{ code: number; output: string }> {
   const dir = await mkdtemp(join(tmpdir(), "kubeforge-haproxy-"));
@@ -61,6 +68,10 @@ describe("node-local API server proxy", () => {
     expect(check.code).toBe(0);
     expect(localEndpoint(backends)).toBe(endpoint);
     expect(proxyServerURL(backends)).toBe(`https://${endpoint}`);
+    // An upgrade knows the proxies from kubeadm-config's controlPlaneEndpoint.
+    expect(isProxyEndpoint(endpoint)).toBe(true);
+    expect(isProxyEndpoint(`${backends[0]!.address}:6443`)).toBe(false);
+    expect(isProxyEndpoint(undefined)).toBe(false);
   });
 
   it("HAProxy refuses a broken configuration (the check can fail)", async () => {
@@ -80,53 +91,11 @@ describe("node-local API server proxy", () => {
   });
 
   it("takes an API server whose /readyz fails out of rotation and closes its sessions", async () => {
-    const dir = await mkdtemp(join(tmpdir(), "kubeforge-haproxy-"));
-    const stoppers: (() => void)[] = [];
+    const p = await startProxy();
     try {
-      await run("openssl", [
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:P-256",
-        "-nodes",
-        "-subj",
-        "/CN=kube-apiserver",
-        "-days",
-        "1",
-        "-keyout",
-        join(dir, "key.pem"),
-        "-out",
-        join(dir, "cert.pem"),
-      ]);
-      const tls = {
-        key: await readFile(join(dir, "key.pem")),
-        cert: await readFile(join(dir, "cert.pem")),
-      };
-      const ready = new Map([
-        ["a", true],
-        ["b", true],
-      ]);
-      const backends = [];
-      for (const name of ["a", "b"]) {
-        const server = createServer(tls, (req, res) => {
-          const code = req.url === "/readyz" && !ready.get(name) ? 500 : 200;
-          res.writeHead(code, { "content-type": "text/plain" }).end(name);
-        });
-        backends.push({ name, address: "127.0.0.1", port: await listen(server) });
-        stoppers.push(() => server.close());
-      }
-      // The backends' behaviour is under test, not the fixed port: a free one is bound instead.
-      const probe = createServer(tls);
-      const port = await listen(probe);
-      await new Promise((resolve) => probe.close(resolve));
-      const config = apiServerProxyConfig(backends).replace("127.0.0.1:7443", `127.0.0.1:${port}`);
-      await writeFile(join(dir, "proxy.cfg"), config);
-      const haproxy = spawn("haproxy", ["-db", "-f", join(dir, "proxy.cfg")], { stdio: "ignore" });
-      stoppers.push(() => haproxy.kill("SIGKILL"));
+      const { port, ready } = p;
       const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
-      stoppers.push(() => agent.destroy());
+      p.stoppers.push(() => agent.destroy());
       const fresh = () => get(port, new Agent({ rejectUnauthorized: false }));
 
       // Both ready: new connections go round-robin to both.
@@ -136,10 +105,7 @@ describe("node-local API server proxy", () => {
         return seen.size === 2;
       });
       // A keep-alive session bound to "a" (one socket, reused while a answers).
-      await waitFor(async () => (await get(port, agent)) === "a");
-      const socket = Object.values(agent.freeSockets).flat()[0];
-      expect(socket).toBeDefined();
-      const closed = new Promise<void>((resolve) => socket!.once("close", () => resolve()));
+      const { closed } = await sessionTo(port, agent, "a");
 
       ready.set("a", false);
       // Marked down after two failed checks a second apart: its session is closed...
@@ -150,11 +116,132 @@ describe("node-local API server proxy", () => {
       expect(answers).toEqual(Array(6).fill("b"));
       expect(await get(port, agent)).toBe("b");
     } finally {
-      for (const stop of stoppers) stop();
-      await rm(dir, { recursive: true, force: true });
+      await p.stop();
+    }
+  }, 30_000);
+
+  it("takes a ready API server out through the runtime API at once, and puts it back", async () => {
+    const p = await startProxy();
+    try {
+      const { port } = p;
+      const host = new LocalHost();
+      const agent = new Agent({ keepAlive: true, maxSockets: 1, rejectUnauthorized: false });
+      p.stoppers.push(() => agent.destroy());
+      const fresh = () => get(port, new Agent({ rejectUnauthorized: false }));
+      const both = async () => {
+        const seen = new Set<string>();
+        await waitFor(async () => {
+          seen.add(await fresh());
+          return seen.size === 2;
+        });
+      };
+      await both();
+      const { closed } = await sessionTo(port, agent, "a");
+
+      const outAt = Date.now();
+      await changeProxyRotation(host, proxyRotationCommands({ out: "a", back: ["b"] }), p.socket);
+      // Closed by the command, not by a failed health check (a's /readyz still answers 200).
+      await closed;
+      expect(Date.now() - outAt).toBeLessThan(900);
+      const answers = [];
+      for (let i = 0; i < 6; i++) answers.push(await fresh());
+      expect(answers).toEqual(Array(6).fill("b"));
+
+      await changeProxyRotation(host, proxyRotationCommands({ back: ["a", "b"] }), p.socket);
+      await both();
+
+      // A server the proxy does not have: HAProxy's refusal names it.
+      await expect(
+        changeProxyRotation(host, proxyRotationCommands({ out: "c", back: [] }), p.socket),
+      ).rejects.toThrow(
+        /the API server proxy on .* refused "set server kube-apiservers\/c state maint.*": .*No such server/i,
+      );
+      // No runtime API there (a proxy configured before it had one): the error names the socket.
+      await expect(
+        changeProxyRotation(host, "show servers state", join(p.dir, "missing.sock")),
+      ).rejects.toThrow(/cannot reach the API server proxy's runtime API \(.*missing\.sock\) on /);
+    } finally {
+      await p.stop();
     }
   }, 30_000);
 });
+
+/**
+ * HAProxy with kubeforge's configuration in front of two HTTPS servers "a" and "b" standing in
+ * for API servers (their /readyz answers 500 when `ready` says false); a free port and a
+ * private runtime socket instead of the fixed ones.
+ */
+async function startProxy() {
+  const dir = await mkdtemp(join(tmpdir(), "kubeforge-haproxy-"));
+  const stoppers: (() => void)[] = [];
+  const stop = async () => {
+    for (const s of stoppers) s();
+    await rm(dir, { recursive: true, force: true });
+  };
+  try {
+    await run("openssl", [
+      "req",
+      "-x509",
+      "-newkey",
+      "ec",
+      "-pkeyopt",
+      "ec_paramgen_curve:P-256",
+      "-nodes",
+      "-subj",
+      "/CN=kube-apiserver",
+      "-days",
+      "1",
+      "-keyout",
+      join(dir, "key.pem"),
+      "-out",
+      join(dir, "cert.pem"),
+    ]);
+    const tls = {
+      key: await readFile(join(dir, "key.pem")),
+      cert: await readFile(join(dir, "cert.pem")),
+    };
+    const ready = new Map([
+      ["a", true],
+      ["b", true],
+    ]);
+    const backends = [];
+    for (const name of ["a", "b"]) {
+      const server = createServer(tls, (req, res) => {
+        const code = req.url === "/readyz" && !ready.get(name) ? 500 : 200;
+        res.writeHead(code, { "content-type": "text/plain" }).end(name);
+      });
+      backends.push({ name, address: "127.0.0.1", port: await listen(server) });
+      stoppers.push(() => server.close());
+    }
+    // The backends' behaviour is under test, not the fixed port: a free one is bound instead.
+    const probe = createServer(tls);
+    const port = await listen(probe);
+    await new Promise((resolve) => probe.close(resolve));
+    const socket = join(dir, "runtime.sock");
+    const config = apiServerProxyConfig(backends)
+      .replace("127.0.0.1:7443", `127.0.0.1:${port}`)
+      .replace(APISERVER_PROXY_SOCKET, socket);
+    await writeFile(join(dir, "proxy.cfg"), config);
+    const haproxy = spawn("haproxy", ["-db", "-f", join(dir, "proxy.cfg")], { stdio: "ignore" });
+    stoppers.push(() => haproxy.kill("SIGKILL"));
+    return { dir, port, socket, ready, stoppers, stop };
+  } catch (e) {
+    await stop();
+    throw e;
+  }
+}
+
+/** A keep-alive session bound to `name`; `closed` resolves when its socket closes. */
+async function sessionTo(
+  port: number,
+  agent: Agent,
+  name: string,
+): Promise<{ closed: Promise<void> }> {
+  await waitFor(async () => (await get(port, agent)) === name);
+  const socket = Object.values(agent.freeSockets).flat()[0];
+  expect(socket).toBeDefined();
+  return { closed: new Promise<void>((resolve) => socket!.once("close", () => resolve())) };
+}
 
 const run = promisify(execFile);
 
