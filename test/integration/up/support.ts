@@ -27,6 +27,8 @@ export interface ClusterFileOptions {
    * (test/support/release-server.ts) for tests that download binaries, as an upgrade does.
    */
   kubernetesDownloads?: string;
+  /** The Cluster's kubernetesVersion (default v1.35.0; the testbed's kubelets report theirs). */
+  kubernetesVersion?: string;
 }
 
 /**
@@ -44,7 +46,7 @@ export function clusterFile(o: ClusterFileOptions): string {
     "apiVersion: kubeforge.dev/v1alpha1",
     "kind: Cluster",
     `name: ${o.name}`,
-    "kubernetesVersion: v1.35.0",
+    `kubernetesVersion: ${o.kubernetesVersion ?? "v1.35.0"}`,
     ...(o.controlPlaneEndpoint ? [`controlPlaneEndpoint: "${o.controlPlaneEndpoint}"`] : []),
     `wait: ${o.wait ?? "3m"}`,
     // The test hosts are prepared already (the simulated kubelet and runtime); node preparation

@@ -23,11 +23,12 @@ import {
 // as kubespray and k0s do) that the worker's kubelet and kube-proxy use, and a runner-side tunnel
 // with failover that the exported admin.conf names. With one control plane stopped, the worker
 // stays Ready and kubectl through the exported admin.conf still works. cp-2 is reached as a
-// non-root user with password-less sudo. Before that, `kubeforge upgrade -f` takes it from
-// v1.35.0 to v1.36.3 behind those proxies, sampled from the side every second: etcd keeps its
-// quorum throughout (real etcd), the addons move only during the last control plane's step, and
-// the API probes through the stable endpoint see no outage: each control plane is taken out of
-// every proxy (HAProxy's runtime API) before it changes.
+// non-root user with password-less sudo. Before that, `kubeforge upgrade -f --via auto` takes it
+// from v1.34 to v1.36 in two hops behind those proxies, sampled from the side every second: every
+// node gated in each hop, etcd keeps its quorum throughout (real etcd), the addons move only
+// during each hop's last control plane step, and the API probes through the stable endpoint see
+// no outage: each control plane is taken out of every proxy (HAProxy's runtime API) before it
+// changes.
 
 let bed: SshTestbed;
 let r: Runner;
@@ -35,7 +36,10 @@ let kubeconfig: string;
 let clusterPath: string;
 let server: ReleaseServer;
 
-const FROM = "v1.35.0";
+const FROM = "v1.34.7";
+// --via auto goes through stable-1.35: the release server has no label files, so the version
+// table's newest v1.35 answers (what an offline resolver does, with a warning).
+const MIDDLE = "v1.35.8";
 const TARGET = "v1.36.3";
 const CONTROL_PLANES = ["cp-1", "cp-2", "cp-3"];
 /** An `up` of the four nodes; alone it takes about 4 minutes, on a loaded CI machine over 7. */
@@ -50,7 +54,12 @@ interface DaemonSet {
 }
 
 beforeAll(async () => {
-  bed = await createTestbed(["cp-1", "cp-2", "cp-3", "w-1"], { ssh: true });
+  const nodes = [...CONTROL_PLANES, "w-1"];
+  bed = await createTestbed(nodes, {
+    ssh: true,
+    // The simulated kubelets report the version the cluster is built at.
+    kubeletVersions: Object.fromEntries(nodes.map((n) => [n, FROM])),
+  });
   r = await runner();
   kubeconfig = join(r.dir, "admin.conf");
   server = await startReleaseServer();
@@ -62,15 +71,38 @@ afterAll(async () => {
   await server?.close();
 }, 120_000);
 
-/** `kubeforge upgrade -f --to TARGET` with its report; kubelet and kubectl from the release server. */
+/**
+ * `kubeforge upgrade -f --to TARGET --via auto` with its report; kubelet and kubectl from the
+ * release server, labels looked up there.
+ */
 async function upgrade(): Promise<{ code: number; stderr: string; report: UpgradeReport }> {
   const cli = await bundledCli();
   const caFile = join(r.dir, "release-ca.pem");
   await writeFile(caFile, server.ca);
   const reportPath = join(r.dir, "upgrade-report.json");
   const result = await cli.kubeforge(
-    ["upgrade", "-f", clusterPath, "--to", TARGET, "--report", reportPath, "--node-timeout", "3m"],
-    { timeoutMs: 840_000, env: { HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile } },
+    [
+      "upgrade",
+      "-f",
+      clusterPath,
+      "--to",
+      TARGET,
+      "--via",
+      "auto",
+      "--report",
+      reportPath,
+      "--node-timeout",
+      "3m",
+    ],
+    {
+      // Two hops of four nodes: about 3 minutes alone, more than twice that on a loaded machine.
+      timeoutMs: 1_200_000,
+      env: {
+        HOME: r.dir,
+        NODE_EXTRA_CA_CERTS: caFile,
+        KUBEFORGE_RELEASE_BASE_URL: `${server.url}/dl/release`,
+      },
+    },
   );
   if (result.code !== 0) throw new Error(await diagnostics(bed, result));
   const report = JSON.parse(await readFile(reportPath, "utf8")) as UpgradeReport;
@@ -135,6 +167,7 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
           // One control plane through a sudo user: its proxy, static pods and etcd go through sudo.
           userFor: (h) => (h.name === "cp-2" ? SUDO_USER : "root"),
           kubernetesDownloads: server.sources.kubernetes,
+          kubernetesVersion: FROM,
         }),
       );
       // Four nodes, three joins in a row: under a loaded CI machine this took over 400 s.
@@ -200,20 +233,37 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
     HA_UP_TIMEOUT_MS + 60_000,
   );
 
-  it("upgrades to v1.36.3 behind the node-local proxies: etcd keeps quorum, the addons move with the last control plane", async () => {
+  it("upgrades two minors with --via auto behind the node-local proxies: each hop gated, etcd keeps quorum, the addons move with the last control plane", async () => {
     const watch = observe();
     const upgraded = await upgrade().finally(() => watch.stop());
     const { report, stderr } = upgraded;
     const seen = await watch.stop();
     expect(report.from).toBe(FROM);
+    expect(report.hops!.map((h) => [h.from, h.to, h.result])).toEqual([
+      [FROM, MIDDLE, "succeeded"],
+      [MIDDLE, TARGET, "succeeded"],
+    ]);
     expect(report.nodes.map((n) => [n.name, n.result])).toEqual([
       ...CONTROL_PLANES.map((n) => [n, "upgraded"]),
       ["w-1", "upgraded"],
     ]);
-    const stepStart = (node: string, step: string) =>
-      Date.parse(
-        report.nodes.find((n) => n.name === node)!.steps.find((s) => s.name === step)!.startedAt,
-      );
+    // Every node changed and was gated in each hop, the control planes one at a time.
+    for (const n of report.nodes) {
+      for (const hop of [MIDDLE, TARGET]) {
+        const steps = n.steps.filter((s) => s.hop === hop);
+        expect(
+          steps.map((s) => s.name),
+          `${n.name} in the hop to ${hop}`,
+        ).toContain("gate");
+        expect(steps.every((s) => s.result === "ok")).toBe(true);
+      }
+    }
+    /** When `node`'s `step` started, in each hop. */
+    const stepStarts = (node: string, step: string) =>
+      report.nodes
+        .find((n) => n.name === node)!
+        .steps.filter((s) => s.name === step)
+        .map((s) => Date.parse(s.startedAt));
 
     // Real etcd: never more than one member down, so the quorum held; all three healthy after.
     expect(seen.length).toBeGreaterThan(20);
@@ -223,12 +273,17 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
     ) as { health: boolean }[];
     expect(members.map((m) => m.health)).toEqual([true, true, true]);
 
-    // kube-proxy stays at the old version until the last control plane's `upgrade node` runs
-    // (kubeadm v1.28+: postupgrade.go UnupgradedControlPlaneInstances), then moves.
-    const lastStep = stepStart("cp-3", "upgrade-node");
+    // In each hop kube-proxy stays at the hop's old version until the last control plane's
+    // `upgrade node` runs (kubeadm v1.28+: postupgrade.go UnupgradedControlPlaneInstances).
+    const [firstHopLast, secondHopLast] = stepStarts("cp-3", "upgrade-node");
     const images = seen.filter((o) => o.kubeProxy !== undefined);
-    expect(images.filter((o) => o.at < lastStep).map((o) => o.kubeProxy)).not.toContain(TARGET);
-    expect(images.filter((o) => o.at < lastStep).length).toBeGreaterThan(10);
+    const between = (from: number, to: number) =>
+      images.filter((o) => o.at >= from && o.at < to).map((o) => o.kubeProxy);
+    expect(between(0, firstHopLast!).length).toBeGreaterThan(10);
+    expect(new Set(between(0, firstHopLast!))).toEqual(new Set([FROM]));
+    const middle = between(firstHopLast!, secondHopLast!);
+    expect(middle).toContain(MIDDLE);
+    expect(middle).not.toContain(TARGET);
     expect(report.addons.kubeProxy).toEqual({ before: FROM, after: TARGET });
     expect(stderr).toMatch(
       /cp-1: .*\[upgrade\/addon\] Skipping upgrade of addons because control plane instances \[cp-2 cp-3\] have not been upgraded/,
