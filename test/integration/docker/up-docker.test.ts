@@ -233,6 +233,14 @@ describe.skipIf(unavailable)("kubeforge on docker nodes: 3 control planes, 2 wor
       1_700_000,
     );
     expect(upgrade.code, `${upgrade.stderr.slice(-6000)}\n${upgrade.stdout}`).toBe(0);
+    // Each control plane left every container's API server proxy (HAProxy under systemd, its
+    // runtime API through socat) before it changed.
+    for (const cp of ["cp-1", "cp-2", "cp-3"]) {
+      expect(upgrade.stderr).toContain(
+        `[apiserver-proxy] ${cp} taken out of the node-local API server proxies of 5 of 5 node(s)`,
+      );
+    }
+    expect(upgrade.stderr).not.toMatch(/\[apiserver-proxy\] .*runtime API/);
     const report = JSON.parse(await readFile(reportPath, "utf8")) as UpgradeReport;
     expect(report).toMatchObject({ from: "v1.35.0", to: TARGET, result: "succeeded" });
     // kubeadm's documented order: the control planes first, one after the other, then the
