@@ -8,9 +8,6 @@
 // components one after the other, the control plane's kubelet, then per worker batch its slowest
 // kubelet. The figure is wall time / that sum. Goal: <= 1.3. Printed, not asserted.
 // BENCH_UPGRADE_ROUNDS (default 1) clusters are built and upgraded; the median is printed.
-// BENCH_TIME_SCALE runs the simulated kubelets at another time scale than the tests' (0.25,
-// four times faster than real ones): at 1 their restarts and status updates take real time, so
-// the waits weigh what they weigh on real nodes against kubeforge's own SSH round trips.
 import { readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { it } from "vitest";
@@ -20,8 +17,6 @@ import { createTestbed, type SshTestbed } from "../test/support/testbed.js";
 import { clusterFile, diagnostics, runner } from "../test/integration/up/support.js";
 
 const ROUNDS = Number(process.env.BENCH_UPGRADE_ROUNDS ?? 1);
-const TIME_SCALE =
-  process.env.BENCH_TIME_SCALE === undefined ? undefined : Number(process.env.BENCH_TIME_SCALE);
 const TARGET = "v1.36.3";
 const BATCH = 2;
 const GOAL = 1.3;
@@ -105,10 +100,7 @@ const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.len
 
 async function round(n: number): Promise<number> {
   const workers = ["w-1", "w-2", "w-3", "w-4"];
-  const bed = await createTestbed(["cp-1", ...workers], {
-    ssh: true,
-    ...(TIME_SCALE !== undefined ? { timeScale: TIME_SCALE } : {}),
-  });
+  const bed = await createTestbed(["cp-1", ...workers], { ssh: true });
   const server = await startReleaseServer();
   try {
     const r = await runner();
@@ -191,7 +183,7 @@ async function round(n: number): Promise<number> {
 
 it("cluster upgrade: wall time of 1 control plane + 4 workers (--worker-batch 2) vs its unavoidable waits", async () => {
   console.log(
-    `Cluster upgrade v1.35.0 -> ${TARGET}, 1 control plane + 4 workers, --worker-batch ${BATCH} (${ROUNDS} round(s), simulated kubelets at time scale ${TIME_SCALE ?? "of the tests"})`,
+    `Cluster upgrade v1.35.0 -> ${TARGET}, 1 control plane + 4 workers, --worker-batch ${BATCH} (${ROUNDS} round(s))`,
   );
   const ratios: number[] = [];
   for (let n = 1; n <= ROUNDS; n++) ratios.push(await round(n));
