@@ -235,7 +235,10 @@ function apiOutageTable(report: UpgradeReport): string {
 function workloadTable(report: UpgradeReport): string {
   const rows = workloadRows(report);
   if (rows.length === 0) return "";
-  const failed = (report.workloads?.workloads ?? []).reduce((n, w) => n + w.failures, 0);
+  const failed = [
+    ...(report.workloads?.workloads ?? []),
+    ...(report.dns ? [report.dns] : []),
+  ].reduce((n, w) => n + w.failures, 0);
   const html = table(
     [
       "Workload",
@@ -248,7 +251,8 @@ function workloadTable(report: UpgradeReport): string {
     ],
     rows,
   );
-  return foldable(`Workload requests failed during the upgrade: ${failed}`, failed, html);
+  const what = report.dns ? "Workload and DNS requests" : "Workload requests";
+  return foldable(`${what} failed during the upgrade: ${failed}`, failed, html);
 }
 
 function thresholdParagraphs(report: UpgradeReport): string {

@@ -3,7 +3,12 @@ import {
   type ReportNode,
   type UpgradeReport,
 } from "../cluster/upgrade/report.js";
-import type { EndpointTimeline } from "../cluster/upgrade/probes/timeline.js";
+import { DNS_LOOKUP_NAME } from "../cluster/upgrade/probes/dns-target.js";
+import {
+  errorRate,
+  type AvailabilityChange,
+  type EndpointTimeline,
+} from "../cluster/upgrade/probes/timeline.js";
 import type { GanttSection } from "./gantt.js";
 
 // What the action shows of an upgrade rehearsal, from its UpgradeReport: the node-timings output,
@@ -115,20 +120,29 @@ export function apiOutageRows(r: UpgradeReport, clock: (ms: number) => string): 
  * it fell in, the fewest replicas available (of desired) while probed.
  */
 export function workloadRows(r: UpgradeReport): string[][] {
-  return (r.workloads?.workloads ?? []).map((w) => {
-    const longest = w.outages.reduce<(typeof w.outages)[number] | undefined>(
+  const probed: { name: string; t: EndpointTimeline; availability: AvailabilityChange[] }[] = [
+    ...(r.workloads?.workloads ?? []).map((w) => ({
+      name: w.name,
+      t: w,
+      availability: w.availability ?? [],
+    })),
+    // --probe dns: a row of its own, with no replicas to count.
+    ...(r.dns ? [{ name: `DNS: ${DNS_LOOKUP_NAME}`, t: r.dns, availability: [] }] : []),
+  ];
+  return probed.map(({ name, t, availability }) => {
+    const longest = t.outages.reduce<(typeof t.outages)[number] | undefined>(
       (a, o) => (a === undefined || o.seconds > a.seconds ? o : a),
       undefined,
     );
-    const fewest = (w.availability ?? []).reduce<(typeof w.availability & {})[number] | undefined>(
+    const fewest = availability.reduce<AvailabilityChange | undefined>(
       (a, c) => (a === undefined || c.available < a.available ? c : a),
       undefined,
     );
     return [
-      w.name,
-      String(w.samples),
-      String(w.failures),
-      `${Math.round(w.errorRate * 10_000) / 100}%`,
+      name,
+      String(t.samples),
+      String(t.failures),
+      `${Math.round(errorRate(t.samples, t.failures) * 10_000) / 100}%`,
       longest ? `${longest.seconds} s` : "0 s",
       longest
         ? longest.during.length > 0
@@ -163,5 +177,6 @@ export function outageSection(r: UpgradeReport): GanttSection[] {
   return [
     ...section("API outages", r.api?.endpoints ?? []),
     ...section("Workload outages", r.workloads?.workloads ?? []),
+    ...section("DNS outages", r.dns ? [r.dns] : []),
   ];
 }

@@ -4,7 +4,12 @@ import type { Reporter } from "../../workflow/reporter.js";
 import type { HostInventory } from "../inventory.js";
 import type { ClusterPorts } from "../ports.js";
 import type { ClusterSession } from "../session.js";
-import type { ApiTimeline, Thresholds, WorkloadsTimeline } from "./probes/timeline.js";
+import type {
+  ApiTimeline,
+  EndpointTimeline,
+  Thresholds,
+  WorkloadsTimeline,
+} from "./probes/timeline.js";
 import type { UserWorkloads } from "./probes/user-workloads.js";
 import type { ReportRecorder } from "./report.js";
 import type { ViaRequest } from "./route.js";
@@ -43,6 +48,8 @@ export interface UpgradeOptions {
     settleMs: number;
     /** The user's workloads (--probe-manifest, --probe-command) in place of the canary. */
     user?: UserWorkloads;
+    /** --probe dns: `kubernetes.default` looked up from the canary's Pods every interval. */
+    dns?: boolean;
   };
   /** Opt-in thresholds (--max-api-downtime, --max-workload-*): exceeded, the run ends thresholds-violated. */
   thresholds?: Thresholds;
@@ -164,6 +171,7 @@ export interface UpgradeWork {
 export interface ProbeResults {
   api?: ApiTimeline;
   workloads?: WorkloadsTimeline;
+  dns?: EndpointTimeline;
 }
 
 /** The probes that measure the upgrade from the runner while the nodes change (probes/). */

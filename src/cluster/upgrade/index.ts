@@ -253,7 +253,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     }
     const plan = (await hops[0]!.settled()).plan;
     if (!realRun) return { plan };
-    ({ api: report.api, workloads: report.workloads } = await probes.stop());
+    ({ api: report.api, workloads: report.workloads, dns: report.dns } = await probes.stop());
     await recordAddonsAfter(session, report);
     return { plan, report: report.report() };
   } catch (e) {
@@ -266,6 +266,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
       const late = await probes.stop().catch(() => none);
       report.api ??= late.api;
       report.workloads ??= late.workloads;
+      report.dns ??= late.dns;
       for (const hop of hops) await hop.work.uncordonAll();
       // A refusal of the first plan changed nothing: no report of a run that did not happen.
       if (

@@ -2,6 +2,7 @@ import type { ClusterNodeSpec } from "../../config/cluster/types.js";
 import {
   checkThresholds,
   type ApiTimeline,
+  type EndpointTimeline,
   type Thresholds,
   type ThresholdOutcome,
   type Violation,
@@ -77,6 +78,8 @@ export interface UpgradeReport {
   api?: ApiTimeline;
   /** What the workload probes measured, per workload (absent without the workload probe). */
   workloads?: WorkloadsTimeline;
+  /** The lookup of kubernetes.default from the canary's Pods (--probe dns). */
+  dns?: EndpointTimeline;
   /** The thresholds given (--max-api-downtime, --max-workload-*), as given. */
   thresholds?: {
     maxApiDowntime?: string;
@@ -102,6 +105,7 @@ export class ReportRecorder {
   to = "";
   api: ApiTimeline | undefined;
   workloads: WorkloadsTimeline | undefined;
+  dns: EndpointTimeline | undefined;
   disruptions: DisruptionReport | undefined;
   thresholds: Thresholds = {};
   etcdSnapshot: EtcdSnapshot | undefined;
@@ -231,6 +235,7 @@ export class ReportRecorder {
       ...(this.hops ? { hops: this.hopsReport(failed) } : {}),
       ...(this.api ? { api: this.api } : {}),
       ...(this.workloads ? { workloads: this.workloads } : {}),
+      ...(this.dns ? { dns: this.dns } : {}),
       ...(outcomes.length > 0 ? { thresholds: given, violations } : {}),
       ...(this.disruptions ? { disruptions: this.disruptions } : {}),
     };

@@ -19,6 +19,7 @@ import {
   type ApiTimeline,
 } from "../../../src/cluster/upgrade/probes/timeline.js";
 import { canaryTarget } from "../../../src/cluster/upgrade/probes/workload-targets.js";
+import { DNS_COMMAND, dnsTarget } from "../../../src/cluster/upgrade/probes/dns-target.js";
 import {
   commandTarget,
   createUserObjects,
@@ -250,6 +251,108 @@ describe("the canary's request through the simulated API server's service proxy"
     );
     expect(canary.samples - canary.failures).toBeGreaterThan(10);
     expect(canary.errorRate).toBe(Math.round((canary.failures / canary.samples) * 10_000) / 10_000);
+  });
+});
+
+describe("the DNS lookup in a canary Pod through the simulated API server's service proxy", () => {
+  // The canary Pod is this test's HTTP server answering as agnhost netexec's /shell does
+  // (test/images/agnhost/README.md: it runs `cmd` and answers JSON {"output", "error"}, 200 when
+  // the command succeeded, 417 when not); what dig prints is dig's (bind9's) output for an
+  // answer, a timeout (exit status 9, "no servers could be reached") and a name with no
+  // address (exit 0, nothing printed). SIMULATION LIMIT: no CoreDNS and no dig run here; what is
+  // real is the client, the proxy path with its query, the API server's forwarding, the parsing.
+  let pod: Server;
+  let port: number;
+  let timeline: ApiTimeline;
+  let answer: "address" | "timeout" | "no address" = "address";
+  const commands: string[] = [];
+
+  const servePod = () =>
+    new Promise<void>((resolve) => {
+      pod = createServer((req, res) => {
+        const url = new URL(req.url ?? "/", "http://pod");
+        if (url.pathname !== "/shell") return res.writeHead(404).end("404 page not found");
+        commands.push(url.searchParams.get("cmd") ?? "");
+        const [code, body] =
+          answer === "address"
+            ? [200, { output: "10.96.0.1\n", error: "" }]
+            : answer === "timeout"
+              ? [
+                  417,
+                  {
+                    output:
+                      ";; communications error to 10.96.0.10#53: timed out\n;; no servers could be reached\n",
+                    error: "exit status 9",
+                  },
+                ]
+              : [200, { output: "", error: "" }];
+        res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify(body));
+      });
+      pod.listen(port, "127.0.0.1", () => resolve());
+    });
+
+  beforeAll(async () => {
+    await createProbeObjects(admin);
+    port = await freePort();
+    await servePod();
+    const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
+    await admin.create(service!);
+    await admin.create({
+      apiVersion: "v1",
+      kind: "Endpoints",
+      metadata: { name: CANARY_NAME, namespace: PROBE_NAMESPACE },
+      subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }],
+    });
+    const report = new ReportRecorder("sim");
+    const prober = new ApiProber([dnsTarget(admin)], {
+      intervalMs: INTERVAL_MS,
+      timeoutMs: 2000,
+      during: () => report.current(),
+    });
+    prober.start();
+    await sleep(500);
+    // CoreDNS rolled out by the last control plane's addon phase: lookups time out a while...
+    await report.step("cp-1", "control-plane", "upgrade-apply", async () => {
+      answer = "timeout";
+      await sleep(600);
+      answer = "address";
+    });
+    await sleep(500);
+    // ...or answer without an address.
+    await report.step("cp-2", "control-plane", "upgrade-node", async () => {
+      answer = "no address";
+      await sleep(600);
+      answer = "address";
+    });
+    await sleep(500);
+    timeline = await prober.stop();
+  }, 60_000);
+
+  afterAll(async () => {
+    await new Promise((r) => pod?.close(r));
+    await removeProbeObjects(admin);
+  });
+
+  it("asks dig through the Pod's search path, both families, one try", () => {
+    expect(new Set(commands)).toEqual(new Set([DNS_COMMAND]));
+    expect(DNS_COMMAND).toBe(
+      "dig +short +search +tries=1 +time=2 kubernetes.default A kubernetes.default AAAA",
+    );
+  });
+
+  it("sees each failed lookup in the step that caused it, saying what dig said", () => {
+    const dns = timeline.endpoints[0]!;
+    expect(dns).toMatchObject({ name: "dns", kind: "dns" });
+    expect(dns.outages.map((o) => o.during)).toEqual([
+      ["cp-1 upgrade-apply"],
+      ["cp-2 upgrade-node"],
+    ]);
+    const [timedOut, none] = dns.outages;
+    expect(timedOut!.error).toBe(
+      "the lookup of kubernetes.default failed (exit status 9): ;; no servers could be reached",
+    );
+    expect(none!.error).toBe("the lookup of kubernetes.default found no address: an empty answer");
+    expect(dns.samples - dns.failures).toBeGreaterThan(10);
   });
 });
 

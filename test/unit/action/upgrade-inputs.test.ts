@@ -116,8 +116,12 @@ describe("readInputs: upgrade-to, upgrade-worker-batch, upgrade-drain-timeout", 
       /^input upgrade-drain-timeout: applies to an upgrade, and upgrade-to is not given$/,
     ],
     [
+      { "upgrade-to": "1.36", "upgrade-probes": "api,dnz" },
+      /^input upgrade-probes: "dnz" is not a probe kubeforge has; give api, workload, dns \(a list\) or none$/,
+    ],
+    [
       { "upgrade-to": "1.36", "upgrade-probes": "api,dns" },
-      /^input upgrade-probes: "dns" is not a probe kubeforge has; give api, workload \(a list\) or none$/,
+      /^input upgrade-probes: dns looks up from the workload canary's Pods; name workload too \(api,workload,dns\)$/,
     ],
     [
       { "upgrade-to": "1.36", "upgrade-probes": "none", "upgrade-max-api-downtime": "5s" },

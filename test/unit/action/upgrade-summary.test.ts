@@ -305,6 +305,50 @@ describe("the job summary of an upgrade", () => {
         end: t0 + 62_500,
       },
     ]);
+
+    // --probe dns: its own row (no replicas), its outages in a section of their own.
+    const withDns: UpgradeReport = {
+      ...probed,
+      dns: {
+        name: "dns",
+        kind: "dns",
+        url: "/api/v1/namespaces/kubeforge-probes/services/kubeforge-canary:http/proxy/shell",
+        checks: "dig",
+        samples: 400,
+        failures: 2,
+        longestOutageSeconds: 1,
+        totalOutageSeconds: 1,
+        outages: [
+          {
+            start: at(90),
+            seconds: 1,
+            samples: 2,
+            during: ["cp-1 upgrade-apply"],
+            error:
+              "the lookup of kubernetes.default failed (exit status 9): ;; no servers could be reached",
+          },
+        ],
+      },
+    };
+    const dnsHtml = summaryHTML({
+      ...input,
+      error: undefined,
+      upgrade: { report: withDns, firstStep: 2 },
+    });
+    expect(dnsHtml).toContain(
+      "<tr><td>DNS: kubernetes.default</td><td>400</td><td>2</td><td>0.5%</td><td>1 s</td><td>cp-1 upgrade-apply</td><td>—</td></tr>",
+    );
+    expect(
+      readGantt(mermaidBlocks(dnsHtml)[0]!).tasks.filter((t) => t.section === "DNS outages"),
+    ).toEqual([
+      {
+        section: "DNS outages",
+        name: "dns down",
+        tags: ["crit"],
+        start: t0 + 90_000,
+        end: t0 + 91_000,
+      },
+    ]);
   });
 
   it("a dry run shows the plan the upgrade would follow, and no table", () => {

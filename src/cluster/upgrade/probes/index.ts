@@ -11,6 +11,7 @@ import {
   removeProbeObjects,
   stableTarget,
 } from "./api-targets.js";
+import { dnsTarget } from "./dns-target.js";
 import { ApiProber, realClock, type ProbeClock, type ProbeTarget } from "./prober.js";
 import { waitSettled, type SettleWorkload } from "./settle.js";
 import {
@@ -49,6 +50,8 @@ export const PROBE_TIMEOUT_MS = 5_000;
 
 interface Running {
   api?: ApiProber;
+  /** --probe dns: the lookup from the canary's Pods. */
+  dns?: ApiProber;
   workloads?: {
     prober: ApiProber;
     /** How many of the prober's targets (the first ones) are requests. */
@@ -133,6 +136,13 @@ export class SessionProbes implements UpgradeProbes {
     return { prober, requests: 1, availability: new Map([[CANARY_NAME, replicasOf.changes]]) };
   }
 
+  /** The DNS lookup from the canary's Pods (the canary runs: startCanary came first). */
+  private async startDns(intervalMs: number): Promise<ApiProber> {
+    const target = dnsTarget(await this.client(this.d.session.firstControlPlane.name));
+    this.log(`DNS in the cluster: ${target.checks} every ${intervalMs} ms`);
+    return this.prober([target], intervalMs);
+  }
+
   /**
    * The user's workloads: the manifest's missing objects created, its Deployments awaited
    * available, then its requests and the command sampled. A Deployment's availability goes with
@@ -182,6 +192,9 @@ export class SessionProbes implements UpgradeProbes {
         ? await this.startUser(admin, workloadProbes, workloadProbes.user)
         : await this.startCanary(admin, workloadProbes);
       if (workloads) running.workloads = workloads;
+      // Without workers there is no canary to look up from.
+      if (workloadProbes.dns && workloads)
+        running.dns = await this.startDns(workloadProbes.intervalMs);
     }
     if (apiProbes) {
       running.api = this.prober(targets, apiProbes.intervalMs);
@@ -245,6 +258,10 @@ export class SessionProbes implements UpgradeProbes {
       for (const e of results.api.endpoints) this.logTimeline(e);
     }
     if (running.workloads) results.workloads = await this.stopWorkloads(running.workloads);
+    if (running.dns) {
+      [results.dns] = (await running.dns.stop()).endpoints;
+      if (results.dns) this.logTimeline(results.dns);
+    }
     if (this.d.options.apiProbes?.keep || this.d.options.workloadProbes?.keep) {
       this.log(`--keep-probes: the namespace ${PROBE_NAMESPACE} is kept`);
       if (this.userCreated.length > 0)

@@ -10,14 +10,14 @@ import { userWorkloadsFromManifest, type UserWorkloads } from "./user-workloads.
 // problem one sentence naming the field, found before any host is contacted.
 
 /** The probes kubeforge has; "none" turns them off. */
-export const PROBES = ["api", "workload"] as const;
+export const PROBES = ["api", "workload", "dns"] as const;
 
 export const DEFAULT_PROBE_INTERVAL = "500ms";
 /** How long the settle gate between worker batches waits by default. */
 export const DEFAULT_SETTLE = "5m";
 
 export interface ProbeSettings {
-  /** The probes asked for ("api", "workload"), or ["none"]. */
+  /** The probes asked for ("api", "workload", "dns"), or ["none"]. */
   probes: readonly string[];
   interval: string;
   keep: boolean;
@@ -138,6 +138,23 @@ export function probeOptions(
     needs(field, "workload");
     thresholds.maxWorkloadDowntime = duration(s.maxWorkloadDowntime, field);
   }
+  if (wanted.has("dns")) {
+    // The lookup runs in the canary's Pods; the user's workloads replace the canary.
+    if (user) {
+      const replacing =
+        user.source !== undefined
+          ? (names.manifest ?? "probe-manifest")
+          : (names.command ?? "probe-command");
+      throw new Error(
+        `${names.probes}: dns looks up from kubeforge's canary Pods, which ${replacing} replaces; drop one`,
+      );
+    }
+    if (!wanted.has("workload")) {
+      throw new Error(
+        `${names.probes}: dns looks up from the workload canary's Pods; name workload too (api,workload,dns)`,
+      );
+    }
+  }
   const settle = duration(s.settle ?? DEFAULT_SETTLE, names.settle ?? "settle");
   return {
     ...(wanted.has("api") ? { apiProbes: { intervalMs, keep: s.keep } } : {}),
@@ -148,6 +165,7 @@ export function probeOptions(
             keep: s.keep,
             settleMs: settle.ms,
             ...(user ? { user } : {}),
+            ...(wanted.has("dns") ? { dns: true } : {}),
           },
         }
       : {}),

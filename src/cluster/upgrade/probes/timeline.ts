@@ -30,7 +30,7 @@ export interface Outage {
  * How an endpoint is reached: a control plane's own address, admin.conf's server, or a workload
  * (the canary, a user's) probed from the runner.
  */
-export type EndpointKind = "control-plane" | "stable" | "workload";
+export type EndpointKind = "control-plane" | "stable" | "workload" | "dns";
 
 export interface EndpointTimeline {
   /** The control plane's name, or "stable" for admin.conf's server. */
@@ -100,9 +100,10 @@ export function endpointTimeline(e: EndpointSamples, end: number): EndpointTimel
   };
 }
 
-/** "cp-1's endpoint", "the stable endpoint" or "the workload kubeforge-canary". */
+/** "cp-1's endpoint", "the stable endpoint", "the workload kubeforge-canary" or "DNS". */
 export function endpointLabel(e: Pick<EndpointTimeline, "name" | "kind">): string {
   if (e.kind === "workload") return `the workload ${e.name}`;
+  if (e.kind === "dns") return "DNS in the cluster";
   return e.kind === "stable" ? "the stable endpoint" : `${e.name}'s endpoint`;
 }
 

@@ -352,9 +352,25 @@ describe("--probe, --probe-interval, --settle, --max-api-downtime, --max-workloa
     });
   });
 
+  it("dns goes with the workload canary", () => {
+    expect(probeOptions({ ...base, probes: ["api", "workload", "dns"] })).toEqual({
+      apiProbes: { intervalMs: 500, keep: false },
+      workloadProbes: { intervalMs: 500, keep: false, settleMs: 300_000, dns: true },
+      thresholds: {},
+    });
+    expect(
+      probeOptions({ ...base, probes: ["workload"] }).workloadProbes?.dns,
+      "not without asking",
+    ).toBeUndefined();
+  });
+
   it("refuses what it cannot do, naming the flag", () => {
-    expect(() => probeOptions({ ...base, probes: ["dns"] })).toThrow(
-      '--probe: "dns" is not a probe kubeforge has; give api, workload (a list) or none',
+    expect(() => probeOptions({ ...base, probes: ["dnz"] })).toThrow(
+      '--probe: "dnz" is not a probe kubeforge has; give api, workload, dns (a list) or none',
+    );
+    // The lookup runs in the canary's Pods.
+    expect(() => probeOptions({ ...base, probes: ["api", "dns"] })).toThrow(
+      "--probe: dns looks up from the workload canary's Pods; name workload too (api,workload,dns)",
     );
     expect(() => probeOptions({ ...base, probes: ["none"], maxApiDowntime: "5s" })).toThrow(
       "--max-api-downtime: needs the api probe, and --probe does not name it",

@@ -143,6 +143,24 @@ describe("probeOptions with the user's workloads", () => {
     expect(() =>
       probeOptions({ ...base, manifest: { path: "m.yaml", read: () => "kind: [" } }, names),
     ).toThrow(/^--probe-manifest: the probe manifest m\.yaml: document 1 is not valid YAML/);
+    // The DNS lookup runs in the canary's Pods, which the user's workloads replace.
+    expect(() =>
+      probeOptions({ ...base, probes: ["api", "workload", "dns"], command: "true" }, names),
+    ).toThrow(
+      "--probe: dns looks up from kubeforge's canary Pods, which --probe-command replaces; drop one",
+    );
+    expect(() =>
+      probeOptions(
+        {
+          ...base,
+          probes: ["workload", "dns"],
+          manifest: { path: "/w/probes.yaml", read: () => SERVICE },
+        },
+        names,
+      ),
+    ).toThrow(
+      "--probe: dns looks up from kubeforge's canary Pods, which --probe-manifest replaces; drop one",
+    );
   });
 });
 
