@@ -11,7 +11,11 @@ import {
 } from "../../config/paths.js";
 import { getInitSystem } from "../../node/init-system.js";
 import type { LookupOptions } from "../../node/lookpath.js";
-import { APISERVER_PROXY_UNIT, APISERVER_PROXY_UNIT_PATH } from "../../node/apiserver-proxy.js";
+import {
+  APISERVER_PROXY_SOCKET,
+  APISERVER_PROXY_UNIT,
+  APISERVER_PROXY_UNIT_PATH,
+} from "../../node/apiserver-proxy.js";
 import { BRIDGE_NAME, CNI_CONFIG_DIR } from "../../node/cni/bridge.js";
 import type { Host } from "../../remote/host.js";
 import type { Logger, Phase } from "../../workflow/phase.js";
@@ -155,6 +159,8 @@ async function removeApiServerProxy(data: ResetData, log: Logger): Promise<void>
       timeoutMs: 30_000,
     });
     await host.remove(APISERVER_PROXY_UNIT_PATH);
+    // Its runtime API socket, if the stopped HAProxy left it.
+    await host.remove(APISERVER_PROXY_SOCKET);
     await host.exec(["systemctl", "daemon-reload"], { sudo: true, timeoutMs: 30_000 });
   } catch (e) {
     log.warn(`[reset] Failed to remove ${APISERVER_PROXY_UNIT}: ${messageOf(e)}`);
