@@ -230,7 +230,7 @@ export function proxyRotationCommands(change: { out?: string; back: readonly str
 
 /**
  * Sends `commands` to the proxy's runtime API on the host (socat, which kubeadm's preflight
- * requires on every node); throws naming the host when the API is not there or refuses one.
+ * looks for on every node); throws naming the host when the API is not there or refuses one.
  */
 export async function changeProxyRotation(
   host: Host,
