@@ -38,7 +38,9 @@ async function upgradeControlPlane(d: ClusterUpgradeData, n: PlannedUpgradeNode)
   await d.work.mark(n.name, "started");
   if (kind === "node") await step(d, n, "etcd-quorum", () => d.work.etcdQuorum());
   // Clients of kubeforge's own endpoint move off this API server before its etcd and it restart.
-  await d.work.proxyOut(n.name);
+  if ((await d.settled()).reading.nodeLocalProxy === true) {
+    await step(d, n, "proxy-out", () => d.work.proxyOut(n.name));
+  }
   try {
     await step(d, n, `upgrade-${kind}`, () => d.work.upgradeNode(n.name, kind));
     await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
