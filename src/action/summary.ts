@@ -5,6 +5,7 @@ import { ganttChart, type GanttSection } from "./gantt.js";
 import {
   apiOutageRows,
   outageSection,
+  probedRequests,
   thresholdLines,
   workloadRows,
   upgradeRows,
@@ -235,10 +236,7 @@ function apiOutageTable(report: UpgradeReport): string {
 function workloadTable(report: UpgradeReport): string {
   const rows = workloadRows(report);
   if (rows.length === 0) return "";
-  const failed = [
-    ...(report.workloads?.workloads ?? []),
-    ...(report.dns ? [report.dns] : []),
-  ].reduce((n, w) => n + w.failures, 0);
+  const failed = probedRequests(report).reduce((n, p) => n + p.t.failures, 0);
   const html = table(
     [
       "Workload",

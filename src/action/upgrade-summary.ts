@@ -115,12 +115,11 @@ export function apiOutageRows(r: UpgradeReport, clock: (ms: number) => string): 
   });
 }
 
-/**
- * The workload table's rows: workload, samples, failed, error rate, longest outage and the steps
- * it fell in, the fewest replicas available (of desired) while probed.
- */
-export function workloadRows(r: UpgradeReport): string[][] {
-  const probed: { name: string; t: EndpointTimeline; availability: AvailabilityChange[] }[] = [
+/** What the workload table shows a row of: each probed workload, then the DNS lookup. */
+export function probedRequests(
+  r: UpgradeReport,
+): { name: string; t: EndpointTimeline; availability: AvailabilityChange[] }[] {
+  return [
     ...(r.workloads?.workloads ?? []).map((w) => ({
       name: w.name,
       t: w,
@@ -129,7 +128,14 @@ export function workloadRows(r: UpgradeReport): string[][] {
     // --probe dns: a row of its own, with no replicas to count.
     ...(r.dns ? [{ name: `DNS: ${DNS_LOOKUP_NAME}`, t: r.dns, availability: [] }] : []),
   ];
-  return probed.map(({ name, t, availability }) => {
+}
+
+/**
+ * The workload table's rows: workload, samples, failed, error rate, longest outage and the steps
+ * it fell in, the fewest replicas available (of desired) while probed.
+ */
+export function workloadRows(r: UpgradeReport): string[][] {
+  return probedRequests(r).map(({ name, t, availability }) => {
     const longest = t.outages.reduce<(typeof t.outages)[number] | undefined>(
       (a, o) => (a === undefined || o.seconds > a.seconds ? o : a),
       undefined,

@@ -76,6 +76,21 @@ async function faultsUsed(): Promise<void> {
   );
 }
 
+/**
+ * The canary's Service, and its Endpoints as the endpoints controller writes them for one Ready
+ * Pod: this test's server on `port` (the simulated cluster runs no Deployment's Pods).
+ */
+async function canaryServiceTo(port: number): Promise<void> {
+  const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
+  await admin.create(service!);
+  await admin.create({
+    apiVersion: "v1",
+    kind: "Endpoints",
+    metadata: { name: CANARY_NAME, namespace: PROBE_NAMESPACE },
+    subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }],
+  });
+}
+
 describe("API probes against the simulated API server", () => {
   let timeline: ApiTimeline;
 
@@ -191,14 +206,7 @@ describe("the canary's request through the simulated API server's service proxy"
     await createProbeObjects(admin);
     port = await freePort();
     await servePod();
-    const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
-    await admin.create(service!);
-    await admin.create({
-      apiVersion: "v1",
-      kind: "Endpoints",
-      metadata: { name: CANARY_NAME, namespace: PROBE_NAMESPACE },
-      subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }],
-    });
+    await canaryServiceTo(port);
     const report = new ReportRecorder("sim");
     const prober = new ApiProber([canaryTarget(admin)], {
       intervalMs: INTERVAL_MS,
@@ -295,14 +303,7 @@ describe("the DNS lookup in a canary Pod through the simulated API server's serv
     await createProbeObjects(admin);
     port = await freePort();
     await servePod();
-    const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
-    await admin.create(service!);
-    await admin.create({
-      apiVersion: "v1",
-      kind: "Endpoints",
-      metadata: { name: CANARY_NAME, namespace: PROBE_NAMESPACE },
-      subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }],
-    });
+    await canaryServiceTo(port);
     const report = new ReportRecorder("sim");
     const prober = new ApiProber([dnsTarget(admin)], {
       intervalMs: INTERVAL_MS,

@@ -3,6 +3,7 @@ import type { KubeClient } from "../../../kube/types.js";
 import { CANARY_NAME, serviceProxyPath } from "../../../manifests/probe-canary.js";
 import { PROBE_NAMESPACE } from "./api-targets.js";
 import type { ProbeTarget } from "./prober.js";
+import { lastLine, proxyAnswerError } from "./workload-targets.js";
 
 // The DNS probe (kubeadm-upgrade.md §5.5): `kubernetes.default` looked up from inside the
 // cluster every interval, which is what breaks for Pods while CoreDNS is rolled out. The lookup
@@ -34,9 +35,6 @@ function shellAnswer(body: string): ShellAnswer {
   }
 }
 
-const lastLine = (text: string | undefined) =>
-  (text ?? "").trim().split("\n").pop()?.slice(0, 200) ?? "";
-
 /** The lookup, through the canary Service's proxy: up when dig printed an address. */
 export function dnsTarget(client: KubeClient): ProbeTarget {
   const path = serviceProxyPath(
@@ -58,9 +56,7 @@ export function dnsTarget(client: KubeClient): ProbeTarget {
           `the lookup of ${DNS_LOOKUP_NAME} failed (${answer.error ?? "no error given"}): ${lastLine(answer.output) || "no output"}`,
         );
       }
-      if (res.status !== 200) {
-        throw new Error(`the service proxy answered ${res.status}: ${lastLine(res.body)}`);
-      }
+      if (res.status !== 200) throw proxyAnswerError(res);
       const lines = (answer.output ?? "").split("\n").map((l) => l.trim());
       if (!lines.some((l) => isIP(l) !== 0)) {
         throw new Error(

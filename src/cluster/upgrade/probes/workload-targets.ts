@@ -74,6 +74,16 @@ export async function waitAvailable(
   });
 }
 
+/** A body's last line, cut to 200 characters: what an error message quotes of it. */
+export const lastLine = (text: string | undefined): string =>
+  (text ?? "").trim().split("\n").pop()?.slice(0, 200) ?? "";
+
+/** What a service proxy answer other than 200 says: its status and the body's last line. */
+export function proxyAnswerError(res: { status: number; body: string }): Error {
+  const said = lastLine(res.body);
+  return new Error(`the service proxy answered ${res.status}${said ? `: ${said}` : ""}`);
+}
+
 /** A GET through the API server's service proxy, as a probe target: 200 is up. */
 export function serviceProxyTarget(client: KubeClient, name: string, path: string): ProbeTarget {
   return {
@@ -83,10 +93,7 @@ export function serviceProxyTarget(client: KubeClient, name: string, path: strin
     checks: `GET ${path}`,
     check: async () => {
       const res = await client.getRaw(path);
-      if (res.status !== 200) {
-        const said = res.body.trim().split("\n").pop()?.slice(0, 200) ?? "";
-        throw new Error(`the service proxy answered ${res.status}${said ? `: ${said}` : ""}`);
-      }
+      if (res.status !== 200) throw proxyAnswerError(res);
     },
   };
 }
