@@ -302,16 +302,26 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
       const own = endpoints.find((e) => e.name === n)!.outages.flatMap((o) => o.during);
       expect(own.filter((step) => step.startsWith(`${n} `)).length, n).toBeGreaterThan(0);
     }
-    // The stable endpoint never failed while a control plane's etcd or API server restarted:
-    // before each control plane changed, kubeforge took it out of every node's proxy through
-    // HAProxy's runtime API (maintenance, its sessions closed, so clients moved before it
-    // stopped), and put it back after its gate. What closing the sessions can cost is the one
-    // request in flight on such a session at that instant (TCP mode: HAProxy sees no request
-    // boundaries): one sample, a closed connection, at that control plane's proxy-out.
+    // The stable endpoint never failed because a control plane's API server went away: before
+    // each control plane changed, kubeforge took it out of every node's proxy through HAProxy's
+    // runtime API (maintenance, its sessions closed, so clients moved before it stopped), and
+    // put it back after its gate. Two things no proxy can hide remain:
+    // - closing the sessions fails the one request in flight on such a session at that instant
+    //   (TCP mode: HAProxy sees no request boundaries): one sample, a closed connection, at that
+    //   control plane's proxy-out;
+    // - when the restarted etcd member was the leader, every API server answers "etcdserver: no
+    //   leader" until the others elect one (etcd's election timeout, 1 s by default): at most
+    //   three samples, in that control plane's upgrade step.
     const stable = endpoints.find((e) => e.name === "stable")!;
-    expect(stable.outages.length).toBeLessThanOrEqual(2 * CONTROL_PLANES.length);
+    expect(stable.outages.length).toBeLessThanOrEqual(4 * CONTROL_PLANES.length);
     for (const o of stable.outages) {
-      expect(o.samples, JSON.stringify(o)).toBe(1);
+      const what = JSON.stringify(o);
+      if (/etcdserver: (no leader|leader changed)/.test(o.error)) {
+        expect(o.samples, what).toBeLessThanOrEqual(3);
+        for (const step of o.during) expect(step, what).toMatch(/^cp-[123] upgrade-(apply|node)$/);
+        continue;
+      }
+      expect(o.samples, what).toBe(1);
       expect(o.error).toMatch(/other side closed|socket hang up|ECONNRESET|EPIPE/);
       for (const step of o.during) expect(step).toMatch(/^cp-[123] (etcd-quorum|proxy-out)$/);
     }
