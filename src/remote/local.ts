@@ -90,6 +90,7 @@ export class LocalHost implements Host {
     const signal = cancellable(opts.signal);
     if (signal.aborted) return Promise.reject(cancelledError(this.name, display, signal));
     return new Promise((resolve, reject) => {
+      const startedAt = Date.now(); // before the command, and its `timeout`, can start
       // Own process group, so that ending it ends the command and everything it started.
       const child = spawn(cmd, args, {
         stdio: ["pipe", "pipe", "pipe"],
@@ -98,7 +99,6 @@ export class LocalHost implements Host {
       });
       const out: Buffer[] = [];
       const err: Buffer[] = [];
-      const startedAt = Date.now();
       child.stdout.on("data", (b: Buffer) => out.push(b));
       child.stderr.on("data", (b: Buffer) => err.push(b));
       const signalGroup = (name: NodeJS.Signals) => {

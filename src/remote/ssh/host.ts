@@ -394,6 +394,9 @@ export class SshHost implements Host {
     } catch {
       throw this.unavailable(display);
     }
+    // Before the exec request: the remote command, and its `timeout`, may start before the
+    // channel's confirmation arrives here on a loaded machine.
+    const startedAt = Date.now();
     let channel: ClientChannel;
     try {
       channel = await this.openChannel(command, display);
@@ -404,7 +407,6 @@ export class SshHost implements Host {
     return new Promise<RawResult>((resolve, reject) => {
       const out: Buffer[] = [];
       const err: Buffer[] = [];
-      const startedAt = Date.now();
       let settled = false;
       const entry: InFlight = {
         command: display,
