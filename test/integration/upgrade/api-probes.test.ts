@@ -248,7 +248,11 @@ describe("the canary's request through the simulated API server's service proxy"
   it("reaches the Pod by the Service's port name, and each outage is in the step that caused it", () => {
     const canary = workloadTimeline(timeline.endpoints[0]!);
     expect(canary).toMatchObject({ name: CANARY_NAME, kind: "workload" });
-    expect(canary.outages.map((o) => o.during)).toEqual([["w-1 drain"], ["w-2 drain"]]);
+    // The whole timeline in the message: a load-dependent failure here must say what it saw.
+    expect(
+      canary.outages.map((o) => o.during),
+      JSON.stringify(canary.outages),
+    ).toEqual([["w-1 drain"], ["w-2 drain"]]);
     const [refused, none] = canary.outages;
     expect(refused!.error).toMatch(
       // Refused once the Pod's server is gone; reset or hung up when it closes mid-request.
