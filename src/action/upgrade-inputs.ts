@@ -1,6 +1,6 @@
 import { tryParseGoDurationNanos } from "../config/duration.js";
 import { quoteValue } from "../config/values.js";
-import { clusterVersionProblem, normalizeClusterVersion } from "../config/cluster/version.js";
+import { upgradeTargetVersion } from "../config/cluster/version.js";
 import type { UpgradeOptions } from "../cluster/upgrade/data.js";
 import { type ViaRequest, viaOption } from "../cluster/upgrade/route.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
@@ -131,8 +131,12 @@ export function readUpgradeInputs(
   if (installOnly) {
     fail("upgrade-to", "install-only builds no cluster, so there is nothing to upgrade");
   }
-  const normalized = normalizeClusterVersion(to);
-  if (normalized === undefined) fail("upgrade-to", clusterVersionProblem(to)!);
+  let normalized: string;
+  try {
+    normalized = upgradeTargetVersion(to, "upgrade-to");
+  } catch (e) {
+    throw new Error(`input ${(e as Error).message}`, { cause: e });
+  }
   if (batch !== "" && !/^[1-9]\d*$/.test(batch)) {
     fail("upgrade-worker-batch", `${quoteValue(batch)} is not a whole number of at least 1`);
   }
@@ -149,7 +153,7 @@ export function readUpgradeInputs(
   }
   const via = get("upgrade-via");
   return {
-    to: normalized!,
+    to: normalized,
     ...(via !== "" ? { via: viaOption(via.split(","), "input upgrade-via") } : {}),
     workerBatch: batch === "" ? DEFAULT_WORKER_BATCH : Number(batch),
     drainTimeoutMs,

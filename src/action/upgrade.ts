@@ -9,6 +9,7 @@ import { resolveRoute } from "../cluster/upgrade/route.js";
 import { stableTimeline } from "../cluster/upgrade/probes/timeline.js";
 import { thresholdsError, type UpgradeReport } from "../cluster/upgrade/report.js";
 import type { ClusterSpec } from "../config/cluster/types.js";
+import { CI_VERSION_PREFIX } from "../config/versions.js";
 import { resolveKubernetesVersion } from "../node/release-version.js";
 import type { Reporter } from "../workflow/reporter.js";
 import * as core from "./core.js";
@@ -34,6 +35,8 @@ export interface UpgradeHop {
   /** upgrade-via: every hop's target, resolved, the last one `to`. */
   hops?: string[];
   upgrade: ActionUpgrade;
+  /** upgrade-to is a CI build (ci/…). */
+  ciBuild?: boolean;
 }
 
 interface HopRequest {
@@ -49,21 +52,25 @@ interface HopRequest {
  * naming the input (the upgrade's own plan checks the cluster again once it is built).
  */
 export async function settleHop({ spec, upgrade, reporter, env }: HopRequest): Promise<UpgradeHop> {
-  const resolve = (version: string, field?: string) =>
+  const resolve = (version: string, field?: string, allowCI = false) =>
     resolveKubernetesVersion(version, {
       env,
       fetch: globalThis.fetch,
       warn: (m) => reporter.warn(m),
       ...(field ? { field } : {}),
+      allowCI,
     });
   // The Cluster's kubernetesVersion (the input's, when given), as `up` resolves it.
   const from = (await resolve(spec.kubernetesVersion)).version;
-  const to = (await resolve(upgrade.to, "input upgrade-to")).version;
-  if (semver.prerelease(to)) {
+  const target = await resolve(upgrade.to, "input upgrade-to", true);
+  const to = target.version;
+  // A CI build is a pre-release asked for by name; other pre-releases are not the action's.
+  if (semver.prerelease(to) && !target.ciBuild) {
     throw new Error(
-      `input upgrade-to: ${to} is a pre-release; the action upgrades to releases only (kubeforge upgrade -f --allow-experimental-upgrades does pre-releases); nothing was changed`,
+      `input upgrade-to: ${to} is a pre-release; the action upgrades to releases and to Kubernetes' CI builds (ci/latest-1.37) only (kubeforge upgrade -f --allow-experimental-upgrades does other pre-releases); nothing was changed`,
     );
   }
+  const ci = target.ciBuild ? { ciBuild: true } : {};
   if (upgrade.via !== undefined) {
     const names = { to: "upgrade-to", via: "upgrade-via" };
     const hops = await resolveRoute(
@@ -78,16 +85,17 @@ export async function settleHop({ spec, upgrade, reporter, env }: HopRequest): P
         cause: e,
       });
     });
-    return { from, to, hops, upgrade };
+    return { from, to, hops, upgrade, ...ci };
   }
   const refusal = versionRefusal(spec.name, from, to, "upgrade-to", "upgrade-via");
   if (refusal) throw new Error(`input upgrade-to: ${refusal}; nothing was changed`);
-  return { from, to, upgrade };
+  return { from, to, upgrade, ...ci };
 }
 
 function optionsOf(hop: UpgradeHop): UpgradeOptions {
   return {
-    to: hop.to,
+    // A CI build goes on as one: the run takes its binaries and images from the CI locations.
+    to: hop.ciBuild ? `${CI_VERSION_PREFIX}${hop.to}` : hop.to,
     // The route settled already: each hop exact, so the run resolves nothing again.
     ...(hop.hops ? { via: hop.hops.slice(0, -1) } : {}),
     workerBatch: hop.upgrade.workerBatch,
@@ -222,6 +230,7 @@ export async function planClusterUpgrade(
           req.hop.upgrade.workerBatch,
         ),
         ...(req.hop.hops ? { hops: req.hop.hops } : {}),
+        ...(req.hop.ciBuild && first === req.hop.to ? { ciBuild: true } : {}),
       };
   const text = renderUpgradePlan(plan);
   for (const line of text.trimEnd().split("\n")) req.reporter.info(`[upgrade] ${line}`);

@@ -8,7 +8,7 @@ import { clusterUpgradePhases } from "../cluster/upgrade/phases.js";
 import { renderUpgradePlan } from "../cluster/upgrade/policy.js";
 import { thresholdsError } from "../cluster/upgrade/report.js";
 import { DEFAULT_PROBE_INTERVAL, probeOptions } from "../cluster/upgrade/probes/options.js";
-import { normalizeClusterVersion } from "../config/cluster/version.js";
+import { upgradeTargetVersion } from "../config/cluster/version.js";
 import { viaOption } from "../cluster/upgrade/route.js";
 import { parseGoDuration } from "../config/duration.js";
 import { readInputFileSync } from "../remote/runner-files.js";
@@ -115,7 +115,7 @@ async function runClusterUpgrade(o: ClusterUpgradeCommandOptions): Promise<void>
       PROBE_FLAGS,
     ),
     // "1.36" means its newest patch, as in a Cluster's kubernetesVersion ("stable-1.36").
-    to: normalizeClusterVersion(o.to) ?? o.to,
+    to: upgradeTargetVersion(o.to, "--to"),
     ...(o.via !== undefined ? { via: viaOption(o.via, "--via") } : {}),
     workerBatch: o.workerBatch ?? 1,
     drainTimeoutMs: parseGoDuration(o.drainTimeout, "--drain-timeout"),

@@ -6,6 +6,7 @@ import {
 import { joinHostPort, parseHostPort, parseIP } from "./network.js";
 import { DEFAULT_CERTIFICATES_DIR, DEFAULT_ETCD_DATA_DIR } from "./paths.js";
 import type { ResolvedVersion } from "./release.js";
+import { CI_VERSION_PREFIX, DEFAULT_CI_IMAGE_REPOSITORY } from "./versions.js";
 import type {
   BootstrapToken,
   ConfigDocuments,
@@ -121,6 +122,33 @@ export function isUnspecified(address: string | undefined): boolean {
 }
 
 /**
+ * kubeadm's NormalizeKubernetesVersion for a CI build: the CI registry for the control-plane
+ * images when imageRepository is the default, and the version kubeadm-config records as
+ * "ci/<version>" (CIImageRepository and CIKubernetesVersion, neither a field of the API).
+ */
+function ciBuildFields(
+  resolved: ResolvedVersion,
+  imageRepository: string,
+): Pick<InitConfig["cluster"], "ciImageRepository" | "ciKubernetesVersion"> {
+  if (!resolved.ciBuild) return {};
+  const ciImageRepository = ciImageRepositoryFor(imageRepository, true);
+  return {
+    ciKubernetesVersion: `${CI_VERSION_PREFIX}${resolved.version}`,
+    ...(ciImageRepository ? { ciImageRepository } : {}),
+  };
+}
+
+/** The registry of a CI build's control-plane images: the CI one unless imageRepository was set. */
+export function ciImageRepositoryFor(
+  imageRepository: string,
+  ciBuild: boolean,
+): string | undefined {
+  return ciBuild && imageRepository === DEFAULT_IMAGE_REPOSITORY
+    ? DEFAULT_CI_IMAGE_REPOSITORY
+    : undefined;
+}
+
+/**
  * The defaulted configuration `init` phases read. Pure: everything machine-dependent comes
  * from `ctx`. Validation (validate.ts) runs on the result.
  */
@@ -202,6 +230,7 @@ export function defaultInitConfig(docs: ConfigDocuments, ctx: DefaultingContext)
     encryptionAlgorithm: cl.encryptionAlgorithm || "RSA-2048",
     certificateValidityPeriod: cl.certificateValidityPeriod ?? DEFAULT_CERTIFICATE_VALIDITY,
     caCertificateValidityPeriod: cl.caCertificateValidityPeriod ?? DEFAULT_CA_CERTIFICATE_VALIDITY,
+    ...ciBuildFields(ctx.resolved, cl.imageRepository || DEFAULT_IMAGE_REPOSITORY),
   };
 
   // kubeadm init warns about component config fields its types lack, and drops them.

@@ -97,4 +97,10 @@ export interface ResolvedVersion {
   release: Release;
   /** How it was obtained, for the log: "config", "stable-1.35 via dl.k8s.io", "offline fallback". */
   source: string;
+  /**
+   * A build from Kubernetes' CI bucket ("ci/…"): kubeadm's CIKubernetesVersion. Its control-plane
+   * and kube-proxy images come from the CI registry, its binaries from the CI bucket, and
+   * kubeadm-config records it as "ci/<version>".
+   */
+  ciBuild?: boolean;
 }

@@ -325,6 +325,10 @@ export interface InitConfig {
     proxy: Proxy;
     certificatesDir: string;
     imageRepository: string;
+    /** A CI build's registry for the control-plane and kube-proxy images (kubeadm's CIImageRepository). */
+    ciImageRepository?: string;
+    /** "ci/<version>" for a CI build: what kubeadm-config records (kubeadm's CIKubernetesVersion). */
+    ciKubernetesVersion?: string;
     featureGates: Record<string, boolean>;
     clusterName: string;
     encryptionAlgorithm: EncryptionAlgorithm;

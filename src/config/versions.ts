@@ -225,6 +225,27 @@ export const DEFAULT_KUBERNETES_VERSION = "stable-1";
 /** Base URL of the release label files (kubeadm: util/version.go kubeReleaseBucketURL). */
 export const DEFAULT_RELEASE_BASE_URL = "https://dl.k8s.io/release";
 
+/** kubeadm's constants.CIKubernetesVersionPrefix: a version or label of the CI bucket. */
+export const CI_VERSION_PREFIX = "ci/";
+
+/**
+ * Where CI builds' label files and binaries live: kubeadm's util/version.go kubeCIBucketURL
+ * ("https://storage.googleapis.com/k8s-release-dev") with the "ci" prefix splitVersion appends;
+ * a build's binaries are under <base>/<version>/bin/linux/<arch>/.
+ */
+export const DEFAULT_CI_BASE_URL = "https://storage.googleapis.com/k8s-release-dev/ci";
+
+/**
+ * kubeadm's constants.DefaultCIImageRepository: where a CI build's control-plane and kube-proxy
+ * images are, used instead of imageRepository when that is the default (NormalizeKubernetesVersion).
+ */
+export const DEFAULT_CI_IMAGE_REPOSITORY = "gcr.io/k8s-staging-ci-images";
+
+/** kubeadm's KubernetesIsCIVersion: "ci/" and a version or label. */
+export function isCIVersion(spec: string): boolean {
+  return /^ci\/[-\w.+]+$/.test(spec.trim());
+}
+
 // kubeadm: util/version.go kubeReleaseRegex and kubeReleaseLabelRegex. The suffix must start
 // a semver pre-release or build ("-rc.1", "+build"): kubeadm's regex lets "v1.35.2.1" through,
 // then fails parsing it as semver.
@@ -302,6 +323,7 @@ export function kubernetesVersionProblem(spec: string): string | undefined {
       releaseFor(text);
       return undefined;
     }
+    if (text.startsWith(CI_VERSION_PREFIX)) ciVersionRequest(spec, false);
     const label = text.replace(/^release\//, "");
     if (!RELEASE_LABEL.test(label)) {
       return `"${spec}" is neither a version (v1.35.2) nor a release label (stable, stable-1, stable-1.35, latest, latest-1.35)`;
@@ -344,19 +366,18 @@ function offlineAnswer(label: string): Release {
  * KubernetesReleaseVersion). Throws for anything else, and for a label whose pinned minor is not
  * in the table (stable-1.30 fails before going online).
  */
-export function versionRequest(spec: string): { resolved: ResolvedVersion } | { label: string } {
+export function versionRequest(
+  spec: string,
+  opts: { allowCI?: boolean } = {},
+): { resolved: ResolvedVersion } | { label: string; ciBuild?: boolean } {
   const text = spec.trim();
   const exact = normalizeExact(text);
   if (exact)
     return {
       resolved: { version: exact, release: releaseFor(exact), source: `${exact} as given` },
     };
+  if (text.startsWith(CI_VERSION_PREFIX)) return ciVersionRequest(spec, opts.allowCI === true);
   const label = text.replace(/^release\//, "");
-  if (text.startsWith("ci/")) {
-    throw new Error(
-      `Kubernetes version "${spec}": CI builds (ci/...) are not supported by kubeforge`,
-    );
-  }
   if (!RELEASE_LABEL.test(label)) {
     throw new Error(
       `Kubernetes version "${spec}" is neither a version (v1.35.2) nor a release label (stable, stable-1, stable-1.35, latest, latest-1.35)`,
@@ -364,6 +385,55 @@ export function versionRequest(spec: string): { resolved: ResolvedVersion } | { 
   }
   offlineAnswer(label);
   return { label };
+}
+
+/** "ci/<version>" or "ci/<label>" (kubeadm's splitVersion with the ci prefix). */
+function ciVersionRequest(
+  spec: string,
+  allowCI: boolean,
+): { resolved: ResolvedVersion } | { label: string; ciBuild: true } {
+  if (!allowCI) {
+    throw new Error(
+      `Kubernetes version "${spec}": a CI build (ci/...) can only be an upgrade target (kubeforge upgrade --to, upgrade apply); build the cluster at a release first`,
+    );
+  }
+  const rest = spec.trim().slice(CI_VERSION_PREFIX.length);
+  const exact = normalizeExact(rest);
+  if (exact) {
+    return {
+      resolved: {
+        version: exact,
+        release: releaseFor(exact),
+        source: `${CI_VERSION_PREFIX}${exact} as given`,
+        ciBuild: true,
+      },
+    };
+  }
+  if (!RELEASE_LABEL.test(rest)) {
+    throw new Error(
+      `Kubernetes version "${spec}" is neither a CI build (ci/v1.37.0-alpha.2.34+0123456789abcd) nor a CI label (ci/latest, ci/latest-1.37)`,
+    );
+  }
+  return { label: rest, ciBuild: true };
+}
+
+/**
+ * A ClusterConfiguration.kubernetesVersion as kube-system/kubeadm-config stores it: an exact
+ * version, or "ci/<version>" after an upgrade to a CI build (kubeadm's UploadConfiguration
+ * restores CIKubernetesVersion). Throws for anything else, naming the version.
+ */
+export function storedKubernetesVersion(text: string): ResolvedVersion {
+  const ci = text.trim().startsWith(CI_VERSION_PREFIX);
+  const version = normalizeExact(ci ? text.trim().slice(CI_VERSION_PREFIX.length) : text.trim());
+  if (!version) {
+    throw new Error(`kube-system/kubeadm-config records no exact Kubernetes version ("${text}")`);
+  }
+  return {
+    version,
+    release: releaseFor(version),
+    source: "the cluster's kubeadm-config",
+    ...(ci ? { ciBuild: true } : {}),
+  };
 }
 
 /** A label's answer when it cannot be fetched: the newest patch the table knows for it. */

@@ -19,7 +19,7 @@ import {
   argumentsToCommand,
   compareBytes,
   componentPod,
-  imageName,
+  kubernetesImage,
   lastArgValue,
   mergeEnvVars,
   podStyle,
@@ -90,8 +90,7 @@ export function controlPlanePods(
   const style = podStyle(release, cfg.init.timeouts);
   const mounts = controlPlaneHostPaths(cfg, opts.existingHostPaths);
   const proxy = proxyEnvVars(opts.proxyEnv);
-  const image = (name: string): string =>
-    imageName(cluster.imageRepository, name, cluster.kubernetesVersion);
+  const image = (name: string): string => kubernetesImage(cluster, name);
   const keepOrder = extraArgsKeepOrder(cluster.kubernetesVersion, release);
 
   const apiserver = componentPod(

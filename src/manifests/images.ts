@@ -4,12 +4,12 @@ import { coreDNSImage } from "./addons/coredns.js";
 import { kubeProxyImage } from "./addons/kube-proxy.js";
 import { etcdImageTag } from "./etcd.js";
 import { pauseImage } from "./kubelet.js";
-import { imageName } from "./static-pod.js";
+import { imageName, kubernetesImage } from "./static-pod.js";
 
 /** The ClusterConfiguration fields that decide the control plane's images. */
 export type ImageCluster = Pick<
   InitConfig["cluster"],
-  "imageRepository" | "kubernetesVersion" | "dns" | "proxy" | "etcd"
+  "imageRepository" | "ciImageRepository" | "kubernetesVersion" | "dns" | "proxy" | "etcd"
 >;
 
 /**
@@ -19,8 +19,7 @@ export type ImageCluster = Pick<
  * unless external.
  */
 export function controlPlaneImages(cluster: ImageCluster, release: Release): string[] {
-  const component = (name: string) =>
-    imageName(cluster.imageRepository, name, cluster.kubernetesVersion);
+  const component = (name: string) => kubernetesImage(cluster, name);
   return [
     component("kube-apiserver"),
     component("kube-controller-manager"),

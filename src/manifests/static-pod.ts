@@ -331,3 +331,26 @@ export function sortByName<T extends { name: string }>(items: readonly T[]): T[]
 export function imageName(repository: string, name: string, tag: string): string {
   return `${repository}/${name}:${tag.replace(/\+/g, "_")}`;
 }
+
+/**
+ * A control-plane component's or kube-proxy's image, as kubeadm's GetKubernetesImage: from the
+ * CI registry for a CI build (GetControlPlaneImageRepository), tagged with the version.
+ */
+export function kubernetesImage(
+  cluster: { imageRepository: string; ciImageRepository?: string; kubernetesVersion: string },
+  name: string,
+): string {
+  return imageName(
+    cluster.ciImageRepository || cluster.imageRepository,
+    name,
+    cluster.kubernetesVersion,
+  );
+}
+
+/**
+ * The Kubernetes version an image tag stands for: the tag with the "_" KubernetesVersionToImageTag
+ * wrote for the "+" of a CI build's version ("v1.37.0-alpha.2.34_0123abc" → "…+0123abc").
+ */
+export function versionOfImageTag(tag: string): string {
+  return tag.replace(/_/g, "+");
+}

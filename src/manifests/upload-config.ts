@@ -107,12 +107,15 @@ function duration(text: string | undefined, field: string): string | undefined {
     : normalizeGoDuration(text, `ClusterConfiguration.${field}`);
 }
 
+/** A ClusterConfiguration and, for a CI build, the "ci/<version>" kubeadm records instead. */
+export type UploadedClusterConfiguration = ClusterConfiguration & { ciKubernetesVersion?: string };
+
 /**
  * The kubeadm.k8s.io/v1beta4 ClusterConfiguration document as kubeadm marshals it for upload
  * (configutil.MarshalKubeadmConfigObject): only v1beta4 fields, empty optional ones left out,
  * durations in Go's form ("24h" → "24h0m0s"). componentConfigs are not part of the type.
  */
-export function clusterConfigurationDocument(cluster: ClusterConfiguration): Doc {
+export function clusterConfigurationDocument(cluster: UploadedClusterConfiguration): Doc {
   const doc: Doc = { apiVersion: KUBEADM_V1BETA4, kind: "ClusterConfiguration" };
   doc["etcd"] = etcd(cluster.etcd);
   const net: Doc = {};
@@ -120,7 +123,9 @@ export function clusterConfigurationDocument(cluster: ClusterConfiguration): Doc
   put(net, "podSubnet", cluster.networking?.podSubnet);
   put(net, "dnsDomain", cluster.networking?.dnsDomain);
   doc["networking"] = net;
-  put(doc, "kubernetesVersion", cluster.kubernetesVersion);
+  // A CI build is recorded as "ci/<version>" (UploadConfiguration restores CIKubernetesVersion),
+  // so that every later command reads it as one and takes its images from the CI registry.
+  put(doc, "kubernetesVersion", cluster.ciKubernetesVersion ?? cluster.kubernetesVersion);
   put(doc, "controlPlaneEndpoint", cluster.controlPlaneEndpoint);
   doc["apiServer"] = component(cluster.apiServer, cluster.apiServer?.certSANs);
   doc["controllerManager"] = component(cluster.controllerManager);
@@ -152,12 +157,12 @@ export function clusterConfigurationDocument(cluster: ClusterConfiguration): Doc
 }
 
 /** The `ClusterConfiguration` value of kubeadm-config. */
-export function clusterConfigurationYAML(cluster: ClusterConfiguration): string {
+export function clusterConfigurationYAML(cluster: UploadedClusterConfiguration): string {
   return toYAML(clusterConfigurationDocument(cluster));
 }
 
 /** ConfigMap kube-system/kubeadm-config as created (CreateOrMutateConfigMap's create path). */
-export function kubeadmConfigConfigMap(cluster: ClusterConfiguration): KubeObject {
+export function kubeadmConfigConfigMap(cluster: UploadedClusterConfiguration): KubeObject {
   return {
     apiVersion: "v1",
     kind: "ConfigMap",
@@ -172,7 +177,7 @@ export function kubeadmConfigConfigMap(cluster: ClusterConfiguration): KubeObjec
  */
 export function mutateKubeadmConfigConfigMap(
   existing: KubeObject,
-  cluster: ClusterConfiguration,
+  cluster: UploadedClusterConfiguration,
 ): KubeObject {
   const data = { ...((existing["data"] as Record<string, string> | undefined) ?? {}) };
   data[CLUSTER_CONFIGURATION_KEY] = clusterConfigurationYAML(cluster);

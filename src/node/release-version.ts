@@ -1,6 +1,8 @@
 import type { ResolvedVersion } from "../config/release.js";
 import {
+  CI_VERSION_PREFIX,
   clampedLabel,
+  DEFAULT_CI_BASE_URL,
   DEFAULT_RELEASE_BASE_URL,
   KUBERNETES_VERSION_FIELD,
   labelFileVersion,
@@ -25,6 +27,8 @@ export interface ResolveOptions {
   warn?: (msg: string) => void;
   /** Where the version was given, to start errors with (default: the kubeadm field and flag). */
   field?: string;
+  /** Accept a CI build ("ci/…"): upgrade targets only. */
+  allowCI?: boolean;
 }
 
 async function fetchLabel(url: string, opts: ResolveOptions): Promise<string> {
@@ -61,8 +65,9 @@ export async function resolveKubernetesVersion(
 }
 
 async function resolve(spec: string, opts: ResolveOptions): Promise<ResolvedVersion> {
-  const asked = versionRequest(spec);
+  const asked = versionRequest(spec, { allowCI: opts.allowCI === true });
   if ("resolved" in asked) return asked.resolved;
+  if (asked.ciBuild) return resolveCILabel(asked.label, opts);
   const baseURL = (
     opts.baseURL ??
     opts.env.KUBEFORGE_RELEASE_BASE_URL ??
@@ -99,4 +104,36 @@ async function resolve(spec: string, opts: ResolveOptions): Promise<ResolvedVers
     return { version, release: releaseFor(version), source: `${clamped} via ${clampedURL}` };
   }
   return { version, release: releaseFor(version), source: `${label} via ${url}` };
+}
+
+/**
+ * A CI label ("latest-1.37") from the CI bucket (KUBEFORGE_CI_BASE_URL, else kubeadm's). Unlike a
+ * release label it has no offline answer, and a build newer than the newest minor kubeforge
+ * supports is refused: kubeadm would fall back to that minor's stable release
+ * (validateStableVersion), which a rehearsal of a CI build must not silently become.
+ */
+async function resolveCILabel(label: string, opts: ResolveOptions): Promise<ResolvedVersion> {
+  const base = (opts.env.KUBEFORGE_CI_BASE_URL ?? DEFAULT_CI_BASE_URL).replace(/\/+$/, "");
+  const url = `${base}/${label}.txt`;
+  let version: string;
+  try {
+    version = await fetchLabel(url, opts);
+  } catch (e) {
+    throw new Error(
+      `could not fetch ${CI_VERSION_PREFIX}${label} from ${url} (${errorText(e)}); a CI build has no offline answer`,
+      { cause: e },
+    );
+  }
+  const clamped = clampedLabel(version);
+  if (clamped) {
+    throw new Error(
+      `${CI_VERSION_PREFIX}${label} is ${version}, newer than the newest version kubeforge supports (${clamped.replace("stable-", "v")})`,
+    );
+  }
+  return {
+    version,
+    release: releaseFor(version),
+    source: `${CI_VERSION_PREFIX}${label} via ${url}`,
+    ciBuild: true,
+  };
 }

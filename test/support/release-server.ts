@@ -12,6 +12,7 @@ import type { ArtifactSources } from "../../src/node/artifacts/types.js";
 // A local HTTPS server standing in for the three release locations of the node binaries, with
 // their URL layouts (src/node/artifacts/catalog.ts):
 //   <url>/dl/release/<v>/bin/linux/<arch>/{kubelet,kubectl}[.sha256]          (dl.k8s.io)
+//   <url>/dl/ci/<v>/bin/linux/<arch>/{kubelet,kubectl}[.sha256]               (the CI bucket)
 //   <url>/github/kubernetes-sigs/cri-tools/releases/download/<v>/crictl-<v>-linux-<arch>.tar.gz[.sha256]
 //   <url>/github/containernetworking/plugins/releases/download/<v>/cni-plugins-linux-<arch>-<v>.tgz[.sha256]
 // Like GitHub, the two github paths answer 302 to an /objects/ URL that serves the bytes.
@@ -129,7 +130,7 @@ async function makeCertificates(
   };
 }
 
-const K8S = /^\/dl\/release\/(v[^/]+)\/bin\/linux\/([^/]+)\/(kubelet|kubectl)$/;
+const K8S = /^\/dl\/(?:release|ci)\/(v[^/]+)\/bin\/linux\/([^/]+)\/(kubelet|kubectl)$/;
 const CRICTL =
   /^\/github\/kubernetes-sigs\/cri-tools\/releases\/download\/(v[^/]+)\/crictl-(v[^/]+)-linux-([^/.]+)\.tar\.gz$/;
 const CNI =
@@ -339,6 +340,7 @@ export async function startReleaseServer(o: ReleaseServerOptions = {}): Promise<
     ca: tls.ca,
     sources: {
       kubernetes: `${url}/dl/release`,
+      kubernetesCI: `${url}/dl/ci`,
       crictl: `${url}/github/kubernetes-sigs/cri-tools/releases/download`,
       cniPlugins: `${url}/github/containernetworking/plugins/releases/download`,
     },

@@ -32,7 +32,13 @@ export async function downloadTargetBinaries(
   spec: ClusterSpec,
   version: string,
   nodes: readonly { name: string; arch: string }[],
-  opts: { env: NodeJS.ProcessEnv; log: (line: string) => void; kubeletBinary?: string },
+  opts: {
+    env: NodeJS.ProcessEnv;
+    log: (line: string) => void;
+    kubeletBinary?: string;
+    /** `version` is a CI build: from the Cluster's downloads.kubernetesCI. */
+    ciBuild?: boolean;
+  },
 ): Promise<Map<string, FetchedArtifact[]>> {
   const out = new Map<string, FetchedArtifact[]>();
   const fetchOpts = { cacheDir: artifactCacheDir(opts.env), log: opts.log };
@@ -48,7 +54,9 @@ export async function downloadTargetBinaries(
     }
   }
   for (const nodeArch of new Set(nodes.map((n) => n.arch))) {
-    const wanted = releaseArtifacts(version, nodeArch, spec.prepare.downloads).filter(
+    const wanted = releaseArtifacts(version, nodeArch, spec.prepare.downloads, {
+      ciBuild: opts.ciBuild === true,
+    }).filter(
       (a) => (STAGED as readonly string[]).includes(a.name) && !(custom && a.name === "kubelet"),
     );
     const fetched = await Promise.all(wanted.map((a) => fetchArtifact(a, fetchOpts)));

@@ -110,6 +110,8 @@ export interface UpgradePlan {
   nodes: PlannedUpgradeNode[];
   /** --via: every hop's target, in order, the last one the run's target (this plan is the first). */
   hops?: string[];
+  /** `to` is a CI build (--to ci/…): binaries from the CI bucket, images from the CI registry. */
+  ciBuild?: boolean;
 }
 
 export interface UpgradeSettled {

@@ -61,6 +61,8 @@ export interface ClusterUpgradeResult {
 /** A chained run's hops (route.ts), settled by its first hop's plan; absent without --via. */
 interface Route {
   hops?: string[];
+  /** The exact version of a --to that is a CI build. */
+  ciBuild?: string;
 }
 
 const refused = (cluster: string, to: string, problems: string[]) =>
@@ -68,37 +70,49 @@ const refused = (cluster: string, to: string, problems: string[]) =>
     `cannot upgrade the cluster "${cluster}" to ${to}; nothing was changed:\n${problems.map((p) => ` - ${p}`).join("\n")}`,
   );
 
+/** A hop's target: an exact version, and whether it is a CI build (only --to may be one). */
+interface HopTarget {
+  version: string;
+  ciBuild: boolean;
+}
+
 /** This hop's target: --to resolved, or with --via the hop's place on the route. */
 async function hopTarget(
   d: Pick<ClusterUpgradeData, "session" | "ports" | "reporter" | "options">,
   reading: ClusterReading,
   route: Route,
   hop: number,
-): Promise<string> {
-  if (hop > 0) return route.hops![hop]!;
-  const resolve = async (version: string, field: string) =>
-    (
-      await resolveKubernetesVersion(version, {
-        warn: (m) => d.reporter.warn(m),
-        env: d.ports.env,
-        fetch: d.ports.fetch,
-        field,
-      })
-    ).version;
-  const to = await resolve(d.options.to, "--to");
-  if (d.options.via === undefined) return to;
+): Promise<HopTarget> {
+  const atTo = (version: string) => ({ version, ciBuild: version === route.ciBuild });
+  if (hop > 0) return atTo(route.hops![hop]!);
+  const resolve = (version: string, field: string, allowCI = false) =>
+    resolveKubernetesVersion(version, {
+      warn: (m) => d.reporter.warn(m),
+      env: d.ports.env,
+      fetch: d.ports.fetch,
+      field,
+      allowCI,
+    });
+  const to = await resolve(d.options.to, "--to", true);
+  if (to.ciBuild) {
+    route.ciBuild = to.version;
+    d.reporter.info(
+      `[upgrade] ${d.options.to} is the CI build ${to.version} (${to.source}): its binaries come from the CI bucket, its control-plane images from the CI registry, and it implies --allow-experimental-upgrades`,
+    );
+  }
+  if (d.options.via === undefined) return atTo(to.version);
   try {
     route.hops = await resolveRoute(
       d.session.spec.name,
       routeStart(reading),
-      to,
+      to.version,
       d.options.via,
-      resolve,
+      async (v, field) => (await resolve(v, field)).version,
     );
   } catch (e) {
-    throw refused(d.session.spec.name, to, [(e as Error).message]);
+    throw refused(d.session.spec.name, to.version, [(e as Error).message]);
   }
-  return route.hops[0]!;
+  return atTo(route.hops[0]!);
 }
 
 /** The reading, the target and the plan: once per hop (ClusterUpgradeData.settled). */
@@ -111,11 +125,16 @@ async function settle(
   const inventory = await d.session.inventory();
   refuseUnfinishedHosts(inventory, spec.name);
   const reading = await readCluster(d.session, inventory);
-  const target = await hopTarget(d, reading, route, hop);
-  const problems = refusals(spec.name, reading, target, d.options);
+  const { version: target, ciBuild } = await hopTarget(d, reading, route, hop);
+  const problems = refusals(spec.name, reading, target, {
+    ...d.options,
+    // Kubernetes' CI builds are pre-releases: asking for one is the permission.
+    allowExperimentalUpgrades: d.options.allowExperimentalUpgrades || ciBuild,
+  });
   if (problems.length > 0) throw refused(spec.name, target, problems);
   const plan = planUpgrade(spec.name, reading, target, d.options.workerBatch);
   if (route.hops) plan.hops = route.hops;
+  if (ciBuild) plan.ciBuild = true;
   // The report spans the run: where it started, where it ends, every hop on the way.
   if (hop === 0) {
     d.report.from = plan.from;

@@ -154,7 +154,7 @@ export function planUpgrade(
 /** The plan for people (`--plan` prints it on stdout). */
 export function renderUpgradePlan(plan: UpgradePlan): string {
   const lines = [
-    `# kubeforge upgrade --plan: cluster "${plan.cluster}" from ${plan.from} to ${plan.to}; nothing was changed`,
+    `# kubeforge upgrade --plan: cluster "${plan.cluster}" from ${plan.from} to ${plan.to}${plan.ciBuild ? " (a CI build)" : ""}; nothing was changed`,
   ];
   if (plan.hops && plan.hops.length > 1) {
     // The later hops' plans are settled when they start, from what the cluster runs then.

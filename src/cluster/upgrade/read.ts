@@ -1,7 +1,13 @@
 import { load } from "js-yaml";
-import { DEFAULT_CERTIFICATES_DIR, DEFAULT_IMAGE_REPOSITORY } from "../../config/defaults.js";
+import {
+  ciImageRepositoryFor,
+  DEFAULT_CERTIFICATES_DIR,
+  DEFAULT_IMAGE_REPOSITORY,
+} from "../../config/defaults.js";
 import type { InitConfig } from "../../config/types.js";
+import { CI_VERSION_PREFIX, isCIVersion } from "../../config/versions.js";
 import { APISERVER_ENDPOINT_ANNOTATION } from "../../manifests/control-plane.js";
+import { versionOfImageTag } from "../../manifests/static-pod.js";
 import { isProxyEndpoint } from "../../node/apiserver-proxy.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { realUpgradeEtcd } from "../../phases/upgrade/etcd-access.js";
@@ -68,7 +74,8 @@ async function apiServerOf(
       }
     | undefined;
   const endpoint = pod?.metadata?.annotations?.[APISERVER_ENDPOINT_ANNOTATION];
-  const version = imageTag(pod?.spec?.containers?.[0]?.image);
+  const tag = imageTag(pod?.spec?.containers?.[0]?.image);
+  const version = tag === undefined ? undefined : versionOfImageTag(tag);
   return {
     ...(version !== undefined ? { apiServerVersion: version } : {}),
     ...(endpoint ? { apiServerEndpoint: endpoint } : {}),
@@ -88,7 +95,8 @@ async function containerImage(
       name,
       namespace: "kube-system",
     });
-    return imageTag(obj.spec?.template?.spec?.containers?.[0]?.image);
+    const tag = imageTag(obj.spec?.template?.spec?.containers?.[0]?.image);
+    return tag === undefined ? undefined : versionOfImageTag(tag);
   } catch {
     return undefined;
   }
@@ -96,7 +104,10 @@ async function containerImage(
 
 /** The ClusterConfiguration kube-system/kubeadm-config holds. */
 export async function storedClusterConfiguration(admin: KubeClient): Promise<{
+  /** The version, without the "ci/" of a CI build. */
   kubernetesVersion: string;
+  /** kubeadm-config records a CI build ("ci/<version>"). */
+  ciBuild: boolean;
   certificatesDir: string;
   externalEtcd: boolean;
   controlPlaneEndpoint?: string;
@@ -118,16 +129,23 @@ export async function storedClusterConfiguration(admin: KubeClient): Promise<{
     dns?: unknown;
     proxy?: unknown;
   };
+  const ciBuild = isCIVersion(cfg.kubernetesVersion ?? "");
+  const kubernetesVersion = (cfg.kubernetesVersion ?? "").replace(CI_VERSION_PREFIX, "");
+  const imageRepository = cfg.imageRepository || DEFAULT_IMAGE_REPOSITORY;
+  // As kubeadm's NormalizeKubernetesVersion reads a CI build back.
+  const ciImageRepository = ciImageRepositoryFor(imageRepository, ciBuild);
   const imageCluster = {
-    imageRepository: cfg.imageRepository || DEFAULT_IMAGE_REPOSITORY,
-    kubernetesVersion: cfg.kubernetesVersion ?? "",
+    imageRepository,
+    ...(ciImageRepository ? { ciImageRepository } : {}),
+    kubernetesVersion,
     dns: cfg.dns ?? {},
     proxy: cfg.proxy ?? {},
     etcd: cfg.etcd ?? { local: {} },
   } as unknown as InitConfig["cluster"];
   return {
     imageCluster,
-    kubernetesVersion: cfg.kubernetesVersion ?? "",
+    kubernetesVersion,
+    ciBuild,
     certificatesDir: cfg.certificatesDir ?? DEFAULT_CERTIFICATES_DIR,
     externalEtcd: cfg.etcd?.external !== undefined,
     ...(cfg.controlPlaneEndpoint ? { controlPlaneEndpoint: cfg.controlPlaneEndpoint } : {}),

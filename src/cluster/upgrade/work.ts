@@ -1,6 +1,7 @@
 import { join } from "node:path";
 import { parseGoDuration } from "../../config/duration.js";
-import { releaseFor } from "../../config/versions.js";
+import { ciImageRepositoryFor } from "../../config/defaults.js";
+import { CI_VERSION_PREFIX, releaseFor } from "../../config/versions.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { poll } from "../../kube/poll.js";
 import type { FetchedArtifact } from "../../node/artifacts/fetch.js";
@@ -88,6 +89,7 @@ export class HostUpgradeWork implements UpgradeWork {
           env: this.d.ports.env,
           log: (l) => this.log(first)(`runner: ${l}`),
           ...(kubeletBinary !== undefined ? { kubeletBinary } : {}),
+          ciBuild: s.plan.ciBuild === true,
         },
       );
     })();
@@ -101,10 +103,18 @@ export class HostUpgradeWork implements UpgradeWork {
   }
 
   async stage(nodes: readonly HostInventory[]): Promise<void> {
-    const to = await this.target();
+    const { plan } = await this.d.settled();
+    const to = plan.to;
     const admin = await this.d.session.adminClient();
-    const stored = await storedClusterConfiguration(admin);
-    const cluster = { ...stored.imageCluster, kubernetesVersion: to };
+    const { ciImageRepository: _before, ...stored } = (await storedClusterConfiguration(admin))
+      .imageCluster;
+    // The images the target's kubeadm names: a CI build's control plane from the CI registry.
+    const ciImageRepository = ciImageRepositoryFor(stored.imageRepository, plan.ciBuild === true);
+    const cluster = {
+      ...stored,
+      kubernetesVersion: to,
+      ...(ciImageRepository ? { ciImageRepository } : {}),
+    };
     await this.binaries();
     await fleet(
       nodes,
@@ -173,6 +183,7 @@ export class HostUpgradeWork implements UpgradeWork {
 
   async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
     const { options, dryRun, dryRunDir } = this.d;
+    const { plan } = await this.d.settled();
     const before = new Set(await this.tmpEntries(name));
     const run: UpgradeNodeRun = {
       host: this.d.session.hostOf(name),
@@ -182,7 +193,8 @@ export class HostUpgradeWork implements UpgradeWork {
         ...(dryRun ? { dryRun: true } : {}),
         ...(kind === "apply"
           ? {
-              allowExperimentalUpgrades: options.allowExperimentalUpgrades,
+              // A CI build (a pre-release) was asked for by name: that is the permission.
+              allowExperimentalUpgrades: options.allowExperimentalUpgrades || plan.ciBuild === true,
               allowRCUpgrades: options.allowRCUpgrades,
             }
           : {}),
@@ -190,9 +202,10 @@ export class HostUpgradeWork implements UpgradeWork {
       ...(dryRun && dryRunDir ? { dryRunDir: join(dryRunDir, name) } : {}),
       ...this.upgradeTiming(),
     };
+    // A CI build goes to `upgrade apply` as kubeadm takes one: "ci/<version>".
     const result =
       kind === "apply"
-        ? await runUpgradeApply(run, await this.target())
+        ? await runUpgradeApply(run, `${plan.ciBuild ? CI_VERSION_PREFIX : ""}${plan.to}`)
         : await runUpgradeNode(run);
     if (result.output.trim()) this.log(name)(result.output.trim());
     // Where the node's time went, phase by phase (the report has the step's total).

@@ -2,7 +2,7 @@ import { isGoDuration, tryParseGoDurationNanos } from "../duration.js";
 import { isDNS1123Subdomain, isQualifiedName } from "../names.js";
 import { formatIP, ipFamily, joinHostPort, parseHostPort, parseIP } from "../network.js";
 import type { Taint } from "../types.js";
-import type { ClusterInput, NodeInput, TaintInput } from "./decode.js";
+import { DOWNLOADS_FIELDS, type ClusterInput, type NodeInput, type TaintInput } from "./decode.js";
 import {
   DEFAULT_CLUSTER_NAME,
   DEFAULT_CONCURRENCY,
@@ -622,7 +622,7 @@ function buildPrepare(input: ClusterInput, r: FieldReader): ClusterPrepareSpec {
     });
     prepare.registryMirrors[registry] = urls;
   }
-  for (const key of ["kubernetes", "crictl", "cniPlugins"] as const) {
+  for (const key of DOWNLOADS_FIELDS) {
     const url = given.downloads?.[key];
     if (url === undefined) continue;
     // https only: the checksum comes from the same server as the binary it checks.

@@ -33,7 +33,7 @@ export const PREPARE_FIELDS = [
   "registryMirrors",
   "downloads",
 ] as const;
-export const DOWNLOADS_FIELDS = ["kubernetes", "crictl", "cniPlugins"] as const;
+export const DOWNLOADS_FIELDS = ["kubernetes", "kubernetesCI", "crictl", "cniPlugins"] as const;
 export const NETWORKING_FIELDS = ["podSubnet", "serviceSubnet", "dnsDomain"] as const;
 export const CNI_FIELDS = ["type", "manifest"] as const;
 export const KUBEADM_FIELDS = ["documents", "configFile", "patchesDir"] as const;
@@ -109,7 +109,7 @@ export interface PrepareInput {
   installPackages?: boolean;
   prePullImages?: boolean;
   registryMirrors?: Record<string, string[]>;
-  downloads?: { kubernetes?: string; crictl?: string; cniPlugins?: string };
+  downloads?: { kubernetes?: string; kubernetesCI?: string; crictl?: string; cniPlugins?: string };
 }
 
 function compact<T extends object>(o: T): T {
@@ -256,6 +256,7 @@ function decodePrepare(value: unknown, r: FieldReader): PrepareInput | undefined
       r.string(d[k], `prepare.downloads.${k}`, { strict: true });
     return compact({
       kubernetes: url("kubernetes"),
+      kubernetesCI: url("kubernetesCI"),
       crictl: url("crictl"),
       cniPlugins: url("cniPlugins"),
     });

@@ -110,6 +110,7 @@ prepare:
   # Where the binaries come from (base URLs with the official release layouts).
   downloads:
     kubernetes: ${OFFICIAL_SOURCES.kubernetes}
+    kubernetesCI: ${OFFICIAL_SOURCES.kubernetesCI}  # a CI build's, for upgrade --to ci/…
     crictl: ${OFFICIAL_SOURCES.crictl}
     cniPlugins: ${OFFICIAL_SOURCES.cniPlugins}
 # The docker nodes: containers on this machine's Docker engine (DOCKER_HOST), one network per

@@ -148,6 +148,8 @@ export interface ClusterDockerSpec {
 export interface ClusterDownloadsSpec {
   /** kubelet and kubectl (dl.k8s.io/release layout). */
   kubernetes: string;
+  /** A CI build's kubelet and kubectl, for an upgrade to one (the CI bucket's layout). */
+  kubernetesCI: string;
   /** crictl (cri-tools GitHub releases layout). */
   crictl: string;
   /** CNI plugins (containernetworking/plugins GitHub releases layout). */

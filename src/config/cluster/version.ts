@@ -1,4 +1,4 @@
-import { kubernetesVersionProblem } from "../versions.js";
+import { isCIVersion, kubernetesVersionProblem, versionRequest } from "../versions.js";
 import { quoteValue } from "../values.js";
 
 // kubernetesVersion of a Cluster: what `kubeforge init --kubernetes-version` takes (exact
@@ -30,4 +30,23 @@ export function clusterVersionProblem(text: string): string | undefined {
     kubernetesVersionProblem(minorOnly ? `stable-1.${minorOnly[1]}` : t) ??
     `${quoteValue(text)} is not a Kubernetes version`
   );
+}
+
+/**
+ * An upgrade target as given (--to, upgrade-to): what a Cluster's kubernetesVersion takes, or a
+ * CI build ("ci/latest-1.37", "ci/v1.37.0-alpha.2.34+0123456789abcd"), which only an upgrade
+ * may go to. Throws one sentence naming `field` for anything else.
+ */
+export function upgradeTargetVersion(text: string, field: string): string {
+  if (isCIVersion(text)) {
+    try {
+      versionRequest(text, { allowCI: true });
+    } catch (e) {
+      throw new Error(`${field}: ${(e as Error).message}`, { cause: e });
+    }
+    return text.trim();
+  }
+  const normalized = normalizeClusterVersion(text);
+  if (normalized === undefined) throw new Error(`${field}: ${clusterVersionProblem(text)!}`);
+  return normalized;
 }

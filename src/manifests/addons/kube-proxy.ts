@@ -2,7 +2,7 @@ import type { Release } from "../../config/release.js";
 import type { InitConfig } from "../../config/types.js";
 import type { KubeObject } from "../../types/kube-object.js";
 import { controlPlaneEndpointURL } from "../../kubeconfig/endpoints.js";
-import { imageName, mergeEnvVars, proxyEnvVars } from "../static-pod.js";
+import { kubernetesImage, mergeEnvVars, proxyEnvVars } from "../static-pod.js";
 import { signConfigMap } from "../upload-config.js";
 import { marshalKubeProxyConfiguration } from "./kube-proxy-config.js";
 
@@ -26,9 +26,10 @@ const RBAC_GROUP = "rbac.authorization.k8s.io";
 /** `<imageRepository>/kube-proxy:<kubernetesVersion>` (kubeadm: images.GetKubernetesImage). */
 export function kubeProxyImage(cluster: {
   imageRepository: string;
+  ciImageRepository?: string;
   kubernetesVersion: string;
 }): string {
-  return imageName(cluster.imageRepository, KUBE_PROXY_NAME, cluster.kubernetesVersion);
+  return kubernetesImage(cluster, KUBE_PROXY_NAME);
 }
 
 /**

@@ -70,18 +70,23 @@ function exactVersion(kubernetesVersion: string): string {
   return v.startsWith("v") ? v : `v${v}`;
 }
 
-/** kubelet, kubectl, crictl and the CNI plugins for one Kubernetes version and node architecture. */
+/**
+ * kubelet, kubectl, crictl and the CNI plugins for one Kubernetes version and node architecture;
+ * a CI build's kubelet and kubectl from the CI bucket.
+ */
 export function releaseArtifacts(
   kubernetesVersion: string,
   nodeArch: string,
   sources: Partial<ArtifactSources> = {},
+  opts: { ciBuild?: boolean } = {},
 ): Artifact[] {
   const version = exactVersion(kubernetesVersion);
   releaseFor(version); // a version outside the table is refused before any URL is built
   const arch = goArch(nodeArch);
   const src = { ...OFFICIAL_SOURCES, ...sources };
+  const bucket = opts.ciBuild === true ? src.kubernetesCI : src.kubernetes;
   const k8s = (name: "kubelet" | "kubectl"): Artifact => {
-    const url = `${base(src.kubernetes)}/${version}/bin/linux/${arch}/${name}`;
+    const url = `${base(bucket)}/${version}/bin/linux/${arch}/${name}`;
     return { name, version, arch, url, checksumUrl: `${url}.sha256`, format: "binary" };
   };
   const crictl = crictlVersion(version);

@@ -17,6 +17,8 @@ export interface Artifact {
 /** Base URLs of the three release locations (tests point them at a local server). */
 export interface ArtifactSources {
   kubernetes: string;
+  /** A CI build's kubelet and kubectl: <kubernetesCI>/<version>/bin/linux/<arch>/. */
+  kubernetesCI: string;
   crictl: string;
   cniPlugins: string;
 }

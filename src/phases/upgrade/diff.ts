@@ -34,7 +34,8 @@ const DEFAULT_PATHS: Record<ControlPlaneComponent, string> = {
 export async function runUpgradeDiff(request: PlanRequest & { diff: DiffFlags }): Promise<void> {
   const ctx = await planContext(request, { healthChecks: false, prefix: "upgrade/diff" });
   const d = ctx.upgradeConfig.diff;
-  let version = ctx.stored.kubernetesVersion;
+  // As the configuration read it: a CI build's version without its "ci/" (its images keep the CI registry).
+  let version = ctx.stored.kubernetesVersion ? ctx.cfg.cluster.kubernetesVersion : "";
   if (d.kubernetesVersion) version = d.kubernetesVersion;
   if (!version && request.version === undefined) {
     throw new Error("missing one or more required arguments. Required arguments: [version]");

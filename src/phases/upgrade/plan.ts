@@ -13,7 +13,7 @@ import {
   type PlanInputs,
 } from "../../config/upgrade-plan.js";
 import { parseSemantic } from "../../config/upgrade-policy.js";
-import { releaseFor } from "../../config/versions.js";
+import { releaseFor, storedKubernetesVersion } from "../../config/versions.js";
 import { resolveKubernetesVersion } from "../../node/release-version.js";
 import { NodeClusterAccess } from "../../kube/access.js";
 import type { ClusterAccess, KubeClient } from "../../kube/types.js";
@@ -128,12 +128,11 @@ export async function planContext(
     }
     throw new Error(`[upgrade/init config] FATAL: ${(e as Error).message}`, { cause: e });
   }
-  const version = stored.kubernetesVersion;
   const cfg = await upgradeInitConfig({
     client,
     host,
     stored,
-    resolved: { version, release: releaseFor(version), source: "the cluster's kubeadm-config" },
+    resolved: storedKubernetesVersion(stored.kubernetesVersion),
     readNodeState: true,
     detectedAddress: () => Promise.resolve(""),
     timeouts: loaded.cfg.timeouts,
@@ -146,7 +145,7 @@ export async function planContext(
     const health: HealthInput = {
       host,
       cfg,
-      release: releaseFor(version),
+      release: releaseFor(cfg.cluster.kubernetesVersion),
       dryRun: false,
       ignorePreflightErrors,
       timing: { ...KUBEADM_UPGRADE_TIMING, ...request.timing },

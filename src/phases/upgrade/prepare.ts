@@ -13,7 +13,7 @@ import {
 } from "../../config/upgrade-config.js";
 import type { ResolvedVersion } from "../../config/release.js";
 import type { InitConfig } from "../../config/types.js";
-import { releaseFor } from "../../config/versions.js";
+import { storedKubernetesVersion } from "../../config/versions.js";
 import { resolveKubernetesVersion } from "../../node/release-version.js";
 import { NodeClusterAccess } from "../../kube/access.js";
 import { DryRunKubeClient } from "../../kube/dry-run.js";
@@ -306,13 +306,10 @@ async function targetVersion(
       env: request.env,
       fetch,
       field: "version",
+      allowCI: true,
     });
   }
-  return {
-    version: stored.kubernetesVersion,
-    release: releaseFor(stored.kubernetesVersion),
-    source: "the cluster's kubeadm-config",
-  };
+  return storedKubernetesVersion(stored.kubernetesVersion);
 }
 
 /** The waits: kubeadm's, timeouts.upgradeManifests from the configuration, a test's scaling. */

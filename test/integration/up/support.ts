@@ -27,6 +27,8 @@ export interface ClusterFileOptions {
    * (test/support/release-server.ts) for tests that download binaries, as an upgrade does.
    */
   kubernetesDownloads?: string;
+  /** prepare.downloads.kubernetesCI (with kubernetesDownloads): where CI builds come from. */
+  kubernetesCIDownloads?: string;
   /** The Cluster's kubernetesVersion (default v1.35.0; the testbed's kubelets report theirs). */
   kubernetesVersion?: string;
 }
@@ -53,7 +55,7 @@ export function clusterFile(o: ClusterFileOptions): string {
     // has its own test (prepare.test.ts) against a local release server.
     o.kubernetesDownloads === undefined
       ? "prepare: {enabled: false}"
-      : `prepare: {enabled: false, downloads: {kubernetes: "${o.kubernetesDownloads}"}}`,
+      : `prepare: {enabled: false, downloads: {kubernetes: "${o.kubernetesDownloads}"${o.kubernetesCIDownloads === undefined ? "" : `, kubernetesCI: "${o.kubernetesCIDownloads}"`}}}`,
     "ssh:",
     `  privateKeyFile: ${key}`,
     ...(o.ssh ?? []).map((l) => `  ${l}`),

@@ -201,9 +201,17 @@ describe("settleHop: upgrade-to against the version the cluster is built at", ()
     );
   });
 
+  it("settles a CI build: a pre-release, asked for by name", async () => {
+    await expect(hop("v1.35.0", "ci/v1.36.0-alpha.2.34+0123456789abcd")).resolves.toMatchObject({
+      from: "v1.35.0",
+      to: "v1.36.0-alpha.2.34+0123456789abcd",
+      ciBuild: true,
+    });
+  });
+
   it("refuses a pre-release", async () => {
     await expect(hop("v1.35.0", "v1.36.0-rc.1")).rejects.toThrow(
-      /^input upgrade-to: v1\.36\.0-rc\.1 is a pre-release; the action upgrades to releases only/,
+      /^input upgrade-to: v1\.36\.0-rc\.1 is a pre-release; the action upgrades to releases and to Kubernetes' CI builds \(ci\/latest-1\.37\) only/,
     );
   });
 });

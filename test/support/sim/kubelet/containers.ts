@@ -261,7 +261,9 @@ async function startApiServer(
   // /version answers the build of the binary (component-base/version Get(), served by
   // staging/src/k8s.io/apiserver/pkg/endpoints/discovery/version.go): here the image's tag,
   // registry.k8s.io/kube-apiserver:<version> as kubeadm names it (images.GetKubernetesImage).
-  const version = releaseTag(ctx.container.image);
+  // A CI build's tag has "_" for its version's "+" (kubeadm's KubernetesVersionToImageTag,
+  // util/version.go); the binary still reports the version itself.
+  const version = releaseTag(ctx.container.image)?.replace(/_/g, "+");
   if (version) opts.version = version;
   const log = (line: string) => ctx.log.line(line);
   const etcd = opts.etcd;

@@ -31,6 +31,8 @@ describe("prepare: defaults", () => {
       registryMirrors: {},
       downloads: {
         kubernetes: "https://dl.k8s.io/release",
+        // kubeadm's util/version.go kubeCIBucketURL, with splitVersion's "ci" prefix.
+        kubernetesCI: "https://storage.googleapis.com/k8s-release-dev/ci",
         crictl: "https://github.com/kubernetes-sigs/cri-tools/releases/download",
         cniPlugins: "https://github.com/containernetworking/plugins/releases/download",
       },

@@ -32,7 +32,7 @@ describe("Cluster kubernetesVersion", () => {
     [`stable-1.${OLDEST - 1}`, "is not supported"],
     ["2.0", "neither a version"],
     ["v1.35.2.1", "neither a version"],
-    ["ci/latest", "neither a version"],
+    ["ci/latest", "a CI build (ci/...) can only be an upgrade target"],
     ["newest", "neither a version"],
     ["", "neither a version"],
   ])("refuses %s", (text, problem) => {
