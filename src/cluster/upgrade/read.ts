@@ -129,8 +129,9 @@ export async function storedClusterConfiguration(admin: KubeClient): Promise<{
     dns?: unknown;
     proxy?: unknown;
   };
-  const ciBuild = isCIVersion(cfg.kubernetesVersion ?? "");
-  const kubernetesVersion = (cfg.kubernetesVersion ?? "").replace(CI_VERSION_PREFIX, "");
+  const recorded = cfg.kubernetesVersion ?? "";
+  const ciBuild = isCIVersion(recorded);
+  const kubernetesVersion = ciBuild ? recorded.slice(CI_VERSION_PREFIX.length) : recorded;
   const imageRepository = cfg.imageRepository || DEFAULT_IMAGE_REPOSITORY;
   // As kubeadm's NormalizeKubernetesVersion reads a CI build back.
   const ciImageRepository = ciImageRepositoryFor(imageRepository, ciBuild);

@@ -163,6 +163,25 @@ export async function eventually<T>(
   throw new Error(`${what} did not happen within ${timeoutMs} ms: ${String(last)}`);
 }
 
+/**
+ * What an upgrade may change on every host, for "nothing changed": node files, kubelet files,
+ * kubeforge's state (in the rootfs), and the binaries in /usr/local/bin (the SSH view's own
+ * overlay, outside the rootfs).
+ */
+export function upgradeHostDigests(bed: SshTestbed): Promise<string[]> {
+  return Promise.all(
+    bed.hosts.flatMap((h) => [
+      ...["etc/kubernetes", "var/lib/kubelet", "var/lib/kubeforge"].map((d) =>
+        treeDigest(h.path(d)),
+      ),
+      h.sshOutput(
+        "ls -l --time-style=full-iso /usr/local/bin; sha256sum /usr/local/bin/* || true",
+        { timeoutMs: 60_000 },
+      ),
+    ]),
+  );
+}
+
 /** sha256 over every file under `dir` (path, mode, mtime and content), for "nothing changed". */
 export async function treeDigest(dir: string): Promise<string> {
   const hash = createHash("sha256");

@@ -7,7 +7,13 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bundledCli, type CliResult } from "../../support/cli.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
-import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up/support.js";
+import {
+  clusterFile,
+  diagnostics,
+  runner,
+  upgradeHostDigests,
+  type Runner,
+} from "../up/support.js";
 
 // `kubeforge upgrade -f cluster.yaml --to ci/latest-1.36`: a rehearsal of an upgrade to a
 // Kubernetes CI build, as kinder's upgrade jobs do (ci/latest-1.35 → ci/latest-1.36), on a
@@ -57,16 +63,7 @@ const upgrade = (...extra: string[]) =>
     ...extra,
   ]);
 
-function hostDigests(): Promise<string[]> {
-  return Promise.all(
-    bed.hosts.flatMap((h) => [
-      ...["etc/kubernetes", "var/lib/kubelet", "var/lib/kubeforge"].map((d) =>
-        treeDigest(h.path(d)),
-      ),
-      h.sshOutput("sha256sum /usr/local/bin/* || true", { timeoutMs: 60_000 }),
-    ]),
-  );
-}
+const hostDigests = () => upgradeHostDigests(bed);
 
 function manifestImage(component: string): Promise<string> {
   return readFile(bed.host("cp-1").path(`etc/kubernetes/manifests/${component}.yaml`), "utf8").then(

@@ -9,7 +9,13 @@ import { bundledCli, type CliResult } from "../../support/cli.js";
 import { etcdctl } from "../../support/etcdctl.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
-import { clusterFile, diagnostics, runner, treeDigest, type Runner } from "../up/support.js";
+import {
+  clusterFile,
+  diagnostics,
+  runner,
+  upgradeHostDigests,
+  type Runner,
+} from "../up/support.js";
 
 // `kubeforge upgrade -f cluster.yaml --to v1.36.3` on a cluster `kubeforge up` built at v1.35.0
 // over real SSH: one control plane and two workers, each a testbed host whose kubelet and API
@@ -89,25 +95,7 @@ interface NodeList {
   }[];
 }
 
-/**
- * What kubeforge keeps on every host: node files, kubelet files, its own state (in the rootfs),
- * and the binaries in /usr/local/bin (the SSH view's own overlay, outside the rootfs).
- */
-function hostDigests(): Promise<string[]> {
-  return Promise.all(
-    bed.hosts.flatMap((h) => [
-      ...["etc/kubernetes", "var/lib/kubelet", "var/lib/kubeforge"].map((d) =>
-        treeDigest(h.path(d)),
-      ),
-      h.sshOutput(
-        "ls -l --time-style=full-iso /usr/local/bin; sha256sum /usr/local/bin/* || true",
-        {
-          timeoutMs: 60_000,
-        },
-      ),
-    ]),
-  );
-}
+const hostDigests = () => upgradeHostDigests(bed);
 
 const upgrade = (...extra: string[]) =>
   cli([
