@@ -41,6 +41,11 @@ export interface EndpointTimeline {
   checks: string;
   samples: number;
   failures: number;
+  /**
+   * Samples discarded because their timeout fired a second or more late: the runner stalled
+   * (overloaded), so they say nothing about the endpoint. Absent when none.
+   */
+  stalledSamples?: number;
   longestOutageSeconds: number;
   totalOutageSeconds: number;
   outages: Outage[];
@@ -57,6 +62,8 @@ export interface EndpointSamples {
   url: string;
   checks: string;
   samples: readonly Sample[];
+  /** Samples the prober discarded because the runner stalled. */
+  stalled?: number;
 }
 
 const round = (s: number) => Math.round(s * 1000) / 1000;
@@ -94,6 +101,7 @@ export function endpointTimeline(e: EndpointSamples, end: number): EndpointTimel
     checks: e.checks,
     samples: e.samples.length,
     failures: e.samples.filter((s) => !s.ok).length,
+    ...(e.stalled ? { stalledSamples: e.stalled } : {}),
     longestOutageSeconds: Math.max(0, ...outages.map((o) => o.seconds)),
     totalOutageSeconds: round(outages.reduce((sum, o) => sum + o.seconds, 0)),
     outages,

@@ -4,6 +4,7 @@ import { probeOptions as settings } from "../../../../src/cluster/upgrade/probes
 import { microTime, stableTarget } from "../../../../src/cluster/upgrade/probes/api-targets.js";
 import {
   ApiProber,
+  STALL_MS,
   type ProbeClock,
   type ProbeTarget,
 } from "../../../../src/cluster/upgrade/probes/prober.js";
@@ -186,6 +187,44 @@ describe("ApiProber", () => {
     const [e] = (await prober.stop()).endpoints;
     // 0, 0.5, 1.0 (hangs until 3.0), 3.0, 3.5, ... 5.0.
     expect(e).toMatchObject({ samples: 8, failures: 1, longestOutageSeconds: 2 });
+    expect(e!.outages[0]!.error).toBe("no answer within 2000 ms");
+  });
+
+  it("discards a sample whose timeout fired a second or more late: the runner stalled, not the endpoint", async () => {
+    const clock = new FakeClock();
+    // Up throughout, but the sample started at 1.0 s gets no answer before the stall.
+    const prober = new ApiProber([target(clock, (t) => t === 1000, true)], {
+      intervalMs: 500,
+      timeoutMs: 2000,
+      during: () => [],
+      clock,
+    });
+    prober.start();
+    await clock.advanceTo(T0 + 1000);
+    // The runner's event loop is blocked from 1.0 s to 4.0 s: the 3.0 s timeout fires at 4.0 s.
+    clock.t = T0 + 4000;
+    await clock.advanceTo(T0 + 5000);
+    const [e] = (await prober.stop()).endpoints;
+    // 0, 0.5, (1.0 discarded), 4.0, 4.5, 5.0.
+    expect(e).toMatchObject({ samples: 5, failures: 0, stalledSamples: 1, outages: [] });
+    expect(STALL_MS).toBe(1000);
+  });
+
+  it("keeps a sample whose timeout fired less than a second late as a failure", async () => {
+    const clock = new FakeClock();
+    const prober = new ApiProber([target(clock, (t) => t === 1000, true)], {
+      intervalMs: 500,
+      timeoutMs: 2000,
+      during: () => [],
+      clock,
+    });
+    prober.start();
+    await clock.advanceTo(T0 + 1000);
+    clock.t = T0 + 3900;
+    await clock.advanceTo(T0 + 5000);
+    const [e] = (await prober.stop()).endpoints;
+    expect(e).toMatchObject({ failures: 1 });
+    expect(e).not.toHaveProperty("stalledSamples");
     expect(e!.outages[0]!.error).toBe("no answer within 2000 ms");
   });
 
