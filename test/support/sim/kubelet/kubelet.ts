@@ -80,6 +80,7 @@ export class SimulatedKubelet {
   private loops: Promise<void>[] = [];
   private staticPods: StaticPod[] = [];
   private podsRead = false;
+  private mirrorWake?: AbortController;
   private podStatuses: PodStatus[] = [];
   private readonly seen = new Map<string, string>();
   private node?: { uid: string; identity: NodeIdentity; staticStatus: Record<string, unknown> };
@@ -154,7 +155,7 @@ export class SimulatedKubelet {
         });
 
     if (cfg.settings.healthzPort > 0) this.loops.push(this.serveHealthz());
-    this.loops.push(this.podSyncLoop(), this.nodeLoop());
+    this.loops.push(this.podSyncLoop(), this.mirrorPodLoop(), this.nodeLoop());
   }
 
   /**
@@ -202,6 +203,29 @@ export class SimulatedKubelet {
     }
   }
 
+  /**
+   * The mirror Pods, the API server's view of the static Pods, in a loop of their own: the
+   * kubelet's pod workers start and restart static Pods without the API server (that is how a
+   * control plane comes up), and its status manager writes to the API beside them
+   * (pkg/kubelet/pod_workers.go, pkg/kubelet/status/status_manager.go). An API server that
+   * does not answer — its etcd restarting — must not hold up etcd's own restart.
+   */
+  private async mirrorPodLoop(): Promise<void> {
+    while (!this.signal.aborted) {
+      try {
+        if (this.node && this.podsRead) await this.syncMirrorPods();
+      } catch (e) {
+        this.log(`mirror pod sync failed: ${(e as Error).message}`);
+      }
+      // Woken by every pod sync, so what the pod workers did reaches the API without a wait.
+      this.mirrorWake = new AbortController();
+      await sleep(
+        this.timing.staticPodPollMs,
+        AbortSignal.any([this.signal, this.mirrorWake.signal]),
+      );
+    }
+  }
+
   private async syncPodsOnce(): Promise<void> {
     const path = this.cfg!.settings.staticPodPath;
     const seen = (uid: string) => {
@@ -221,7 +245,7 @@ export class SimulatedKubelet {
     this.podStatuses = await this.runtime!.sync(
       pods.map((p) => ({ key: p.key, uid: p.uid, hash: p.hash, pod: p.pod })),
     );
-    if (this.node) await this.syncMirrorPods();
+    this.mirrorWake?.abort();
   }
 
   /**
