@@ -255,8 +255,9 @@ describe("the canary's request through the simulated API server's service proxy"
     ).toEqual([["w-1 drain"], ["w-2 drain"]]);
     const [refused, none] = canary.outages;
     expect(refused!.error).toMatch(
-      // Refused once the Pod's server is gone; reset or hung up when it closes mid-request.
-      /^the service proxy answered 503: .*error trying to reach service: (connect ECONNREFUSED|connect ECONNRESET|socket hang up)/,
+      // Refused once the Pod's server is gone; reset (connecting, or reading a kept-alive
+      // connection) or hung up when it closes mid-request.
+      /^the service proxy answered 503: .*error trying to reach service: (connect ECONNREFUSED|(connect|read) ECONNRESET|socket hang up)/,
     );
     expect(none!.error).toMatch(
       /^the service proxy answered 503: .*no endpoints available for service \\"kubeforge-canary\\"/,
