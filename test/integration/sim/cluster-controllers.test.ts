@@ -1,9 +1,11 @@
 // The simulated kube-controller-manager's cluster-wide controllers on an in-process store, with
 // kubeadm's own objects as kubeforge builds them (the kube-controller-manager static pod's flags,
 // the CoreDNS Deployment, the kube-proxy DaemonSet) and a stand-in kubelet per Node that posts
-// status and renews its Lease: node CIDRs are assigned once and never twice, Deployment and
-// DaemonSet status follows what could really run, and a node whose kubelet goes silent turns
-// Unknown — all with simulated time (timeScale) so that a 50 s grace period takes half a second.
+// status, renews its Lease and reports the Pods bound to it Running and Ready, beside the
+// simulated kube-scheduler: node CIDRs are assigned once and never twice, Deployment status
+// follows its Pods (ReplicaSet, scheduling, the stand-in kubelets), DaemonSet status what could
+// really run, and a node whose kubelet goes silent turns Unknown with its Pods not Ready — all
+// with simulated time (timeScale) so that a 50 s grace period takes half a second.
 import { afterEach, describe, expect, it } from "vitest";
 import { coreDNSDeployment } from "../../../src/manifests/addons/coredns.js";
 import { kubeProxyDaemonSet } from "../../../src/manifests/addons/kube-proxy.js";
@@ -13,6 +15,7 @@ import {
   isControllerEnabled,
   ObjectStore,
   startFakeControllers,
+  startFakeScheduler,
   type FakeControllersOptions,
   type StoredObject,
 } from "../../support/sim/apiserver/index.js";
@@ -31,7 +34,7 @@ function controllers(store: ObjectStore, o: Partial<FakeControllersOptions> = {}
   const kcm = startFakeControllers(store, {
     clusterSigningCertFile: "/nonexistent/ca.crt",
     clusterSigningKeyFile: "/nonexistent/ca.key",
-    controllers: ["nodeipam", "nodelifecycle", "deployment", "daemonset"],
+    controllers: ["nodeipam", "nodelifecycle", "deployment", "replicaset", "daemonset"],
     allocateNodeCIDRs: true,
     clusterCIDR: "10.244.0.0/16",
     serviceClusterIPRange: "10.96.0.0/12",
@@ -39,9 +42,14 @@ function controllers(store: ObjectStore, o: Partial<FakeControllersOptions> = {}
     log: (l) => lines.push(l),
     ...o,
   });
+  // The Pods of the Deployments need a scheduler (the kube-scheduler static pod's role).
+  const scheduler = startFakeScheduler(store, { log: (l) => lines.push(l), timeScale: SCALE });
   let stopped = false;
   const stop = () => {
-    if (!stopped) kcm.stop();
+    if (!stopped) {
+      kcm.stop();
+      scheduler.stop();
+    }
     stopped = true;
   };
   cleanups.push(stop);
@@ -112,8 +120,33 @@ function kubelet(
       });
     }
   };
+  // The Pods bound to the node run and are Ready while the kubelet runs and the node is Ready
+  // (a Pod that is not hostNetwork needs the node's network).
+  const runPods = () => {
+    if (!ready) return;
+    for (const pod of store.list("v1", "Pod", { fieldSelector: `spec.nodeName=${name}` })) {
+      const status = (pod.status ?? {}) as { conditions?: { type: string; status: string }[] };
+      if (status.conditions?.some((c) => c.type === "Ready" && c.status === "True")) continue;
+      store.update(
+        {
+          ...pod,
+          status: {
+            ...status,
+            phase: "Running",
+            podIP: "10.244.0.10",
+            conditions: [{ type: "Ready", status: "True" }],
+          },
+        },
+        { subresource: "status" },
+      );
+    }
+  };
+  const beat = () => {
+    renew();
+    runPods();
+  };
   renew();
-  let timer: NodeJS.Timeout | undefined = setInterval(renew, 10_000 * SCALE);
+  let timer: NodeJS.Timeout | undefined = setInterval(beat, 10_000 * SCALE);
   const silence = () => {
     clearInterval(timer);
     timer = undefined;
@@ -142,8 +175,8 @@ function kubelet(
     /** A kubelet started again posts its status at once and renews its Lease. */
     start() {
       postStatus();
-      renew();
-      timer ??= setInterval(renew, 10_000 * SCALE);
+      beat();
+      timer ??= setInterval(beat, 10_000 * SCALE);
     },
   };
 }
@@ -453,7 +486,17 @@ describe("deployment-controller and daemonset-controller", () => {
     const store = new ObjectStore();
     controllers(store);
     createAddons(store);
-    let d = await coreDNSAvailable(store, "False");
+    await coreDNSAvailable(store, "False");
+    // Its ReplicaSet's two Pods exist (pending: no node yet) and are counted.
+    let d = await store.waitFor(() => {
+      const got = store.get({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        namespace: "kube-system",
+        name: "coredns",
+      });
+      return (got?.status as DeploymentStatus | undefined)?.replicas === 2 ? got : undefined;
+    }, 5_000);
     expect(d.status).toMatchObject({
       observedGeneration: 1,
       replicas: 2,
@@ -566,13 +609,23 @@ describe("node-lifecycle-controller", () => {
     ]);
     expect(readyCondition(getNode(store, "w-1"))?.status).toBe("True");
 
-    // CoreDNS moves to the worker (it does not tolerate unreachable), kube-proxy loses a pod.
+    // CoreDNS's Pod on cp-1 is marked not Ready (MarkPodsNotReady) and stays there (no
+    // taint-based eviction here): one replica available, still enough; kube-proxy loses a pod.
     await store.waitFor(() => (kubeProxyStatus(store).numberReady === 1 ? true : undefined), 5_000);
     expect(kubeProxyStatus(store)).toMatchObject({
       desiredNumberScheduled: 2,
       numberUnavailable: 1,
     });
-    expect((await coreDNSAvailable(store, "True")).status).toMatchObject({ availableReplicas: 2 });
+    const one = await store.waitFor(() => {
+      const d = store.get({
+        apiVersion: "apps/v1",
+        kind: "Deployment",
+        namespace: "kube-system",
+        name: "coredns",
+      });
+      return (d?.status as DeploymentStatus | undefined)?.availableReplicas === 1 ? d : undefined;
+    }, 5_000);
+    expect(condition(one, "Available")?.status).toBe("True");
 
     // The worker's kubelet stops too: nothing can run CoreDNS.
     w.stop();

@@ -1,7 +1,8 @@
 // The simulated deployment and daemonset controllers' status calculation: the fields and
 // conditions of pkg/controller/deployment (sync.go calculateStatus, progress.go
 // syncRolloutStatus, util/deployment_util.go) and pkg/controller/daemon (updateDaemonSetStatus),
-// step by step as pods become Ready, stop being Ready, or never can.
+// step by step as pods become Ready, stop being Ready, or never can; the Deployment's ReplicaSet
+// and its counts of the ReplicaSets' Pods.
 import { describe, expect, it } from "vitest";
 import {
   maxUnavailable,
@@ -9,7 +10,8 @@ import {
   nextDeploymentStatus,
   podTemplateHash,
   progressDeadlineAt,
-  readyReplicas,
+  deploymentPodCounts,
+  replicaSetFor,
 } from "../../support/sim/apiserver/controllers/workloads.js";
 import type { NodeLike } from "../../support/sim/apiserver/controllers/scheduling.js";
 import type { StoredObject } from "../../support/sim/apiserver/store.js";
@@ -222,23 +224,67 @@ function node(name: string, ready: string | undefined, taints: object[] = []): N
   };
 }
 
-describe("readyReplicas", () => {
-  it("counts the replicas that could run Ready, all on one node when nothing forbids it", () => {
-    const d = deployment();
-    expect(
-      readyReplicas(
-        d,
-        [
-          node("cp", "True", [
-            { key: "node-role.kubernetes.io/control-plane", effect: "NoSchedule" },
-          ]),
-        ],
-        2,
-      ),
-    ).toBe(2);
-    expect(readyReplicas(d, [node("cp", "False")], 2)).toBe(0);
-    expect(readyReplicas(d, [node("w", "True", [{ key: "gpu", effect: "NoExecute" }])], 2)).toBe(0);
-    expect(readyReplicas(d, [], 2)).toBe(0);
+// The Deployment's Pods are real now (ReplicaSets, scheduler, kubelets): its counts come from
+// them rather than from where its replicas could run.
+describe("replicaSetFor and deploymentPodCounts", () => {
+  const d = { ...deployment(), metadata: { ...deployment().metadata, uid: "d-uid" } };
+  const rsObj = (name: string, uid: string): StoredObject => ({
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: { name, namespace: "kube-system", uid },
+  });
+  const pod = (rsUID: string, ready: boolean, deleting = false): StoredObject => ({
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: `p-${Math.random()}`,
+      ownerReferences: [
+        { apiVersion: "apps/v1", kind: "ReplicaSet", name: "x", uid: rsUID, controller: true },
+      ],
+      ...(deleting ? { deletionTimestamp: stamp(0) } : {}),
+    },
+    status: { phase: "Running", conditions: [{ type: "Ready", status: ready ? "True" : "False" }] },
+  });
+
+  it("names the ReplicaSet after the template's hash, which its selector and Pods carry, owned by the Deployment", () => {
+    const rs = replicaSetFor(d) as unknown as StoredObject & { spec: Record<string, never> };
+    const hash = podTemplateHash(template);
+    expect(rs.metadata).toMatchObject({
+      name: RS,
+      namespace: "kube-system",
+      labels: { "k8s-app": "kube-dns", "pod-template-hash": hash },
+      ownerReferences: [{ kind: "Deployment", name: "coredns", uid: "d-uid", controller: true }],
+    });
+    expect(rs.spec).toMatchObject({
+      replicas: 2,
+      template: { metadata: { labels: { "k8s-app": "kube-dns", "pod-template-hash": hash } } },
+    });
+  });
+
+  it("counts active Pods of every ReplicaSet, updated ones of the current, Ready ones as available", () => {
+    const counts = deploymentPodCounts(
+      RS,
+      [rsObj(RS, "new"), rsObj("coredns-old", "old")],
+      [
+        pod("new", true),
+        pod("new", false),
+        pod("old", true),
+        pod("old", true, true),
+        pod("other", true),
+      ],
+    );
+    expect(counts).toEqual({ replicas: 3, updated: 2, ready: 2, available: 2 });
+    // A rollout in progress: available as the budget allows, not complete.
+    const s = nextDeploymentStatus(d, counts, T0);
+    expect(s).toMatchObject({
+      replicas: 3,
+      updatedReplicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+    });
+    expect(s.conditions!.find((c) => c.type === "Progressing")?.reason).not.toBe(
+      "NewReplicaSetAvailable",
+    );
   });
 });
 

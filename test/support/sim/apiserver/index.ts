@@ -45,6 +45,7 @@ export {
   isControllerEnabled,
   type FakeControllersOptions,
 } from "./controllers/index.js";
+export { startFakeScheduler } from "./controllers/pod-scheduler.js";
 export {
   apiServerOptionsFromCommand,
   controllersOptionsFromCommand,

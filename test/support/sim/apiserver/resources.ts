@@ -102,6 +102,12 @@ const resources: ResourceInfo[] = [
     subresources: { status: STATUS, scale: STATUS },
     hasGeneration: true,
   }),
+  r("apps", "v1", "replicasets", "ReplicaSet", true, {
+    shortNames: ["rs"],
+    categories: ["all"],
+    subresources: { status: STATUS, scale: STATUS },
+    hasGeneration: true,
+  }),
   r("apps", "v1", "daemonsets", "DaemonSet", true, {
     shortNames: ["ds"],
     categories: ["all"],

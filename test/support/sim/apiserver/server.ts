@@ -673,7 +673,12 @@ async function serve(
       if (typeof body.propagationPolicy === "string")
         d.propagationPolicy = body.propagationPolicy as DeleteOptions["propagationPolicy"];
       if (Array.isArray(body.dryRun) && body.dryRun.includes("All")) d.dryRun = true;
+      if (typeof body.gracePeriodSeconds === "number")
+        d.gracePeriodSeconds = body.gracePeriodSeconds;
     }
+    const grace = q.get("gracePeriodSeconds");
+    if (grace !== null && /^-?\d+$/.test(grace)) d.gracePeriodSeconds = Number(grace);
+    d.graceful = true;
     const pp = q.get("propagationPolicy");
     if (pp === "Background" || pp === "Foreground" || pp === "Orphan") d.propagationPolicy = pp;
     if (q.get("dryRun") === "All") d.dryRun = true;
@@ -742,7 +747,13 @@ async function serve(
           "merge",
           { subresource: "status" },
         );
-        store.deleteIn(info, ns, name, pre?.uid ? { preconditions: { uid: pre.uid } } : {});
+        store.deleteIn(info, ns, name, {
+          ...(pre?.uid ? { preconditions: { uid: pre.uid } } : {}),
+          graceful: true,
+          ...(typeof opts.gracePeriodSeconds === "number"
+            ? { gracePeriodSeconds: opts.gracePeriodSeconds }
+            : {}),
+        });
       }
       return sendJSON(res, 201, success({}));
     }

@@ -35,6 +35,7 @@
 //     with no resourceVersion consistent first (syncObject/syncResource: a keys-only range,
 //     then waiting for the watch), as kube-apiserver reads them from etcd.
 import { defaultJob } from "./job-defaults.js";
+import { markedForDeletion } from "./pod-grace.js";
 import { str } from "./json.js";
 import { randomInt, randomUUID } from "node:crypto";
 import { applyObjectPatch, deepEqual, type PatchType } from "./patch.js";
@@ -130,6 +131,13 @@ export interface DeleteOptions {
   /** Background (default), Foreground (treated as Background here) or Orphan. */
   propagationPolicy?: "Background" | "Foreground" | "Orphan";
   dryRun?: boolean;
+  /**
+   * A DELETE of the API (and an eviction): a Pod bound to a node is deleted gracefully
+   * (pod-grace.ts). Without it (the store's own callers) every object is removed at once.
+   */
+  graceful?: boolean;
+  /** DeleteOptions.gracePeriodSeconds of the request. */
+  gracePeriodSeconds?: number;
 }
 
 export interface ListOptions {
@@ -701,6 +709,11 @@ export class ObjectStore {
       return terminating;
     }
     if (opts.dryRun) return clone(existing);
+    if (opts.graceful && info.kind === "Pod") {
+      const marked = markedForDeletion(existing, this.now(), opts.gracePeriodSeconds);
+      if (marked === existing) return clone(existing);
+      if (marked) return this.persist(info, key, clone(marked), "MODIFIED");
+    }
     const finalizers = existing.metadata.finalizers as string[] | undefined;
     if (finalizers && finalizers.length > 0) {
       // k8s: registry/generic/registry/store.go updateForGracefulDeletionAndFinalizers
@@ -796,6 +809,7 @@ export class ObjectStore {
         break;
       }
       case "Deployment":
+      case "ReplicaSet":
       case "DaemonSet":
         obj.status = {};
         break;

@@ -3,6 +3,7 @@ import { createWriteStream, mkdirSync, type WriteStream } from "node:fs";
 import { basename, join } from "node:path";
 import { promisify } from "node:util";
 import type { EtcdOptions, FakeApiServer } from "../apiserver/index.js";
+import { netexecPort, startNetexec } from "./agnhost.js";
 import type { HostFiles } from "./host-files.js";
 import { startComponentHealth, type ListeningServer } from "./health-servers.js";
 import type { PodContainer, PodManifest } from "./static-pods.js";
@@ -166,6 +167,10 @@ export interface ContainerContext {
   runtimeLog: (line: string) => void;
   /** The node's time scale: simulated controllers shrink their grace periods and leases by it. */
   timeScale: number;
+  /** A Pod from the API server (not a static pod): images not simulated run as idle containers. */
+  apiPod?: boolean;
+  /** The Pod's own IP (pod-network.ts), when it has one. */
+  podIP?: string;
 }
 
 /** Thrown when a container cannot start yet for a reason that is not a crash. */
@@ -185,6 +190,7 @@ export async function startContainer(ctx: ContainerContext): Promise<RunningCont
     case "kube-scheduler":
       return startScheduler(ctx, argv);
     default:
+      if (ctx.apiPod) return startWorkload(ctx, argv);
       throw new Error(
         `the simulated node cannot run image ${ctx.container.image ?? "?"} (only etcd, kube-apiserver, kube-controller-manager and kube-scheduler are simulated)`,
       );
@@ -224,6 +230,23 @@ function startEtcd(ctx: ContainerContext, argv: string[]): Promise<RunningContai
       clearTimeout(timer);
     },
   });
+}
+
+/**
+ * A container of a Pod from the API: agnhost netexec serves on the Pod's IP (agnhost.ts); any
+ * other image runs as a container with no process, Running until stopped.
+ * SIMULATION LIMIT: no image is pulled or run; such a container serves no port. netexec without
+ * a Pod IP of its own (no --pod-ip-range) serves nothing either.
+ */
+async function startWorkload(ctx: ContainerContext, argv: string[]): Promise<RunningContainer> {
+  const image = ctx.container.image ?? "";
+  const port = /\/agnhost(:|@|$)/.test(image) ? netexecPort(argv) : undefined;
+  if (port !== undefined && ctx.podIP) {
+    ctx.log.line(`simulated agnhost netexec: serving on ${ctx.podIP}:${port}`);
+    return startNetexec(ctx.pod.metadata.name, ctx.podIP, port);
+  }
+  ctx.log.line(`simulated container runtime: ${image} runs as an idle container`);
+  return inProcess(() => Promise.resolve());
 }
 
 /** A stand-in component living in this process: it "exits" only when stopped. */
@@ -369,12 +392,22 @@ async function startControllerManager(
 }
 
 async function startScheduler(ctx: ContainerContext, argv: string[]): Promise<RunningContainer> {
-  // kube-scheduler: --secure-port 10259 (cmd/kube-scheduler/app/options). It schedules nothing
-  // here: static pods need no scheduler and the simulation runs no other pods.
+  // kube-scheduler: --secure-port 10259 (cmd/kube-scheduler/app/options). It binds Pods
+  // (controllers/pod-scheduler.ts) while it holds its Lease.
+  // SIMULATION LIMIT: as the controller-manager, it acts directly on the store of the API server
+  // this node runs, not through --kubeconfig.
+  const store = ctx.apiStore();
+  if (!store) throw new NotReadyToStart("no simulated kube-apiserver has run on this node yet");
+  const sim = await import("../apiserver/index.js");
   const { host, port } = secureServing(argv, 10259);
   const health = port > 0 ? await startComponentHealth(host, port) : undefined;
+  const scheduler = sim.startFakeScheduler(store, {
+    log: (line) => ctx.log.line(line),
+    timeScale: ctx.timeScale,
+  });
   ctx.log.line(`simulated kube-scheduler: serving on ${host}:${port}`);
   return inProcess(async () => {
+    scheduler.stop();
     await health?.close();
   });
 }

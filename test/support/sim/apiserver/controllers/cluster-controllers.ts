@@ -1,5 +1,6 @@
 // SIMULATION (test double). The controllers that act for the whole cluster — nodeipam
 // (node-ipam.ts), nodelifecycle (node-lifecycle.ts), deployment and daemonset (workloads.ts),
+// replicaset (replicasets.ts), endpoint (endpoints.ts), podgc (pod-gc.ts),
 // job with ttl-after-finished (jobs.ts), disruption (disruption.ts) —
 // started only while this controller manager holds the kube-system/kube-controller-manager Lease
 // (--leader-elect, true by default and set by kubeadm; leader-election.ts), as
@@ -23,6 +24,9 @@ import {
 } from "./node-lifecycle.js";
 import { startDisruptionController } from "./disruption.js";
 import { startJobController } from "./jobs.js";
+import { startEndpointsController } from "./endpoints.js";
+import { startPodGC } from "./pod-gc.js";
+import { startReplicaSetController } from "./replicasets.js";
 import { startDaemonSetController, startDeploymentController } from "./workloads.js";
 
 export function startClusterControllers(
@@ -48,6 +52,10 @@ export function startClusterControllers(
         );
       }
       if (on("deployment")) stops.push(startDeploymentController(ctx, scale));
+      if (on("replicaset")) stops.push(startReplicaSetController(ctx));
+      if (on("endpoint")) stops.push(startEndpointsController(ctx));
+      // --terminated-pod-gc-threshold's sweep runs every 20 s (gcCheckPeriod).
+      if (on("podgc")) stops.push(startPodGC(ctx, 20_000 * scale));
       if (on("daemonset")) stops.push(startDaemonSetController(ctx));
       // job-controller and ttl-after-finished-controller in one (jobs.ts).
       if (on("job")) stops.push(startJobController(ctx, scale));

@@ -2,7 +2,8 @@
 // to store events (no polling): bootstrapsigner, tokencleaner, csrapproving, csrsigning,
 // garbagecollector, serviceaccount and root-ca-cert-publisher; and, while this controller
 // manager holds the kube-system/kube-controller-manager Lease (cluster-controllers.ts), the ones
-// a whole cluster needs: nodeipam, nodelifecycle, deployment, daemonset, job and disruption.
+// a whole cluster needs: nodeipam, nodelifecycle, deployment, replicaset, daemonset, endpoint,
+// podgc, job and disruption.
 // k8s: cmd/kube-controller-manager/app/controllermanager.go (IsControllerEnabled: "name",
 // "-name", "*"; bootstrapsigner and tokencleaner are off unless named),
 // cmd/kube-controller-manager/names/controller_names.go (current names and their aliases).
@@ -79,6 +80,9 @@ const ALIASES: Record<string, string> = {
   "node-ipam-controller": "nodeipam",
   "node-lifecycle-controller": "nodelifecycle",
   "deployment-controller": "deployment",
+  "replicaset-controller": "replicaset",
+  "endpoints-controller": "endpoint",
+  "pod-garbage-collector-controller": "podgc",
   "daemonset-controller": "daemonset",
   "job-controller": "job",
   "disruption-controller": "disruption",

@@ -9,9 +9,14 @@
 // tryUpdateNodeHealth), pkg/controller/nodelifecycle/config/v1alpha1/defaults.go and
 // kubernetes/kubernetes#126287 (grace period 50 s since v1.32, was 40 s; startup grace 60 s),
 // cmd/kube-controller-manager/app/options/nodelifecyclecontroller.go (--node-monitor-period 5 s).
+// A node whose Ready condition turns Unknown has its Pods marked not Ready (their Ready
+// condition False), so that the endpoints controller and the workload controllers stop counting
+// them (k8s: pkg/controller/util/node/controller_utils.go MarkPodsNotReady, called from
+// monitorNodeHealth when Ready leaves True).
 // SIMULATION differences: no taints are written (taint-based eviction and the NoSchedule
 // condition taints are computed where they matter, scheduling.ts effectiveTaints), pods are not
-// marked NotReady nor evicted, no zone disruption modes.
+// evicted (no NoExecute taint manager: a Pod on an Unknown node stays there, not Ready), no zone
+// disruption modes.
 import type { StoredObject } from "../store.js";
 import { rfc3339 } from "../store.js";
 import type { ControllerContext, StopFn } from "./context.js";
@@ -133,6 +138,7 @@ export function startNodeLifecycle(ctx: ControllerContext, cfg: NodeLifecycleCon
         { subresource: "status" },
       );
       health.set(name, { ...h, ready: conditionsOf(written).find((c) => c.type === "Ready")! });
+      markPodsNotReady(name);
       log(
         `node-lifecycle-controller: node ${name} hasn't been updated for ${now - h.probe} ms: Ready is Unknown`,
       );
@@ -140,6 +146,30 @@ export function startNodeLifecycle(ctx: ControllerContext, cfg: NodeLifecycleCon
       // A conflict: the kubelet (or another writer) got there first; the next pass looks again.
       if ((e as { code?: number }).code !== 409 && (e as { code?: number }).code !== 404) {
         log(`node-lifecycle-controller: error updating node ${name}: ${(e as Error).message}`);
+      }
+    }
+  }
+
+  /** MarkPodsNotReady: the Ready condition of every Pod bound to the node set False. */
+  function markPodsNotReady(nodeName: string): void {
+    for (const pod of store.list("v1", "Pod", { fieldSelector: `spec.nodeName=${nodeName}` })) {
+      const status = (pod.status ?? {}) as { conditions?: { type: string; status: string }[] };
+      const conditions = status.conditions ?? [];
+      if (!conditions.some((c) => c.type === "Ready" && c.status === "True")) continue;
+      const next = conditions.map((c) =>
+        c.type === "Ready"
+          ? { ...c, status: "False", lastTransitionTime: rfc3339(store.now()) }
+          : c,
+      );
+      try {
+        store.update(
+          { ...pod, status: { ...status, conditions: next } },
+          { subresource: "status" },
+        );
+      } catch (e) {
+        log(
+          `node-lifecycle-controller: marking pod ${pod.metadata.name} not Ready: ${(e as Error).message}`,
+        );
       }
     }
   }

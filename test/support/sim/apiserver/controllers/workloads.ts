@@ -1,15 +1,22 @@
-// SIMULATION (test double). No pods run in the simulated cluster: no ReplicaSet, no scheduler
-// placing pods, no kubelet starting them. These controllers stand in for that whole chain for
-// Deployments and DaemonSets: they write the .status the real controllers would write if the
-// pods ran — but only as many pods as could really run and be Ready on the Nodes as they are
-// (scheduling.ts: taints and tolerations, node selector and affinity, cordoned nodes, required
-// anti-affinity; a pod is Ready only on a node whose kubelet posts status, and a pod without
-// hostNetwork only on a Ready node). Re-evaluated on every Node, Deployment and DaemonSet event.
-// k8s: pkg/controller/deployment/sync.go (calculateStatus: observedGeneration, replicas,
-// updatedReplicas, readyReplicas, availableReplicas, unavailableReplicas; the Available
-// condition: availableReplicas ≥ replicas − MaxUnavailable → MinimumReplicasAvailable "Deployment
-// has minimum availability.", else MinimumReplicasUnavailable "Deployment does not have minimum
-// availability."; getNewReplicaSet: NewReplicaSetCreated "Created new replica set %q"),
+// SIMULATION (test double). The deployment and daemonset controllers.
+// Deployments run real Pods: this controller keeps one ReplicaSet per pod template (named
+// "<deployment>-<pod-template-hash>", owned by the Deployment), scales the current one to
+// spec.replicas and every older one to 0; the replicaset controller (replicasets.ts) makes the
+// Pods, the scheduler (pod-scheduler.ts) places them, the nodes' simulated kubelets run them,
+// and the Deployment's status counts them: replicas (active Pods of all its ReplicaSets),
+// updatedReplicas (those of the current one), readyReplicas and availableReplicas (the Ready
+// ones). Re-evaluated on every Deployment and ReplicaSet event.
+// DaemonSets still run NO Pods: their controller writes the .status the real one would write if
+// its daemon pods ran where they could (scheduling.ts: taints and tolerations, node selector and
+// affinity, cordoned nodes; a pod is Ready only on a node whose kubelet posts status, and a pod
+// without hostNetwork only on a Ready node). Re-evaluated on every Node and DaemonSet event.
+// k8s: pkg/controller/deployment/sync.go (getNewReplicaSet: the ReplicaSet named
+// "<deployment>-<hash>" with the pod-template-hash label in its selector and template;
+// calculateStatus: observedGeneration, replicas, updatedReplicas, readyReplicas,
+// availableReplicas, unavailableReplicas; the Available condition: availableReplicas ≥ replicas
+// − MaxUnavailable → MinimumReplicasAvailable "Deployment has minimum availability.", else
+// MinimumReplicasUnavailable "Deployment does not have minimum availability.";
+// NewReplicaSetCreated "Created new replica set %q"),
 // pkg/controller/deployment/progress.go (syncRolloutStatus: NewReplicaSetAvailable "ReplicaSet
 // %q has successfully progressed.", ReplicaSetUpdated "ReplicaSet %q is progressing.",
 // ProgressDeadlineExceeded "ReplicaSet %q has timed out progressing."),
@@ -19,24 +26,22 @@
 // pkg/controller/controller_utils.go ComputeHash (the pod-template-hash in the ReplicaSet name),
 // pkg/controller/daemon/daemon_controller.go (updateDaemonSetStatus, NodeShouldRunDaemonPod),
 // staging/src/k8s.io/api/apps/v1/types.go (which status fields are omitted when zero).
-// SIMULATION differences: pods are Ready the moment they could be (minReadySeconds, image pulls
-// and probes are not simulated); replicas move to other nodes at once when their node goes away
-// (no eviction delay); a template change replaces every pod at once (no surge); the
+// SIMULATION LIMITS: a template change scales the old ReplicaSets to 0 and the new one to
+// spec.replicas at once (no surge, no rolling by maxUnavailable, as a Recreate would); no
+// revision history (deployment.kubernetes.io/revision, revisionHistoryLimit, rollback);
+// paused is ignored; minReadySeconds is not simulated (a Ready Pod is available); the
 // pod-template-hash is an FNV-32a of the template's JSON, not of Go's printed struct, so it is
-// stable but not the value a real cluster shows.
+// stable but not the value a real cluster shows; a ReplicaSet of that name the Deployment does
+// not own is left alone (no collisionCount bump). DaemonSet pods move to other nodes at once
+// when their node goes away (no eviction delay).
 import { deepEqual } from "../patch.js";
 import type { Json, StoredObject } from "../store.js";
 import { rfc3339 } from "../store.js";
 import type { ControllerContext, StopFn } from "./context.js";
+import { controllerOf, ownedBy, podIsActive, podIsReady } from "./pods.js";
 import { WorkQueue } from "./queue.js";
-import {
-  daemonShouldRun,
-  podWouldBeReady,
-  replicaCapacity,
-  schedulerUnfit,
-  templateOf,
-  type NodeLike,
-} from "./scheduling.js";
+import { RS } from "./replicasets.js";
+import { daemonShouldRun, podWouldBeReady, templateOf, type NodeLike } from "./scheduling.js";
 
 interface DeploymentCondition {
   type: string;
@@ -168,20 +173,26 @@ function omitZero<T extends object>(o: T): T {
   return out as T;
 }
 
-/** How many of `wanted` replicas of the template could run and be Ready on `nodes`. */
-export function readyReplicas(workload: StoredObject, nodes: NodeLike[], wanted: number): number {
-  const { spec, labels } = templateOf(workload);
-  const fit = nodes.filter((n) => !schedulerUnfit(spec, n) && podWouldBeReady(spec, n));
-  return Math.min(wanted, replicaCapacity(spec, labels, fit));
+/** What the deployment controller counts of its ReplicaSets' Pods (calculateStatus). */
+export interface PodCounts {
+  /** Active Pods of every ReplicaSet of the Deployment. */
+  replicas: number;
+  /** Active Pods of the ReplicaSet of the current template. */
+  updated: number;
+  /** Ready ones among the active Pods. */
+  ready: number;
+  /** Available ones (Ready; minReadySeconds is not simulated). */
+  available: number;
 }
 
 /**
- * The status the deployment controller would write after one sync, given how many replicas are
- * Ready. `scale` multiplies progressDeadlineSeconds (simulated time).
+ * The status the deployment controller would write after one sync, given its Pods' counts (a
+ * number: that many Ready Pods, all of the current template, spec.replicas of them active).
+ * `scale` multiplies progressDeadlineSeconds (simulated time).
  */
 export function nextDeploymentStatus(
   d: StoredObject,
-  ready: number,
+  pods: number | PodCounts,
   now: Date,
   scale = 1,
 ): DeploymentStatus {
@@ -215,14 +226,23 @@ export function nextDeploymentStatus(
   }
 
   // calculateStatus
-  const available = Math.min(ready, replicas);
+  const counts: PodCounts =
+    typeof pods === "number"
+      ? {
+          replicas,
+          updated: replicas,
+          ready: Math.min(pods, replicas),
+          available: Math.min(pods, replicas),
+        }
+      : pods;
+  const available = counts.available;
   const next: DeploymentStatus = {
     observedGeneration: Number(d.metadata.generation ?? 0),
-    replicas,
-    updatedReplicas: replicas,
-    readyReplicas: available,
+    replicas: counts.replicas,
+    updatedReplicas: counts.updated,
+    readyReplicas: counts.ready,
     availableReplicas: available,
-    unavailableReplicas: Math.max(0, replicas - available),
+    unavailableReplicas: Math.max(0, Math.max(replicas, counts.replicas) - available),
   };
   conds = setCondition(
     conds,
@@ -402,47 +422,153 @@ function startStatusController(
   };
 }
 
+interface Selector {
+  matchLabels?: Record<string, string>;
+  matchExpressions?: { key: string; operator: string; values?: string[] }[];
+}
+
+/** getNewReplicaSet: the ReplicaSet of the Deployment's current template, at spec.replicas. */
+export function replicaSetFor(d: StoredObject): Json {
+  const spec = (d.spec ?? {}) as Json & { selector?: Selector; template?: Json };
+  const status = (d.status ?? {}) as DeploymentStatus;
+  const hash = podTemplateHash(spec.template, status.collisionCount);
+  const template = structuredClone(spec.template ?? {}) as Json & {
+    metadata?: { labels?: Record<string, string> };
+  };
+  const labels = { ...template.metadata?.labels, [POD_TEMPLATE_HASH]: hash };
+  template.metadata = { ...template.metadata, labels };
+  return {
+    apiVersion: "apps/v1",
+    kind: "ReplicaSet",
+    metadata: {
+      name: `${d.metadata.name}-${hash}`,
+      namespace: d.metadata.namespace,
+      labels,
+      ownerReferences: [
+        {
+          apiVersion: "apps/v1",
+          kind: "Deployment",
+          name: d.metadata.name,
+          uid: d.metadata.uid,
+          controller: true,
+          blockOwnerDeletion: true,
+        },
+      ],
+    },
+    spec: {
+      replicas: (spec.replicas as number | undefined) ?? 1,
+      selector: {
+        ...spec.selector,
+        matchLabels: { ...spec.selector?.matchLabels, [POD_TEMPLATE_HASH]: hash },
+      },
+      template,
+    },
+  };
+}
+
+/** calculateStatus's counts over the Pods of the Deployment's ReplicaSets. */
+export function deploymentPodCounts(
+  current: string,
+  replicaSets: StoredObject[],
+  pods: StoredObject[],
+): PodCounts {
+  const counts: PodCounts = { replicas: 0, updated: 0, ready: 0, available: 0 };
+  for (const rs of replicaSets) {
+    const active = ownedBy(pods, rs.metadata.uid).filter(podIsActive);
+    counts.replicas += active.length;
+    if (rs.metadata.name === current) counts.updated += active.length;
+    const ready = active.filter(podIsReady).length;
+    counts.ready += ready;
+    counts.available += ready;
+  }
+  return counts;
+}
+
+export const POD_TEMPLATE_HASH = "pod-template-hash";
+
+/** One sync of a Deployment: its ReplicaSets scaled, its status computed from their Pods. */
+function syncDeployment(ctx: ControllerContext, d: StoredObject, timeScale: number): StoredObject {
+  const { store, log } = ctx;
+  const namespace = d.metadata.namespace ?? "";
+  const wanted = replicaSetFor(d);
+  const name = (wanted.metadata as { name: string }).name;
+  const owned = ownedBy(store.list(RS.apiVersion, RS.kind, { namespace }), d.metadata.uid);
+  const replicas = ((d.spec ?? {}) as DeploymentSpec).replicas ?? 1;
+  let current = owned.find((rs) => rs.metadata.name === name);
+  if (!current && !store.get({ ...RS, namespace, name })) {
+    current = store.create(wanted, { fieldValidation: "Ignore" });
+    log(`deployment-controller: ${namespace}/${d.metadata.name}: created ReplicaSet ${name}`);
+  }
+  for (const rs of owned) {
+    const want = rs.metadata.name === name ? replicas : 0;
+    if (Number((rs.spec as Json | undefined)?.replicas ?? 1) === want) continue;
+    store.update({ ...rs, spec: { ...(rs.spec as Json), replicas: want } });
+    log(`deployment-controller: scaled ReplicaSet ${namespace}/${rs.metadata.name} to ${want}`);
+  }
+  const all = current && !owned.includes(current) ? [...owned, current] : owned;
+  const counts = deploymentPodCounts(name, all, store.list("v1", "Pod", { namespace }));
+  const status = nextDeploymentStatus(d, counts, store.now(), timeScale) as Json;
+  if (deepEqual(status, d.status ?? {})) return d;
+  return store.update({ ...d, status }, { subresource: "status" });
+}
+
 /**
- * deployment-controller (standing in for the replicaset controller, the scheduler and the
- * kubelets too): Deployment status as if its pods ran where they could. `timeScale` multiplies
- * progressDeadlineSeconds.
+ * deployment-controller: ReplicaSets per template, status from their Pods. `timeScale`
+ * multiplies progressDeadlineSeconds.
  */
 export function startDeploymentController(ctx: ControllerContext, timeScale = 1): StopFn {
-  const { store } = ctx;
+  const { store, log } = ctx;
   const timers = new Map<string, NodeJS.Timeout>();
-  const controller = startStatusController(
-    ctx,
-    "deployment-controller",
-    "Deployment",
-    (d, nodes) => {
-      const wanted = ((d.spec ?? {}) as DeploymentSpec).replicas ?? 1;
-      return nextDeploymentStatus(
-        d,
-        readyReplicas(d, nodes, wanted),
-        store.now(),
-        timeScale,
-      ) as Json;
+  const queue: WorkQueue = new WorkQueue(
+    (key): void => {
+      const [namespace, name] = key.split("/") as [string, string];
+      const d = store.get({ apiVersion: "apps/v1", kind: "Deployment", namespace, name });
+      if (!d || d.metadata.deletionTimestamp) return;
+      let written: StoredObject;
+      try {
+        written = syncDeployment(ctx, d, timeScale);
+      } catch (e) {
+        const code = (e as { code?: number }).code;
+        if (code === 409) queue.add(key);
+        else if (code !== 404) throw e;
+        return;
+      }
+      requeueStuck(written, key);
     },
-    (current, key) => {
-      // k8s: deployment_controller.go requeueStuckDeployment — look again when the progress
-      // deadline of a rollout that is not complete passes.
-      clearTimeout(timers.get(key));
-      timers.delete(key);
-      const at = progressDeadlineAt(current, timeScale);
-      if (at === undefined) return;
-      const t = setTimeout(
-        () => {
-          timers.delete(key);
-          controller.enqueue(key);
-        },
-        Math.max(5, at - store.now().getTime() + 5),
-      );
-      t.unref();
-      timers.set(key, t);
-    },
+    (key, e) => log(`deployment-controller: Deployment ${key}: ${(e as Error).message}`),
   );
+  // k8s: deployment_controller.go requeueStuckDeployment — look again when the progress
+  // deadline of a rollout that is not complete passes.
+  const requeueStuck = (current: StoredObject, key: string) => {
+    clearTimeout(timers.get(key));
+    timers.delete(key);
+    const at = progressDeadlineAt(current, timeScale);
+    if (at === undefined) return;
+    const t = setTimeout(
+      () => {
+        timers.delete(key);
+        queue.add(key);
+      },
+      Math.max(5, at - store.now().getTime() + 5),
+    );
+    t.unref();
+    timers.set(key, t);
+  };
+  const unsubscribe = store.subscribe((ev) => {
+    const r = ev.resource;
+    if (r.group !== "apps") return;
+    if (r.kind === "Deployment" && ev.type !== "DELETED") queue.add(keyOf(ev.object));
+    if (r.kind === RS.kind) {
+      const owner = controllerOf(ev.object);
+      if (owner?.kind === "Deployment") {
+        queue.add(`${ev.object.metadata.namespace ?? ""}/${owner.name}`);
+      }
+    }
+  });
+  for (const d of store.list("apps/v1", "Deployment")) queue.add(keyOf(d));
   return () => {
-    controller.stop();
+    unsubscribe();
+    queue.stop();
     for (const t of timers.values()) clearTimeout(t);
     timers.clear();
   };
