@@ -363,6 +363,13 @@ export async function createTestbed(
     // on a network with DNS, and other names fail at once (nothing answers on 127.0.0.1:53)
     // instead of waiting for a nameserver the namespaces cannot reach.
     const addressOf = (i: number) => `10.251.${octet}.${10 + i}`;
+    // Each host's simulated kubelet gives its Pods the ten addresses 10.251.<n>.<100+10i>...+9
+    // (sim/kubelet/pod-network.ts): in the bridge's /24, apart from the hosts' own addresses
+    // (.10 up) and from each other's, so every namespace on the bridge reaches them by ARP.
+    const podIPRangeOf = (i: number) =>
+      100 + 10 * i + 9 <= 254
+        ? `10.251.${octet}.${100 + 10 * i}-10.251.${octet}.${100 + 10 * i + 9}`
+        : undefined;
     const hostsFile = join(base, "hosts");
     const resolvFile = join(base, "resolv.conf");
     await writeFile(
@@ -422,6 +429,7 @@ export async function createTestbed(
         nodeName: name,
         ...(o.timeScale !== undefined ? { timeScale: o.timeScale } : {}),
         ...(o.kubeletVersions?.[name] ? { kubeletVersion: o.kubeletVersions[name] } : {}),
+        ...(podIPRangeOf(i) ? { podIPRange: podIPRangeOf(i) } : {}),
       });
       folders.push(join(node.stateDir, ".."));
       // Runs before the namespace's processes are killed: the node's own orderly stop first.

@@ -18,6 +18,7 @@ import {
   staticNodeStatus,
   type NodeIdentity,
 } from "./node-status.js";
+import { ApiPodSource } from "./pods.js";
 import { RemoteRuntime } from "./runtime-daemon.js";
 import { InProcessRuntime, type PodRuntime, type PodStatus } from "./runtime.js";
 import { CONFIG_HASH, CONFIG_MIRROR, readStaticPods, type StaticPod } from "./static-pods.js";
@@ -25,9 +26,9 @@ import { kubeletTiming, sleep, type KubeletTiming } from "./timing.js";
 
 // SIMULATION (test double) — NOT a kubelet. It stands in for the kubelet of one node on machines
 // where no kubelet can run: it reads the kubelet's files as the kubelet does, serves healthz,
-// runs the static pods of staticPodPath through a simulated container runtime, gets its client
-// certificate by TLS bootstrap or rotation as the kubelet does, and registers its Node and
-// mirror pods. Every behaviour cites the Kubernetes source it follows; SIMULATION LIMIT marks
+// runs the static pods of staticPodPath and the Pods the API server binds to its node (pods.ts)
+// through a simulated container runtime, gets its client certificate by TLS bootstrap or
+// rotation as the kubelet does, and registers its Node and mirror pods. Every behaviour cites the Kubernetes source it follows; SIMULATION LIMIT marks
 // where it knowingly differs.
 
 export interface SimulatedKubeletOptions {
@@ -53,6 +54,11 @@ export interface SimulatedKubeletOptions {
   runtime?: { dir: string; command: string[] };
   /** Folder of the node's fault file (faults.ts) when there is no runtime daemon. */
   faultsDir?: string;
+  /**
+   * --pod-ip-range "first-last": the addresses the node's Pods get (pod-network.ts). Without it
+   * Pods that are not hostNetwork report the node's IP and serve nothing.
+   */
+  podIPRange?: string;
 }
 
 export interface SimulatedKubeletStatus {
@@ -82,6 +88,7 @@ export class SimulatedKubelet {
   private podsRead = false;
   private mirrorWake?: AbortController;
   private podStatuses: PodStatus[] = [];
+  private apiPods?: ApiPodSource;
   private readonly seen = new Map<string, string>();
   private node?: { uid: string; identity: NodeIdentity; staticStatus: Record<string, unknown> };
   private readonly mirrors = new Map<string, MirrorRecord>();
@@ -154,6 +161,7 @@ export class SimulatedKubelet {
           ...(this.opts.faultsDir ? { faultsDir: this.opts.faultsDir } : {}),
         });
 
+    this.apiPods = new ApiPodSource(cfg.nodeName, this.log);
     if (cfg.settings.healthzPort > 0) this.loops.push(this.serveHealthz());
     this.loops.push(this.podSyncLoop(), this.mirrorPodLoop(), this.nodeLoop());
   }
@@ -242,10 +250,22 @@ export class SimulatedKubelet {
       if (!before.has(`${p.key}@${p.hash}`)) this.log(`static pod ${p.key} from ${p.file}`);
     this.staticPods = pods;
     this.podsRead = true;
+    const client = this.node ? await this.client() : undefined;
+    if (client) await this.apiPods!.refresh(client);
     this.podStatuses = await this.runtime!.sync(
-      pods.map((p) => ({ key: p.key, uid: p.uid, hash: p.hash, pod: p.pod })),
+      [
+        ...pods.map((p) => ({ key: p.key, uid: p.uid, hash: p.hash, pod: p.pod })),
+        ...this.apiPods!.desired(),
+      ],
+      {
+        keepApiPods: !this.apiPods!.ready,
+        ...(this.opts.podIPRange ? { podIPRange: this.opts.podIPRange } : {}),
+      },
     );
     this.mirrorWake?.abort();
+    if (client && this.apiPods!.ready) {
+      await this.apiPods!.report(client, this.podStatuses, this.node!.identity.nodeIPs[0]!);
+    }
   }
 
   /**
@@ -571,8 +591,15 @@ export class SimulatedKubelet {
   private async refreshMirrorPods(client: SimApiClient): Promise<void> {
     for (const [key, rec] of [...this.mirrors]) {
       try {
-        const got = await client.call<{ metadata: { uid?: string } }>("GET", this.podPath(key));
+        const got = await client.call<{ metadata: { uid?: string; deletionTimestamp?: string } }>(
+          "GET",
+          this.podPath(key),
+        );
         if (rec.uid && got.metadata.uid && got.metadata.uid !== rec.uid) this.mirrors.delete(key);
+        // A graceful delete of a mirror pod: the kubelet deletes it at once and makes it anew.
+        else if (got.metadata.deletionTimestamp) {
+          if (await this.deleteMirrorPod(client, key, got.metadata.uid)) this.mirrors.delete(key);
+        }
       } catch (e) {
         if (e instanceof ApiStatusError && e.status === 404) this.mirrors.delete(key);
       }

@@ -8,6 +8,7 @@ import { kubeletTiming, sleep } from "./timing.js";
 // shim (service-manager.ts) as systemd starts kubelet.service:
 //   main.mjs --rootfs DIR --node-name N --log FILE [--pid-file F] [--runtime-dir D]
 //            [--time-scale X] [--kubelet-version V] [--assume-network-ready]
+//            [--pod-ip-range FIRST-LAST]   (the node's Pod addresses: pod-network.ts)
 // and of its container runtime daemon (started by the kubelet on first use):
 //   main.mjs runtime --dir D --rootfs DIR [--time-scale X]
 // Runs until SIGTERM. A kubelet that fails to start is retried every RestartSec (10 s), as
@@ -68,6 +69,7 @@ async function runKubelet(flags: Record<string, string>): Promise<void> {
       timeScale,
       ...(flags["kubelet-version"] ? { kubeletVersion: flags["kubelet-version"] } : {}),
       assumeNetworkReady: flags["assume-network-ready"] === "true",
+      ...(flags["pod-ip-range"] ? { podIPRange: flags["pod-ip-range"] } : {}),
       runtime: {
         dir: runtimeDir,
         command: [

@@ -9,6 +9,7 @@ import type {
   PodStatus,
   SandboxResult,
   SandboxRuntime,
+  SyncOptions,
 } from "./runtime.js";
 import { sleep } from "./timing.js";
 
@@ -64,8 +65,8 @@ export class RemoteRuntime implements PodRuntime, SandboxRuntime {
     this.socket = join(dir, RUNTIME_SOCKET);
   }
 
-  async sync(pods: DesiredPod[]): Promise<PodStatus[]> {
-    const res = await this.call("PUT", "/pods", { pods });
+  async sync(pods: DesiredPod[], opts: SyncOptions = {}): Promise<PodStatus[]> {
+    const res = await this.call("PUT", "/pods", { pods, opts });
     if (res.status !== 200) throw new Error(`container runtime: ${res.status} ${res.body}`);
     return (JSON.parse(res.body) as { pods: PodStatus[] }).pods;
   }

@@ -3,7 +3,7 @@ import { rm, writeFile } from "node:fs/promises";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { HostFiles } from "./host-files.js";
-import { InProcessRuntime, type DesiredPod, type PodStatus } from "./runtime.js";
+import { InProcessRuntime, type DesiredPod, type PodStatus, type SyncOptions } from "./runtime.js";
 import { RUNTIME_CHILD_PIDS, RUNTIME_PIDFILE, RUNTIME_SOCKET } from "./runtime-client.js";
 import { kubeletTiming } from "./timing.js";
 
@@ -62,8 +62,11 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
         try {
           const sandbox = /^\/sandboxes\/([^/?]*)(\/stop)?(\?force=true)?$/.exec(req.url ?? "");
           if (req.method === "PUT" && req.url === "/pods") {
-            const { pods } = JSON.parse(Buffer.concat(chunks).toString()) as { pods: DesiredPod[] };
-            const statuses = await runtime.sync(pods);
+            const { pods, opts } = JSON.parse(Buffer.concat(chunks).toString()) as {
+              pods: DesiredPod[];
+              opts?: SyncOptions;
+            };
+            const statuses = await runtime.sync(pods, opts);
             await recordChildren(statuses);
             res.writeHead(200, { "Content-Type": "application/json" });
             res.end(JSON.stringify({ pods: statuses }));

@@ -10,6 +10,7 @@ import {
 } from "./containers.js";
 import { readFaults } from "./faults.js";
 import type { HostFiles } from "./host-files.js";
+import { addPodAddress, allocatePodIP, parsePodIPRange, removePodAddress } from "./pod-network.js";
 import type { PodManifest } from "./static-pods.js";
 import type { KubeletTiming } from "./timing.js";
 
@@ -25,6 +26,20 @@ export interface DesiredPod {
   uid: string;
   hash: string;
   pod: PodManifest;
+  /** A Pod from the API server (pods.ts), not a static pod. */
+  apiPod?: boolean;
+}
+
+/** What the kubelet tells the runtime with each sync. */
+export interface SyncOptions {
+  /** Addresses for Pods that are not hostNetwork (pod-network.ts), "first-last". */
+  podIPRange?: string;
+  /**
+   * Keep running API Pods missing from the list: the kubelet has not yet heard from the API
+   * server since it started (k8s: kubelet.go HandlePodCleanups runs only once all pod sources
+   * are ready — sourcesReady.AllReady).
+   */
+  keepApiPods?: boolean;
 }
 
 export interface ContainerState {
@@ -58,11 +73,13 @@ export interface PodStatus {
   sandboxId?: string;
   /** Stopped through the CRI (StopPodSandbox): its container does not run again. */
   stopped?: boolean;
+  /** The Pod's own IP (pod-network.ts), when it has one. */
+  podIP?: string;
 }
 
 export interface PodRuntime {
   /** Makes the running set equal `pods` and returns every pod's state. */
-  sync(pods: DesiredPod[]): Promise<PodStatus[]>;
+  sync(pods: DesiredPod[], opts?: SyncOptions): Promise<PodStatus[]>;
   /** Stops every container. */
   shutdown(): Promise<void>;
 }
@@ -97,6 +114,9 @@ interface Slot {
   starting?: Promise<void>;
   /** Stopped through the CRI: not started again; the kubelet's next sync makes a new sandbox. */
   stopped?: boolean;
+  /** The sandbox's IP and whether it is on the interface yet. */
+  podIP?: string;
+  addressed?: boolean;
 }
 
 export interface RuntimeOptions {
@@ -121,8 +141,8 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
 
   constructor(private readonly o: RuntimeOptions) {}
 
-  sync(pods: DesiredPod[]): Promise<PodStatus[]> {
-    const next = this.queue.then(() => this.reconcile(pods));
+  sync(pods: DesiredPod[], opts: SyncOptions = {}): Promise<PodStatus[]> {
+    const next = this.queue.then(() => this.reconcile(pods, opts));
     this.queue = next.catch(() => undefined);
     return next;
   }
@@ -201,12 +221,13 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
     return { reason: matches.length > 1 ? "ambiguous" : "not-found" };
   }
 
-  private async reconcile(pods: DesiredPod[]): Promise<PodStatus[]> {
+  private async reconcile(pods: DesiredPod[], opts: SyncOptions = {}): Promise<PodStatus[]> {
     const wanted = new Map(pods.map((p) => [p.key, p]));
     // Removed or changed pods are killed first (a changed manifest is a new pod: the kubelet
     // kills the old one and starts the new one).
     for (const [key, slot] of [...this.slots]) {
       const want = wanted.get(key);
+      if (!want && opts.keepApiPods && slot.desired.apiPod) continue;
       // A sandbox stopped through the CRI is never restarted: the kubelet makes a new one.
       if (!want || want.hash !== slot.desired.hash || slot.stopped) {
         await this.kill(slot, want ? "manifest changed" : "manifest removed");
@@ -235,6 +256,8 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
           backoffMs: 0,
           nextStartAt: 0,
         };
+        const ip = this.podIPFor(pod, opts.podIPRange);
+        if (ip) slot.podIP = ip;
         this.slots.set(pod.key, slot);
       }
       if (!slot.running && !slot.starting && Date.now() >= slot.nextStartAt) {
@@ -247,6 +270,15 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
       new Promise((r) => setTimeout(r, 200)),
     ]);
     return [...this.slots.values()].map((s) => this.status(s));
+  }
+
+  /** The sandbox's IP from the range (the CNI plugin's IPAM): none for hostNetwork Pods. */
+  private podIPFor(pod: DesiredPod, range: string | undefined): string | undefined {
+    if (!pod.apiPod || pod.pod.spec.hostNetwork || !range) return undefined;
+    const used = new Set([...this.slots.values()].flatMap((s) => (s.podIP ? [s.podIP] : [])));
+    const ip = allocatePodIP(parsePodIPRange(range), used);
+    if (!ip) this.o.log(`${pod.key}: no free address in ${range}`);
+    return ip;
   }
 
   private async start(slot: Slot): Promise<void> {
@@ -263,6 +295,10 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
       return;
     }
     try {
+      if (slot.podIP && !slot.addressed) {
+        await addPodAddress(slot.podIP);
+        slot.addressed = true;
+      }
       const running = await startContainer({
         pod,
         container,
@@ -272,6 +308,8 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
         setApiStore: (s) => (this.apiStore = s),
         runtimeLog: this.o.log,
         timeScale: this.o.timing.timeScale,
+        ...(slot.desired.apiPod ? { apiPod: true } : {}),
+        ...(slot.podIP ? { podIP: slot.podIP } : {}),
       });
       slot.running = running;
       slot.containerID = `simulated://${randomBytes(16).toString("hex")}`;
@@ -328,6 +366,8 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
       this.o.log(`stopping ${slot.desired.key}: ${why}`);
       await running.stop(this.o.timing.terminationGraceMs);
     }
+    if (slot.addressed && slot.podIP) await removePodAddress(slot.podIP);
+    slot.addressed = false;
     await slot.log.close();
   }
 
@@ -342,6 +382,7 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
       ...(s.running?.pid ? { pid: s.running.pid } : {}),
       sandboxId: sandboxIdOf(s.desired, s.startTime),
       ...(s.stopped ? { stopped: true } : {}),
+      ...(s.podIP ? { podIP: s.podIP } : {}),
       containers: [
         {
           name: c.name,

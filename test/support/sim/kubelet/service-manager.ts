@@ -264,6 +264,8 @@ export interface SimulatedNodeOptions {
   assumeNetworkReady?: boolean;
   kubeletVersion?: string;
   env?: Record<string, string>;
+  /** --pod-ip-range of the kubelet (pod-network.ts): "first-last" IPv4 addresses. */
+  podIPRange?: string;
 }
 
 /** A test node's service manager: the shim on a fresh bin dir, ready for `systemctl start kubelet`. */
@@ -289,6 +291,7 @@ export async function simulatedNode(o: SimulatedNodeOptions): Promise<SimulatedN
       String(timeScale),
       ...(o.assumeNetworkReady ? ["--assume-network-ready"] : []),
       ...(o.kubeletVersion ? ["--kubelet-version", o.kubeletVersion] : []),
+      ...(o.podIPRange ? ["--pod-ip-range", o.podIPRange] : []),
     ],
   });
   // The node's CRI client, reaching the runtime the kubelet uses (started by whoever asks first).
