@@ -140,7 +140,12 @@ export function startEndpointsController(ctx: ControllerContext): StopFn {
       deepEqual(existing.metadata.labels ?? {}, labels)
     )
       return;
-    const body = { ...ref, metadata: { ...existing?.metadata, name, namespace, labels }, subsets };
+    const body = {
+      apiVersion: "v1",
+      kind: "Endpoints",
+      metadata: { ...existing?.metadata, name, namespace, labels },
+      subsets,
+    };
     if (existing) store.update(body);
     else store.create(body);
   };

@@ -1,0 +1,258 @@
+// kubeforge's upgrade canary (src/manifests/probe-canary.ts) running END TO END on the simulated
+// cluster: `kubeforge up` builds one control plane and two workers on the testbed; the canary's
+// Deployment becomes a ReplicaSet and Pods (simulated controllers), the simulated scheduler binds
+// them, each worker's simulated kubelet runs agnhost netexec on a Pod IP of its own (a /32 on the
+// worker namespace's eth0), the endpoints controller publishes the Ready ones, and the simulated
+// API server's service proxy reaches them — what the upgrade's workload probe asks. Then an
+// eviction (policy/v1, as a drain makes it) takes one Pod away: it is stopped on its node, leaves
+// the Endpoints, and its ReplicaSet's replacement becomes Ready; with a PodDisruptionBudget that
+// allows no disruption the eviction is refused with 429.
+import { execFile } from "node:child_process";
+import { writeFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
+import { createTestbed, type SshTestbed } from "../../support/testbed.js";
+import { clusterFile, diagnostics, eventually, runner, type Runner } from "../up/support.js";
+
+const NS = "kubeforge-probes";
+
+interface Pod {
+  metadata: { name: string; uid: string; deletionTimestamp?: string };
+  spec: { nodeName?: string };
+  status: { phase?: string; podIP?: string; conditions?: { type: string; status: string }[] };
+}
+interface Endpoints {
+  subsets?: {
+    addresses?: { ip: string; targetRef?: { name: string } }[];
+    ports?: { name?: string; port: number }[];
+  }[];
+}
+
+let bed: SshTestbed;
+let r: Runner;
+let kubeconfig: string;
+
+/** kubectl without -o (raw requests); rejects with stderr on failure. */
+function kubectlRaw(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    execFile(
+      "kubectl",
+      ["--kubeconfig", kubeconfig, "--request-timeout", "20s", ...args],
+      { timeout: 60_000 },
+      (error, stdout, stderr) =>
+        error ? reject(new Error(stderr || error.message)) : resolve(stdout),
+    );
+  });
+}
+
+const proxy = (path: string) =>
+  kubectlRaw([
+    "get",
+    "--raw",
+    `/api/v1/namespaces/${NS}/services/${CANARY_NAME}:http/proxy${path}`,
+  ]);
+
+const ready = (p: Pod) =>
+  p.status.conditions?.some((c) => c.type === "Ready" && c.status === "True");
+
+async function canaryPods(): Promise<Pod[]> {
+  const list = await r.kubectl<{ items: Pod[] }>(kubeconfig, [
+    "-n",
+    NS,
+    "get",
+    "pods",
+    "-l",
+    `app.kubernetes.io/name=${CANARY_NAME}`,
+  ]);
+  return list.items;
+}
+
+async function endpointPods(): Promise<string[]> {
+  const eps = await r.kubectl<Endpoints>(kubeconfig, ["-n", NS, "get", "endpoints", CANARY_NAME]);
+  return (eps.subsets ?? [])
+    .flatMap((s) => (s.addresses ?? []).map((a) => a.targetRef?.name ?? ""))
+    .sort();
+}
+
+async function endpointIPs(): Promise<string[]> {
+  const eps = await r.kubectl<Endpoints>(kubeconfig, ["-n", NS, "get", "endpoints", CANARY_NAME]);
+  return (eps.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
+}
+
+/** Two Ready canary Pods, none terminating; resolves with them. */
+function twoReadyPods(): Promise<Pod[]> {
+  return eventually(
+    "two Ready canary Pods",
+    async () => {
+      const pods = await canaryPods();
+      const live = pods.filter((p) => !p.metadata.deletionTimestamp);
+      if (pods.length !== 2 || live.filter(ready).length !== 2)
+        throw new Error(
+          JSON.stringify(pods.map((p) => [p.metadata.name, p.spec.nodeName, p.status])),
+        );
+      return live;
+    },
+    90_000,
+  );
+}
+
+async function evict(pod: string): Promise<void> {
+  const file = join(r.dir, `eviction-${pod}.json`);
+  await writeFile(
+    file,
+    JSON.stringify({
+      apiVersion: "policy/v1",
+      kind: "Eviction",
+      metadata: { name: pod, namespace: NS },
+    }),
+  );
+  await kubectlRaw([
+    "create",
+    "--raw",
+    `/api/v1/namespaces/${NS}/pods/${pod}/eviction`,
+    "-f",
+    file,
+  ]);
+}
+
+beforeAll(async () => {
+  bed = await createTestbed(["cp-1", "w-1", "w-2"], { ssh: true });
+  r = await runner();
+  const clusterPath = await r.writeClusterFile(
+    clusterFile({
+      name: "ci",
+      controlPlanes: [bed.host("cp-1")],
+      workers: [bed.host("w-1"), bed.host("w-2")],
+    }),
+  );
+  kubeconfig = join(r.dir, "admin.conf");
+  const up = await r.kubeforge(["up", "-f", clusterPath, "--kubeconfig", kubeconfig]);
+  if (up.code !== 0) throw new Error(await diagnostics(bed, up));
+  const file = join(r.dir, "canary.json");
+  await writeFile(
+    file,
+    JSON.stringify({
+      apiVersion: "v1",
+      kind: "List",
+      items: [
+        { apiVersion: "v1", kind: "Namespace", metadata: { name: NS } },
+        ...canaryObjects(NS, 2),
+      ],
+    }),
+  );
+  await kubectlRaw(["create", "--validate=false", "-f", file]);
+}, 600_000);
+
+afterAll(async () => {
+  await bed?.stop();
+}, 120_000);
+
+describe("the upgrade canary on the simulated cluster", () => {
+  let first: Pod[];
+
+  it("runs 2 Ready Pods on different workers with distinct IPs, and the Deployment counts them", async () => {
+    first = await twoReadyPods();
+    expect(first.map((p) => p.spec.nodeName).sort()).toEqual(["w-1", "w-2"]);
+    const ips = first.map((p) => p.status.podIP!);
+    expect(new Set(ips).size).toBe(2);
+    for (const p of first) {
+      expect(p.metadata.name).toMatch(
+        new RegExp(`^${CANARY_NAME}-[a-z0-9]+-[bcdfghjklmnpqrstvwxz2456789]{5}$`),
+      );
+      // Each Pod IP is its own, not its node's.
+      expect(p.status.podIP).not.toBe(bed.host(p.spec.nodeName!).address);
+    }
+    const d = await eventually("the canary Deployment available", async () => {
+      const got = await r.kubectl<{ status: Record<string, unknown> }>(kubeconfig, [
+        "-n",
+        NS,
+        "get",
+        "deployment",
+        CANARY_NAME,
+      ]);
+      if (got.status.availableReplicas !== 2) throw new Error(JSON.stringify(got.status));
+      return got;
+    });
+    expect(d.status).toMatchObject({
+      replicas: 2,
+      updatedReplicas: 2,
+      readyReplicas: 2,
+      availableReplicas: 2,
+    });
+    // Reachable from another host's namespace (cp-1) by ARP on the bridge.
+    for (const p of first) {
+      const out = await bed
+        .host("cp-1")
+        .exec(["curl", "-sS", "--max-time", "5", `http://${p.status.podIP}:8080/hostname`]);
+      expect([out.code, out.stdout]).toEqual([0, p.metadata.name]);
+    }
+  }, 120_000);
+
+  it("publishes both Pods in the Endpoints, and the service proxy answers a Pod's name and runs /shell", async () => {
+    const ips = first.map((p) => p.status.podIP!).sort();
+    await eventually("both Pods in the Endpoints", async () => {
+      expect(await endpointIPs()).toEqual(ips);
+    });
+    const eps = await r.kubectl<Endpoints>(kubeconfig, ["-n", NS, "get", "endpoints", CANARY_NAME]);
+    expect(eps.subsets?.[0]?.ports).toEqual([{ name: "http", port: 8080, protocol: "TCP" }]);
+    const names = new Set<string>();
+    for (let i = 0; i < 20 && names.size < 2; i++) names.add(await proxy("/hostname"));
+    expect([...names].sort()).toEqual(first.map((p) => p.metadata.name).sort());
+    const shell = JSON.parse(
+      await proxy(`/shell?cmd=${encodeURIComponent("echo canary")}`),
+    ) as unknown;
+    expect(shell).toEqual({ output: "canary\n", error: "" });
+  }, 60_000);
+
+  it("stops an evicted Pod on its node, drops it from the Endpoints, and replaces it with a Ready Pod", async () => {
+    const victim = first.find((p) => p.spec.nodeName === "w-1")!;
+    await evict(victim.metadata.name);
+    await eventually("the evicted Pod gone", async () => {
+      const pods = await canaryPods();
+      if (pods.some((p) => p.metadata.uid === victim.metadata.uid)) throw new Error("still there");
+    });
+    // Its server is gone with it (the address may already serve its replacement).
+    const probe = await bed
+      .host("w-2")
+      .exec(["curl", "-sS", "--max-time", "3", `http://${victim.status.podIP}:8080/hostname`]);
+    expect(probe.code === 0 ? probe.stdout : "").not.toBe(victim.metadata.name);
+    const now = await twoReadyPods();
+    const replacement = now.find(
+      (p) => p.metadata.uid !== first.find((f) => f !== victim)!.metadata.uid,
+    )!;
+    expect(replacement.metadata.name).not.toBe(victim.metadata.name);
+    await eventually("the Endpoints follow", async () => {
+      expect(await endpointIPs()).toEqual(now.map((p) => p.status.podIP!).sort());
+    });
+    expect(await endpointPods()).toEqual(now.map((p) => p.metadata.name).sort());
+    expect(await endpointPods()).not.toContain(victim.metadata.name);
+    const names = new Set<string>();
+    for (let i = 0; i < 20 && names.size < 2; i++) names.add(await proxy("/hostname"));
+    expect(names).toContain(replacement.metadata.name);
+  }, 120_000);
+
+  it("refuses an eviction the PodDisruptionBudget does not allow (429)", async () => {
+    await r.kubectl(kubeconfig, [
+      "-n",
+      NS,
+      "patch",
+      "pdb",
+      CANARY_NAME,
+      "--type=merge",
+      "-p",
+      '{"spec":{"maxUnavailable":0}}',
+    ]);
+    const pods = await twoReadyPods();
+    const err = await eventually("the budget to allow nothing", async () => {
+      const e = await evict(pods[0]!.metadata.name).then(
+        () => undefined,
+        (x: Error) => x,
+      );
+      if (!e) throw new Error("eviction allowed");
+      return e;
+    });
+    expect(err.message).toMatch(/429|TooManyRequests|disruption budget/i);
+    expect((await canaryPods()).map((p) => p.metadata.uid)).toContain(pods[0]!.metadata.uid);
+  }, 60_000);
+});
