@@ -78,11 +78,14 @@ async function faultsUsed(): Promise<void> {
 
 /**
  * The canary's Service, and its Endpoints as the endpoints controller writes them for one Ready
- * Pod: this test's server on `port` (the simulated cluster runs no Deployment's Pods).
+ * Pod: this test's server on `port`. The Service has no selector here, so that the simulated
+ * endpoints controller leaves these Endpoints alone (as Kubernetes' does for a Service without
+ * one) — this test's Pod is a server of its own, not a Pod of the canary's Deployment.
  */
 async function canaryServiceTo(port: number): Promise<void> {
   const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
-  await admin.create(service!);
+  const { selector: _selector, ...spec } = service!.spec as Record<string, unknown>;
+  await admin.create({ ...service!, spec });
   await admin.create({
     apiVersion: "v1",
     kind: "Endpoints",
@@ -532,10 +535,12 @@ spec:
 
 describe("disruption accounting from watches of the simulated API server", () => {
   // The test plays the kubelet: Pod status (Ready, restartCount) through the status
-  // subresource, and w-1's Node Ready or not; the simulated Deployment controller
-  // (sim/apiserver/controllers/workloads.ts) turns the Node's readiness into the Deployment's
-  // unavailable replicas, and the eviction goes through the API's eviction subresource, as a
-  // drain's does. client-node's informers list and watch for real.
+  // subresource, w-1's Node Ready or not, and the final delete of an evicted Pod once "stopped";
+  // it also plays the scheduler for the Deployment's Pods (this control plane runs none). The
+  // simulated Deployment controller (sim/apiserver/controllers/workloads.ts) counts its
+  // ReplicaSet's Pods' readiness as its unavailable replicas, and the eviction goes through the
+  // API's eviction subresource, as a drain's does. client-node's informers list and watch for
+  // real.
   const NS = "default";
   const pod = (name: string) => ({ apiVersion: "v1", kind: "Pod", namespace: NS, name });
   const node = { apiVersion: "v1", kind: "Node", name: "w-1" };
@@ -565,6 +570,15 @@ describe("disruption accounting from watches of the simulated API server", () =>
       if (Date.now() > until) throw new Error(`web never had ${unavailable} unavailable`);
       await sleep(20);
     }
+  };
+  /** The Deployment's Pods (its ReplicaSet's: they carry the pod-template-hash label). */
+  const webReplicas = () =>
+    cp.api.store
+      .list("v1", "Pod", { namespace: NS })
+      .filter((p) => p.metadata.labels?.["pod-template-hash"] !== undefined);
+  /** The kubelet of w-1 reports the Deployment's Pods (Ready or not). */
+  const replicasReady = (ready: boolean) => {
+    for (const p of webReplicas()) asKubelet(pod(p.metadata.name), readiness(ready));
   };
   let report: DisruptionReport;
 
@@ -596,6 +610,12 @@ describe("disruption accounting from watches of the simulated API server", () =>
         },
       },
     });
+    // Its ReplicaSet's two Pods, bound to w-1 and run there.
+    await cp.api.store.waitFor(() => (webReplicas().length === 2 ? true : undefined), 10_000);
+    for (const p of webReplicas()) {
+      cp.api.store.patch(pod(p.metadata.name), { spec: { nodeName: "w-1" } }, "merge");
+    }
+    replicasReady(true);
     await deploymentWith(0);
     cp.api.store.create({
       apiVersion: "v1",
@@ -650,6 +670,10 @@ describe("disruption accounting from watches of the simulated API server", () =>
         kind: "Eviction",
         metadata: { name: "gone", namespace: NS },
       });
+      // The API server marks the bound Pod for deletion; its kubelet stops it and deletes it.
+      const marked = cp.api.store.get(pod("gone"));
+      expect(marked?.metadata.deletionTimestamp).toBeDefined();
+      cp.api.store.delete(pod("gone"), { preconditions: { uid: String(marked!.metadata.uid) } });
       // The DisruptionTarget condition, then the deletion. (Not the store's latest revision: a
       // write of a kind the watcher does not watch, such as an earlier test's clean-up, may
       // come after it.)
@@ -672,10 +696,12 @@ describe("disruption accounting from watches of the simulated API server", () =>
     });
     await recorder.step("w-1", "worker", "kubelet", async () => {
       await status(pod("web"), readiness(true, 1));
-      // The kubelet restarting: its Node NotReady for a moment.
+      // The kubelet restarting: its Node NotReady for a moment, its Pods with it.
       nodeReady(false);
+      replicasReady(false);
       await seen(await deploymentWith(2));
       nodeReady(true);
+      replicasReady(true);
     });
     await seen(await deploymentWith(0));
     report = watcher.stop();
