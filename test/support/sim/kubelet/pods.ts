@@ -122,6 +122,9 @@ export class ApiPodSource {
       );
       this.pods = (list.items ?? []).filter((p) => p.spec.nodeName === this.nodeName);
       this.listed = true;
+      // What was reported of Pods that are gone is forgotten.
+      const uids = new Set(this.pods.map((p) => p.metadata.uid));
+      for (const uid of this.reported.keys()) if (!uids.has(uid)) this.reported.delete(uid);
     } catch (e) {
       this.log(`Failed listing this node's pods: ${(e as Error).message}`);
     }

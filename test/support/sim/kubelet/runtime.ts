@@ -19,7 +19,9 @@ import type { KubeletTiming } from "./timing.js";
 // doubling to 5 m, pkg/kubelet/kubelet.go backOffPeriod / MaxContainerBackOff) and stops their
 // containers, and reports their state. It can live in the kubelet's process (in-process tests)
 // or in its own daemon (runtime-daemon.ts) so that, as with containerd, pods keep running while
-// the kubelet is stopped or restarted — which `kubeadm init` does twice.
+// the kubelet is stopped or restarted — which `kubeadm init` does twice. Pods from the API
+// server that are not hostNetwork get an address of their own here (pod-network.ts, the CNI
+// plugin's part) and run the images containers.ts simulates (agnhost netexec) or nothing.
 
 export interface DesiredPod {
   key: string;
