@@ -163,7 +163,7 @@ export class SimulatedKubelet {
 
     this.apiPods = new ApiPodSource(cfg.nodeName, this.log);
     if (cfg.settings.healthzPort > 0) this.loops.push(this.serveHealthz());
-    this.loops.push(this.podSyncLoop(), this.mirrorPodLoop(), this.nodeLoop());
+    this.loops.push(this.podSyncLoop(), this.mirrorPodLoop(), this.apiPodLoop(), this.nodeLoop());
   }
 
   /**
@@ -250,8 +250,8 @@ export class SimulatedKubelet {
       if (!before.has(`${p.key}@${p.hash}`)) this.log(`static pod ${p.key} from ${p.file}`);
     this.staticPods = pods;
     this.podsRead = true;
-    const client = this.node ? await this.client() : undefined;
-    if (client) await this.apiPods!.refresh(client);
+    // The api source's last list (apiPodLoop): no API call here, so a hanging API server never
+    // holds up a static pod's restart.
     this.podStatuses = await this.runtime!.sync(
       [
         ...pods.map((p) => ({ key: p.key, uid: p.uid, hash: p.hash, pod: p.pod })),
@@ -263,8 +263,26 @@ export class SimulatedKubelet {
       },
     );
     this.mirrorWake?.abort();
-    if (client && this.apiPods!.ready) {
-      await this.apiPods!.report(client, this.podStatuses, this.node!.identity.nodeIPs[0]!);
+  }
+
+  /**
+   * The Pods of the API server bound to this node (pods.ts), beside the pod sync: the "api"
+   * config source lists them, and the status manager writes their status and the final delete
+   * of stopped ones (pkg/kubelet/config/apiserver.go, pkg/kubelet/status/status_manager.go).
+   */
+  private async apiPodLoop(): Promise<void> {
+    while (!this.signal.aborted) {
+      try {
+        const client = this.node ? await this.client() : undefined;
+        if (client) {
+          await this.apiPods!.refresh(client);
+          const hostIP = this.node!.identity.nodeIPs[0]!;
+          if (this.apiPods!.ready) await this.apiPods!.report(client, this.podStatuses, hostIP);
+        }
+      } catch (e) {
+        this.log(`api pod sync failed: ${(e as Error).message}`);
+      }
+      await sleep(this.timing.staticPodPollMs, this.signal);
     }
   }
 
