@@ -35,10 +35,13 @@ interface PodTemplateOwner extends KubeObject {
   spec?: { template?: { spec?: { containers?: { image?: string }[] } } };
 }
 
-/** The tag of an image reference ("registry.k8s.io/kube-apiserver:v1.35.0" → "v1.35.0"). */
-export function imageTag(image: string | undefined): string | undefined {
+/**
+ * The version an image's tag stands for ("registry.k8s.io/kube-apiserver:v1.35.0" → "v1.35.0";
+ * a CI build's "_" read back as "+").
+ */
+function imageVersion(image: string | undefined): string | undefined {
   const m = image ? /:([^:/@]+)(@.*)?$/.exec(image) : null;
-  return m?.[1];
+  return m ? versionOfImageTag(m[1]!) : undefined;
 }
 
 /** Every host must be a finished node of this cluster: the marker names it. */
@@ -74,8 +77,7 @@ async function apiServerOf(
       }
     | undefined;
   const endpoint = pod?.metadata?.annotations?.[APISERVER_ENDPOINT_ANNOTATION];
-  const tag = imageTag(pod?.spec?.containers?.[0]?.image);
-  const version = tag === undefined ? undefined : versionOfImageTag(tag);
+  const version = imageVersion(pod?.spec?.containers?.[0]?.image);
   return {
     ...(version !== undefined ? { apiServerVersion: version } : {}),
     ...(endpoint ? { apiServerEndpoint: endpoint } : {}),
@@ -95,8 +97,7 @@ async function containerImage(
       name,
       namespace: "kube-system",
     });
-    const tag = imageTag(obj.spec?.template?.spec?.containers?.[0]?.image);
-    return tag === undefined ? undefined : versionOfImageTag(tag);
+    return imageVersion(obj.spec?.template?.spec?.containers?.[0]?.image);
   } catch {
     return undefined;
   }

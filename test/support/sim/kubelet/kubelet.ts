@@ -18,7 +18,7 @@ import {
   staticNodeStatus,
   type NodeIdentity,
 } from "./node-status.js";
-import { ApiPodSource } from "./pods.js";
+import { ApiPodSource, containerStatuses } from "./pods.js";
 import { RemoteRuntime } from "./runtime-daemon.js";
 import { InProcessRuntime, type PodRuntime, type PodStatus } from "./runtime.js";
 import { CONFIG_HASH, CONFIG_MIRROR, readStaticPods, type StaticPod } from "./static-pods.js";
@@ -679,16 +679,6 @@ function podStatusBody(s: PodStatus, pod: StaticPod, hostIP: string) {
     podIPs: [{ ip: hostIP }],
     startTime: t,
     qosClass: hasRequests ? "Burstable" : "BestEffort",
-    containerStatuses: s.containers.map((c) => ({
-      name: c.name,
-      image: c.image,
-      imageID: "",
-      ...(c.containerID ? { containerID: c.containerID } : {}),
-      ready: c.ready,
-      started: c.started,
-      restartCount: c.restartCount,
-      state: c.state,
-      lastState: c.lastState ?? {},
-    })),
+    containerStatuses: containerStatuses(s.containers),
   };
 }

@@ -83,18 +83,23 @@ export function apiPodStatus(
     hostIP,
     hostIPs: [{ ip: hostIP }],
     ...(s ? { podIP, podIPs: [{ ip: podIP }], startTime: s.startTime } : {}),
-    containerStatuses: containers.map((c) => ({
-      name: c.name,
-      image: c.image,
-      imageID: "",
-      ...(c.containerID ? { containerID: c.containerID } : {}),
-      ready: c.ready,
-      started: c.started,
-      restartCount: c.restartCount,
-      state: c.state,
-      lastState: c.lastState ?? {},
-    })),
+    containerStatuses: containerStatuses(containers),
   };
+}
+
+/** v1.ContainerStatus of each container the runtime reports (static and API Pods alike). */
+export function containerStatuses(containers: PodStatus["containers"]): Record<string, unknown>[] {
+  return containers.map((c) => ({
+    name: c.name,
+    image: c.image,
+    imageID: "",
+    ...(c.containerID ? { containerID: c.containerID } : {}),
+    ready: c.ready,
+    started: c.started,
+    restartCount: c.restartCount,
+    state: c.state,
+    lastState: c.lastState ?? {},
+  }));
 }
 
 /** The api pod source of one kubelet: the last list, and what it reported. */
