@@ -164,6 +164,25 @@ export async function eventually<T>(
 }
 
 /**
+ * The bundled CLI run as the runner's user (HOME in the runner's folder), trusting the local
+ * release server's CA (NODE_EXTRA_CA_CERTS), with `env` added.
+ */
+export async function cliTrustingReleaseServer(
+  r: Runner,
+  ca: string,
+  env: Record<string, string> = {},
+): Promise<(args: string[]) => Promise<CliResult>> {
+  const caFile = join(r.dir, "release-ca.pem");
+  await writeFile(caFile, ca);
+  const bundled = await bundledCli();
+  return (args) =>
+    bundled.kubeforge(args, {
+      timeoutMs: 900_000,
+      env: { HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile, ...env },
+    });
+}
+
+/**
  * What an upgrade may change on every host, for "nothing changed": node files, kubelet files,
  * kubeforge's state (in the rootfs), and the binaries in /usr/local/bin (the SSH view's own
  * overlay, outside the rootfs).

@@ -1,13 +1,14 @@
 import { execFile } from "node:child_process";
-import { readFile, writeFile } from "node:fs/promises";
+import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledCli, type CliResult } from "../../support/cli.js";
+import type { CliResult } from "../../support/cli.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import {
+  cliTrustingReleaseServer,
   clusterFile,
   diagnostics,
   runner,
@@ -78,18 +79,9 @@ beforeAll(async () => {
   server.put("/dl/ci/latest-1.36.txt", Buffer.from(`${BUILD}\n`));
   // A build of the next minor's development branch: past the newest minor kubeforge supports.
   server.put("/dl/ci/latest.txt", Buffer.from("v1.38.0-alpha.0.12+fedcba9876543210\n"));
-  const caFile = join(r.dir, "release-ca.pem");
-  await writeFile(caFile, server.ca);
-  const bundled = await bundledCli();
-  cli = (args) =>
-    bundled.kubeforge(args, {
-      timeoutMs: 900_000,
-      env: {
-        HOME: r.dir,
-        NODE_EXTRA_CA_CERTS: caFile,
-        KUBEFORGE_CI_BASE_URL: server.sources.kubernetesCI,
-      },
-    });
+  cli = await cliTrustingReleaseServer(r, server.ca, {
+    KUBEFORGE_CI_BASE_URL: server.sources.kubernetesCI,
+  });
   clusterPath = await r.writeClusterFile(
     clusterFile({
       name: "ci-build",

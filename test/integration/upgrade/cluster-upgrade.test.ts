@@ -5,11 +5,12 @@ import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { bundledCli, type CliResult } from "../../support/cli.js";
+import type { CliResult } from "../../support/cli.js";
 import { etcdctl } from "../../support/etcdctl.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import {
+  cliTrustingReleaseServer,
   clusterFile,
   diagnostics,
   runner,
@@ -117,14 +118,7 @@ beforeAll(async () => {
   bed = await createTestbed(["cp-1", "w-1", "w-2"], { ssh: true });
   r = await runner();
   server = await startReleaseServer();
-  const caFile = join(r.dir, "release-ca.pem");
-  await writeFile(caFile, server.ca);
-  const bundled = await bundledCli();
-  cli = (args) =>
-    bundled.kubeforge(args, {
-      timeoutMs: 900_000,
-      env: { HOME: r.dir, NODE_EXTRA_CA_CERTS: caFile },
-    });
+  cli = await cliTrustingReleaseServer(r, server.ca);
   // The hosts are prepared already (the simulated kubelet and runtime); the upgrade's binaries
   // come from the local release server.
   const text = clusterFile({

@@ -190,9 +190,12 @@ describe("ApiProber", () => {
     expect(e!.outages[0]!.error).toBe("no answer within 2000 ms");
   });
 
-  it("discards a sample whose timeout fired a second or more late: the runner stalled, not the endpoint", async () => {
+  /**
+   * An endpoint that is up throughout, but whose sample started at 1.0 s gets no answer; the
+   * runner's event loop is blocked from 1.0 s until `resumeAt` (ms), when the 3.0 s timeout fires.
+   */
+  async function throughStall(resumeAt: number) {
     const clock = new FakeClock();
-    // Up throughout, but the sample started at 1.0 s gets no answer before the stall.
     const prober = new ApiProber([target(clock, (t) => t === 1000, true)], {
       intervalMs: 500,
       timeoutMs: 2000,
@@ -201,31 +204,23 @@ describe("ApiProber", () => {
     });
     prober.start();
     await clock.advanceTo(T0 + 1000);
-    // The runner's event loop is blocked from 1.0 s to 4.0 s: the 3.0 s timeout fires at 4.0 s.
-    clock.t = T0 + 4000;
+    clock.t = T0 + resumeAt;
     await clock.advanceTo(T0 + 5000);
-    const [e] = (await prober.stop()).endpoints;
+    return (await prober.stop()).endpoints[0]!;
+  }
+
+  it("discards a sample whose timeout fired a second or more late: the runner stalled, not the endpoint", async () => {
+    const e = await throughStall(4000);
     // 0, 0.5, (1.0 discarded), 4.0, 4.5, 5.0.
     expect(e).toMatchObject({ samples: 5, failures: 0, stalledSamples: 1, outages: [] });
     expect(STALL_MS).toBe(1000);
   });
 
   it("keeps a sample whose timeout fired less than a second late as a failure", async () => {
-    const clock = new FakeClock();
-    const prober = new ApiProber([target(clock, (t) => t === 1000, true)], {
-      intervalMs: 500,
-      timeoutMs: 2000,
-      during: () => [],
-      clock,
-    });
-    prober.start();
-    await clock.advanceTo(T0 + 1000);
-    clock.t = T0 + 3900;
-    await clock.advanceTo(T0 + 5000);
-    const [e] = (await prober.stop()).endpoints;
+    const e = await throughStall(3900);
     expect(e).toMatchObject({ failures: 1 });
     expect(e).not.toHaveProperty("stalledSamples");
-    expect(e!.outages[0]!.error).toBe("no answer within 2000 ms");
+    expect(e.outages[0]!.error).toBe("no answer within 2000 ms");
   });
 
   it("stops at once, even while a probe hangs, and keeps no sample stop interrupted", async () => {
