@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { UpgradeReport } from "../../../src/cluster/upgrade/report.js";
 import { stopTunnelProcess } from "../../../src/cluster/tunnel.js";
+import { CANARY_NAME } from "../../../src/manifests/probe-canary.js";
 import { bundledCli } from "../../support/cli.js";
 import { etcdctl } from "../../support/etcdctl.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
@@ -18,23 +19,27 @@ import {
   type Runner,
 } from "./support.js";
 
-// `kubeforge up` with three control planes, a worker and NO controlPlaneEndpoint: kubeforge
+// `kubeforge up` with three control planes, two workers and NO controlPlaneEndpoint: kubeforge
 // provides the stable endpoint itself — a real HAProxy on every node (node-local load balancing,
-// as kubespray and k0s do) that the worker's kubelet and kube-proxy use, and a runner-side tunnel
-// with failover that the exported admin.conf names. With one control plane stopped, the worker
-// stays Ready and kubectl through the exported admin.conf still works. cp-2 is reached as a
-// non-root user with password-less sudo. Before that, `kubeforge upgrade -f --via auto` takes it
-// from v1.34 to v1.36 in two hops behind those proxies, sampled from the side every second: every
-// node gated in each hop, etcd keeps its quorum throughout (real etcd), the addons move only
-// during each hop's last control plane step, and the API probes through the stable endpoint see
-// no outage while a control plane restarts: each is taken out of every proxy (HAProxy's runtime
-// API) before it changes.
+// as kubespray and k0s do) that the workers' kubelets and kube-proxy use, and a runner-side
+// tunnel with failover that the exported admin.conf names. With one control plane stopped, the
+// workers stay Ready and kubectl through the exported admin.conf still works. cp-2 is reached as
+// a non-root user with password-less sudo. Before that, `kubeforge upgrade -f --via auto --probe
+// api,workload` takes it from v1.34 to v1.36 in two hops behind those proxies, sampled from the
+// side every second: every node gated in each hop, etcd keeps its quorum throughout (real etcd),
+// the addons move only during each hop's last control plane step, the API probes through the
+// stable endpoint see no outage while a control plane restarts (each is taken out of every proxy
+// through HAProxy's runtime API before it changes), and the canary workload — one replica per
+// worker, its Pods run by the simulated kubelets — keeps a replica throughout, the settle gate
+// holding w-2's batch until w-1's evicted replica is back.
 
 let bed: SshTestbed;
 let r: Runner;
 let kubeconfig: string;
 let clusterPath: string;
 let server: ReleaseServer;
+/** The report of the two-hop upgrade. */
+let upgradeReport: UpgradeReport;
 
 const FROM = "v1.34.7";
 // --via auto goes through stable-1.35: the release server has no label files, so the version
@@ -42,7 +47,8 @@ const FROM = "v1.34.7";
 const MIDDLE = "v1.35.8";
 const TARGET = "v1.36.3";
 const CONTROL_PLANES = ["cp-1", "cp-2", "cp-3"];
-/** An `up` of the four nodes; alone it takes about 4 minutes, on a loaded CI machine over 7. */
+const WORKERS = ["w-1", "w-2"];
+/** An `up` of the five nodes; alone it takes about 4 minutes, on a loaded CI machine over 7. */
 const HA_UP_TIMEOUT_MS = 840_000;
 
 interface ConfigMap {
@@ -54,7 +60,7 @@ interface DaemonSet {
 }
 
 beforeAll(async () => {
-  const nodes = [...CONTROL_PLANES, "w-1"];
+  const nodes = [...CONTROL_PLANES, ...WORKERS];
   bed = await createTestbed(nodes, {
     ssh: true,
     // The simulated kubelets report the version the cluster is built at.
@@ -89,13 +95,15 @@ async function upgrade(): Promise<{ code: number; stderr: string; report: Upgrad
       TARGET,
       "--via",
       "auto",
+      "--probe",
+      "api,workload",
       "--report",
       reportPath,
       "--node-timeout",
       "3m",
     ],
     {
-      // Two hops of four nodes: about 3 minutes alone, more than twice that on a loaded machine.
+      // Two hops of five nodes: about 3 minutes alone, more than twice that on a loaded machine.
       timeoutMs: 1_200_000,
       env: {
         HOME: r.dir,
@@ -155,7 +163,7 @@ function observe(): { stop: () => Promise<Observation[]> } {
   };
 }
 
-describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's", () => {
+describe("kubeforge up: 3 control planes + 2 workers, no endpoint of the user's", () => {
   it(
     "builds the cluster behind node-local proxies and a runner-side tunnel",
     async () => {
@@ -163,14 +171,14 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
         clusterFile({
           name: "ha-local",
           controlPlanes: ["cp-1", "cp-2", "cp-3"].map((n) => bed.host(n)),
-          workers: [bed.host("w-1")],
+          workers: WORKERS.map((n) => bed.host(n)),
           // One control plane through a sudo user: its proxy, static pods and etcd go through sudo.
           userFor: (h) => (h.name === "cp-2" ? SUDO_USER : "root"),
           kubernetesDownloads: server.sources.kubernetes,
           kubernetesVersion: FROM,
         }),
       );
-      // Four nodes, three joins in a row: under a loaded CI machine this took over 400 s.
+      // Five nodes, three joins in a row: under a loaded CI machine this took over 400 s.
       const result = await r.kubeforge(
         ["up", "-f", clusterPath, "--kubeconfig", kubeconfig],
         HA_UP_TIMEOUT_MS,
@@ -186,6 +194,7 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
         "cp-2": "True",
         "cp-3": "True",
         "w-1": "True",
+        "w-2": "True",
       });
 
       // Every node runs the proxy; the worker's kubelet and kube-proxy use it.
@@ -237,6 +246,7 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
     const watch = observe();
     const upgraded = await upgrade().finally(() => watch.stop());
     const { report, stderr } = upgraded;
+    upgradeReport = report;
     const seen = await watch.stop();
     expect(report.from).toBe(FROM);
     expect(report.hops!.map((h) => [h.from, h.to, h.result])).toEqual([
@@ -246,6 +256,7 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
     expect(report.nodes.map((n) => [n.name, n.result])).toEqual([
       ...CONTROL_PLANES.map((n) => [n, "upgraded"]),
       ["w-1", "upgraded"],
+      ["w-2", "upgraded"],
     ]);
     // Every node changed and was gated in each hop, the control planes one at a time.
     for (const n of report.nodes) {
@@ -334,11 +345,62 @@ describe("kubeforge up: 3 control planes + 1 worker, no endpoint of the user's",
     }
     for (const n of CONTROL_PLANES) {
       expect(stderr).toContain(
-        `[apiserver-proxy] ${n} taken out of the node-local API server proxies of 4 of 4 node(s)`,
+        `[apiserver-proxy] ${n} taken out of the node-local API server proxies of 5 of 5 node(s)`,
       );
     }
     expect(stderr).not.toMatch(/\[apiserver-proxy\] .*runtime API/);
   }, 900_000);
+
+  it("keeps a canary replica through both hops; each hop's settle gate holds w-2 until w-1's replica is back", () => {
+    const report = upgradeReport;
+    const canary = report.workloads!.workloads.find((w) => w.name === CANARY_NAME)!;
+    const seen = JSON.stringify({
+      canary,
+      nodes: report.nodes.slice(3),
+      disruptions: report.disruptions,
+    });
+    expect(canary.samples, seen).toBeGreaterThan(20);
+    const availability = canary.availability!;
+    expect(availability[0], seen).toMatchObject({ available: 2, desired: 2 });
+    // One replica per worker and a budget of one: a drain never takes the last one.
+    expect(Math.min(...availability.map((a) => a.available)), seen).toBe(1);
+    // A request can fail only if it was in flight on an evicted replica when it stopped.
+    for (const o of canary.outages) {
+      expect(o.samples, seen).toBeLessThanOrEqual(2);
+      expect(
+        o.during.some((step) => /^w-[12] drain$/.test(step)),
+        seen,
+      ).toBe(true);
+    }
+    const at = (s: { startedAt: string }) => Date.parse(s.startedAt);
+    const end = (s: { startedAt: string; seconds: number }) => at(s) + s.seconds * 1000;
+    const stepsOf = (node: string, hop: string) =>
+      report.nodes.find((n) => n.name === node)!.steps.filter((s) => s.hop === hop);
+    for (const hop of [MIDDLE, TARGET]) {
+      const w1 = stepsOf("w-1", hop);
+      const w2 = stepsOf("w-2", hop);
+      // --worker-batch 1: w-1's batch, its settle gate, then w-2's (the last: no gate after it).
+      expect(w1.map((s) => s.name).at(-1), `${hop} ${seen}`).toBe("settle");
+      expect(w2.map((s) => s.name)).not.toContain("settle");
+      const drain = w1.find((s) => s.name === "drain")!;
+      const settle = w1.at(-1)!;
+      expect(at(w2[0]!), `${hop} ${seen}`).toBeGreaterThanOrEqual(end(settle) - 5);
+      // The Deployment was short of the replica w-1's drain evicted (the watches, to the
+      // event) until before the gate let w-2 go; the watch event may reach the runner a moment
+      // after the gate's own read of the same status.
+      const short = report.disruptions!.disruptions.find(
+        (x) =>
+          x.kind === "unavailable" &&
+          x.object === `Deployment kubeforge-probes/${CANARY_NAME}` &&
+          Date.parse(x.at) >= at(drain) &&
+          Date.parse(x.at) <= end(drain),
+      );
+      expect(short, `${hop} ${seen}`).toBeDefined();
+      expect(Date.parse(short!.at) + short!.seconds! * 1000, `${hop} ${seen}`).toBeLessThanOrEqual(
+        end(settle) + 1000,
+      );
+    }
+  });
 
   it("keeps the worker Ready and kubectl working with the first control plane stopped", async () => {
     await bed.host("cp-1").node.stop({ keepFiles: true });

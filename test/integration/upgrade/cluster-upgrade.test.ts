@@ -1,10 +1,15 @@
 import { execFile } from "node:child_process";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { load } from "js-yaml";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { DisruptionReport } from "../../../src/cluster/upgrade/disruptions.js";
+import { PROBE_NAMESPACE } from "../../../src/cluster/upgrade/probes/api-targets.js";
+import type { WorkloadsTimeline } from "../../../src/cluster/upgrade/probes/timeline.js";
+import { CANARY_IMAGE, CANARY_NAME } from "../../../src/manifests/probe-canary.js";
 import type { CliResult } from "../../support/cli.js";
 import { etcdctl } from "../../support/etcdctl.js";
 import { startReleaseServer, type ReleaseServer } from "../../support/release-server.js";
@@ -34,6 +39,8 @@ const FROM = "v1.35.0";
 const TARGET = "v1.36.3";
 const WORKER_STEPS = ["cordon", "drain", "upgrade-node", "kubelet", "gate", "uncordon"];
 const BLOCKED_DRAIN_SECONDS = 15;
+/** How long after w-1's uncordon the canary's replacement on w-2 is kept from starting. */
+const HOLD_MS = 10_000;
 
 let bed: SshTestbed;
 let r: Runner;
@@ -83,6 +90,8 @@ interface Report {
       outages: { start: string; seconds: number; samples: number; during: string[] }[];
     }[];
   };
+  workloads?: WorkloadsTimeline;
+  disruptions?: DisruptionReport;
 }
 
 interface NodeList {
@@ -209,6 +218,78 @@ function kubeletTrailer(name: string): Promise<string> {
   return bed
     .host(name)
     .sshOutput("tail -c 200 /usr/local/bin/kubelet 2>/dev/null || true", { timeoutMs: 60_000 });
+}
+
+interface CanaryHold {
+  /** When w-2 began failing pulls of the canary's image (the canary ran two Ready Pods). */
+  heldAt: number;
+  /** When the test saw w-1 schedulable again after its drain. */
+  uncordonedAt: number;
+  /** When w-2 could pull the image again. */
+  releasedAt: number;
+}
+
+async function readyCanaryPods(): Promise<number> {
+  const pods = await r.kubectl<{
+    items: { status?: { conditions?: { type: string; status: string }[] } }[];
+  }>(kubeconfig, [
+    "-n",
+    PROBE_NAMESPACE,
+    "get",
+    "pods",
+    "-l",
+    `app.kubernetes.io/name=${CANARY_NAME}`,
+  ]);
+  return pods.items.filter((p) =>
+    p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True"),
+  ).length;
+}
+
+async function unschedulable(node: string): Promise<boolean> {
+  const n = await r.kubectl<NodeList["items"][number]>(kubeconfig, ["get", "node", node]);
+  return n.spec?.unschedulable === true;
+}
+
+/**
+ * Keeps the canary's replacement from coming back while w-1 is upgraded: once the run's canary
+ * has two Ready Pods (one per worker), w-2's runtime fails to pull the canary's image
+ * (ImagePullBackOff, the simulated kubelet's unpullableImages fault), so the Pod that replaces
+ * the one evicted from w-1 — scheduled on w-2, the only other worker — stays unavailable; the
+ * pulls work again HOLD_MS after w-1 is uncordoned. `done` (after the run) says when each
+ * happened, and clears the fault whatever happened.
+ */
+function holdCanaryReplacement(): { done: () => Promise<CanaryHold> } {
+  let running = true;
+  const w2 = bed.host("w-2").node;
+  const until = async (what: string, check: () => Promise<boolean>): Promise<void> => {
+    while (running) {
+      if (await check().catch(() => false)) return;
+      await sleep(300);
+    }
+    throw new Error(`the run ended before ${what}`);
+  };
+  const hold = (async (): Promise<CanaryHold> => {
+    await until("the canary ran two Ready Pods", async () => (await readyCanaryPods()) >= 2);
+    await w2.setFaults({ unpullableImages: [CANARY_IMAGE] });
+    const heldAt = Date.now();
+    await until("w-1 was cordoned", () => unschedulable("w-1"));
+    await until("w-1 was uncordoned", async () => !(await unschedulable("w-1")));
+    const uncordonedAt = Date.now();
+    await sleep(HOLD_MS);
+    await w2.setFaults({});
+    return { heldAt, uncordonedAt, releasedAt: Date.now() };
+  })();
+  hold.catch(() => {});
+  return {
+    done: async () => {
+      running = false;
+      try {
+        return await hold;
+      } finally {
+        await w2.setFaults({});
+      }
+    },
+  };
 }
 
 /** The etcd snapshots on cp-1, by file name. */
@@ -404,9 +485,12 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
   let w2KubeletAfterFailure: string;
   let run: CliResult;
   let report: Report;
+  let hold: CanaryHold;
+  let namespacesAfterFailure: string[];
 
   beforeAll(async () => {
     await createGuardedPod();
+    const holding = holdCanaryReplacement();
     blocked = await upgrade(
       "--to",
       TARGET,
@@ -414,8 +498,19 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       usersKubelet,
       "--drain-timeout",
       `${BLOCKED_DRAIN_SECONDS}s`,
+      "--probe",
+      "api,workload",
     );
+    hold = await holding.done().catch(async (e: unknown) => {
+      throw new Error(`${(e as Error).message}\n${await diagnostics(bed, blocked)}`);
+    });
     first = JSON.parse(await readFile(reportPath, "utf8")) as Report;
+    namespacesAfterFailure = (
+      await r.kubectl<{ items: { metadata: { name: string } }[] }>(kubeconfig, [
+        "get",
+        "namespaces",
+      ])
+    ).items.map((n) => n.metadata.name);
     const nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
     w2AfterFailure = nodes.items.find((n) => n.metadata.name === "w-2")!;
     w2KubeletAfterFailure = await kubeletTrailer("w-2");
@@ -428,7 +523,14 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       "pdb",
       "guarded",
     ]);
-    run = await upgrade("--to", TARGET, "--kubelet-binary", usersKubelet);
+    run = await upgrade(
+      "--to",
+      TARGET,
+      "--kubelet-binary",
+      usersKubelet,
+      "--probe",
+      "api,workload",
+    );
     if (run.code !== 0) throw new Error(await diagnostics(bed, run));
     report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
   }, 1_500_000);
@@ -457,6 +559,56 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       ["w-1", "upgraded"],
       ["w-2", "failed"],
     ]);
+  });
+
+  it("the settle gate holds w-2's batch until the canary is back at 2 of 2; the canary never dropped below 1", () => {
+    const w1 = first.nodes.find((n) => n.name === "w-1")!;
+    const drainStart = Date.parse(w1.steps.find((s) => s.name === "drain")!.startedAt);
+    const settle = w1.steps.find((s) => s.name === "settle")!;
+    const settleStart = Date.parse(settle.startedAt);
+    const settleEnd = settleStart + settle.seconds * 1000;
+    const w2Cordon = first.nodes.find((n) => n.name === "w-2")!.steps[0]!;
+    const canary = first.workloads!.workloads.find((w) => w.name === CANARY_NAME)!;
+    const seen = JSON.stringify({ hold, settle, w2Cordon, canary, disruptions: first.disruptions });
+    expect(settle.result, seen).toBe("ok");
+    // The gate began once w-1 was back (the test sees the uncordon within a poll of it) and
+    // ended only after w-2 could pull the canary's image again; w-2's batch began after it.
+    expect(settleStart, seen).toBeLessThanOrEqual(hold.uncordonedAt + 1000);
+    expect(settleEnd, seen).toBeGreaterThanOrEqual(hold.releasedAt - 50);
+    expect(w2Cordon.name).toBe("cordon");
+    expect(Date.parse(w2Cordon.startedAt), seen).toBeGreaterThanOrEqual(settleEnd - 5);
+    // Availability as the probe read it every 500 ms: 2 of 2 when probing began, never none.
+    const availability = canary.availability!;
+    expect(availability[0], seen).toMatchObject({ available: 2, desired: 2 });
+    expect(Math.min(...availability.map((a) => a.available)), seen).toBe(1);
+    // The watches, to the event: w-1's canary Pod evicted in its drain, and the Deployment short
+    // of a replica from then until the held replacement ran — after the release, and before the
+    // gate (which reads the same status, once a second) let w-2 go.
+    const disruptions = first.disruptions!.disruptions;
+    expect(
+      disruptions.some(
+        (x) =>
+          x.kind === "eviction" &&
+          x.object.startsWith(`Pod ${PROBE_NAMESPACE}/${CANARY_NAME}-`) &&
+          x.node === "w-1" &&
+          x.during.includes("w-1 drain"),
+      ),
+      seen,
+    ).toBe(true);
+    const short = disruptions.find(
+      (x) =>
+        x.kind === "unavailable" &&
+        x.object === `Deployment ${PROBE_NAMESPACE}/${CANARY_NAME}` &&
+        x.during.includes("w-1 drain"),
+    )!;
+    expect(short, seen).toBeDefined();
+    const shortEnd = Date.parse(short.at) + short.seconds! * 1000;
+    expect(Date.parse(short.at), seen).toBeGreaterThanOrEqual(drainStart);
+    expect(shortEnd, seen).toBeGreaterThanOrEqual(hold.releasedAt - 50);
+    // The watch event may reach the runner a moment after the gate's own read.
+    expect(shortEnd, seen).toBeLessThanOrEqual(settleEnd + 1000);
+    // The probe objects went with the failed run too (--keep-probes not given).
+    expect(namespacesAfterFailure).not.toContain(PROBE_NAMESPACE);
   });
 
   it("the same command again resumes: finished nodes skipped, w-2 upgraded; its path on stdout", () => {
@@ -490,7 +642,8 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       "kubelet",
       "gate",
     ]);
-    expect(w1!.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
+    // The workload probe's settle gate after w-1's batch (w-2's is the last: no gate after it).
+    expect(w1!.steps.map((s) => s.name)).toEqual([...WORKER_STEPS, "settle"]);
     expect(w2.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
     const all = [...first.nodes, w2].flatMap((n) => n.steps);
     expect(all.every((s) => s.result === "ok" || s.name === "drain")).toBe(true);
@@ -501,11 +654,28 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
         start(all[i - 1]!) + all[i - 1]!.seconds * 1000 - 5,
       );
     }
-    // The test's own Pod on each worker, and a CoreDNS replica when the simulated scheduler
-    // placed one there (Deployments run real Pods now; after the addon phase's new template its
-    // Pods spread over the nodes): one or two evictions per worker.
-    expect(w1!.steps.find((s) => s.name === "drain")!.detail).toMatch(/^[12] pod\(s\) evicted$/);
-    expect(w2.steps.find((s) => s.name === "drain")!.detail).toMatch(/^[12] pod\(s\) evicted$/);
+    // Every Pod a drain evicted, as the watches saw them: on w-1 the test's own Pod and
+    // kubeforge's canary replica among them (with CoreDNS and local-path-provisioner replicas
+    // where the simulated scheduler placed them), on w-2 a canary replica.
+    const evicted = (r: Report, node: string) =>
+      r.disruptions!.disruptions.filter((x) => x.kind === "eviction" && x.node === node);
+    const w1Evicted = evicted(first, "w-1");
+    expect(w1!.steps.find((s) => s.name === "drain")!.detail).toBe(
+      `${w1Evicted.length} pod(s) evicted`,
+    );
+    expect(w1Evicted.map((x) => x.object)).toEqual(
+      expect.arrayContaining([
+        "Pod default/canary",
+        expect.stringMatching(`^Pod ${PROBE_NAMESPACE}/${CANARY_NAME}-`),
+      ]),
+    );
+    const w2Evicted = evicted(report, "w-2");
+    expect(w2.steps.find((s) => s.name === "drain")!.detail).toBe(
+      `${w2Evicted.length} pod(s) evicted`,
+    );
+    expect(w2Evicted.map((x) => x.object)).toEqual(
+      expect.arrayContaining([expect.stringMatching(`^Pod ${PROBE_NAMESPACE}/${CANARY_NAME}-`)]),
+    );
     // kubeadm's backups (phases/upgrade/staticpods.go) are listed where they were written.
     expect(cp!.backups).toEqual(
       expect.arrayContaining([
@@ -651,6 +821,32 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     ]);
     expect(namespaces.items.map((n) => n.metadata.name)).not.toContain("kubeforge-probes");
     expect(run.stderr).toContain("[probes] the stable endpoint: ");
+  });
+
+  it("probes the canary through both runs: never without a replica, requests failing only while a drain evicted one", () => {
+    for (const [run, r] of [
+      ["blocked", first],
+      ["resumed", report],
+    ] as const) {
+      const canary = r.workloads!.workloads.find((w) => w.name === CANARY_NAME)!;
+      const seen = `${run}: ${JSON.stringify(canary)}`;
+      expect(canary.kind).toBe("workload");
+      // Sampled every 500 ms from the canary's start to the last node's end (the resumed run
+      // upgrades w-2 alone).
+      expect(canary.samples, seen).toBeGreaterThan(run === "blocked" ? 20 : 5);
+      expect(Math.min(...canary.availability!.map((a) => a.available)), seen).toBe(1);
+      // The budget lets a drain take one replica at a time, and the Service's Endpoints drop a
+      // Pod as soon as it is terminating: a request can fail only if it was in flight on the
+      // evicted Pod when it stopped (the canary then has no shutdown delay).
+      for (const o of canary.outages) {
+        expect(o.samples, seen).toBeLessThanOrEqual(2);
+        expect(
+          o.during.some((step) => / drain$/.test(step)),
+          seen,
+        ).toBe(true);
+      }
+      expect(canary.errorRate, seen).toBeLessThan(0.05);
+    }
   });
 
   it("writes JUnit XML with one test case per node and step", async () => {
