@@ -8,6 +8,7 @@ import { restoreArtifacts } from "./artifact-cache.js";
 import { restoreNodeImage } from "./node-image-cache.js";
 import { DEFAULT_CLUSTER_NAME } from "../config/cluster/defaults.js";
 import type { ClusterSpec, ClusterSshSpec } from "../config/cluster/types.js";
+import type { UpgradeReport } from "../cluster/upgrade/report.js";
 import {
   clusterFromInputs,
   fallbackStateDir,
@@ -34,6 +35,7 @@ import {
   planClusterUpgrade,
   settleHop,
   upgradeBuiltCluster,
+  versionReached,
   type UpgradeRequest,
 } from "./upgrade.js";
 
@@ -322,9 +324,7 @@ async function run(
   });
   await writeSummary(reporter, {
     ...common,
-    ...(upgraded?.summary.report?.result === "succeeded"
-      ? { kubernetesVersion: upgraded.summary.report.to }
-      : {}),
+    ...withVersionReached(upgraded?.summary.report),
     nodes: result.nodes,
     kubeletVersions: versions,
     phases: result.timings,
@@ -333,6 +333,12 @@ async function run(
     ...(upgraded?.error !== undefined ? { error: reporter.redact(messageOf(upgraded.error)) } : {}),
   });
   if (upgraded?.error !== undefined) throw upgraded.error;
+}
+
+/** The summary's Kubernetes version after an upgrade that moved the cluster. */
+function withVersionReached(report: UpgradeReport | undefined): { kubernetesVersion?: string } {
+  const reached = report ? versionReached(report) : undefined;
+  return reached !== undefined ? { kubernetesVersion: reached } : {};
 }
 
 async function main(): Promise<void> {

@@ -284,6 +284,9 @@ function timeTables(s: SummaryInput): string {
 }
 
 function status(s: SummaryInput): string {
+  // The upgrade finished and the cluster is ready: the step failed on a threshold alone.
+  if (s.upgrade?.report?.result === "thresholds-violated")
+    return "ready, upgrade thresholds exceeded";
   if (s.error) return "failed";
   if (s.dryRun) return "dry run, nothing was changed";
   return "ready";

@@ -148,12 +148,19 @@ function setOutputs(report: UpgradeReport, reportPath: string): void {
   if (workloads.length > 0) {
     core.setOutput("workload-error-rate", String(Math.max(...workloads.map((w) => w.errorRate))));
   }
-  // A chained run that failed still moved the cluster through the hops that succeeded.
-  const reached =
-    report.result !== "failed"
-      ? report.to
-      : report.hops?.filter((h) => h.result === "succeeded").at(-1)?.to;
+  const reached = versionReached(report);
   if (reached !== undefined) core.setOutput("kubernetes-version", reached);
+}
+
+/**
+ * The version the run left the cluster at: the target unless it failed (a threshold exceeded
+ * fails the step after the upgrade finished); a chained run that failed still moved the cluster
+ * through the hops that succeeded; undefined when none did.
+ */
+export function versionReached(report: UpgradeReport): string | undefined {
+  return report.result !== "failed"
+    ? report.to
+    : report.hops?.filter((h) => h.result === "succeeded").at(-1)?.to;
 }
 
 /** `kubeforge upgrade -f`'s workflow on the cluster; its report and JUnit in the state folder. */

@@ -72,6 +72,7 @@ interface Report {
   }[];
   hops?: { from?: string; to: string; result: string }[];
   disruptions?: { notReadyAfterSeconds: number; disruptions: { during: string[] }[] };
+  violations?: { threshold: string; limit: string; measured: string; message: string }[];
 }
 
 beforeAll(async () => {
@@ -203,8 +204,9 @@ describe("action main step with upgrade-to", () => {
     expect(failed.state.get("outcome")).toBe("failure");
   }, 900_000);
 
-  it("a later step finds the cluster at the first hop's version and takes the second: outputs, report, summary", async () => {
-    // The API probed (upgrade-probes' default), held to a threshold a single control plane keeps.
+  it("a later step finds the cluster at the first hop's version and takes the second: outputs, report, summary; a workload threshold exceeded fails the step after it", async () => {
+    // The API probed (upgrade-probes' default), held to a threshold a single control plane keeps;
+    // and a probe command that never succeeds, held to an error rate it cannot keep.
     const done = await step(
       {
         // The cluster runs the first hop's version now: `up` would refuse the old one (README).
@@ -213,11 +215,23 @@ describe("action main step with upgrade-to", () => {
         "upgrade-via": "auto",
         "upgrade-worker-batch": "2",
         "upgrade-max-api-downtime": "10m",
+        "upgrade-probe-command": "exit 3",
+        "upgrade-max-workload-error-rate": "50%",
         "upgrade-kubelet-binary": usersKubelet,
       },
       runnerTemp,
     );
-    if (done.code !== 0) throw new Error(stepReport(done));
+    // The upgrade finished; the step fails for the threshold alone, naming it.
+    if (done.outputs.get("upgrade-result") !== "thresholds-violated") {
+      throw new Error(stepReport(done));
+    }
+    expect(done.code).not.toBe(0);
+    const errors = errorsOf(done);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatch(
+      /^::error::the upgrade finished, and a threshold was exceeded \(the report is .*upgrade-report\.json\):%0A - max-workload-error-rate 50%25: the workload probe-command failed (\d+) of \1 requests \(error rate 1\)$/,
+    );
+    expect(done.outputs.get("workload-error-rate")).toBe("1");
     const stateDir = join(runnerTemp, `kubeforge-${NAME}`);
     // up found every node built; the upgrade resolved 1.36 (stable-1.36) to the release table's
     // newest patch, the one the release server serves.
@@ -230,12 +244,19 @@ describe("action main step with upgrade-to", () => {
     const reportPath = done.outputs.get("upgrade-report")!;
     expect(reportPath).toBe(join(stateDir, "upgrade-report.json"));
     const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
-    expect(report).toMatchObject({ from: MIDDLE, to: TARGET, result: "succeeded" });
+    expect(report).toMatchObject({ from: MIDDLE, to: TARGET, result: "thresholds-violated" });
+    expect(report.violations).toMatchObject([
+      {
+        threshold: "max-workload-error-rate",
+        limit: "50%",
+        measured: "1",
+        message: expect.stringContaining("the workload probe-command failed"),
+      },
+    ]);
     // From there the route has one hop left.
     expect(report.hops!.map((h) => [h.from, h.to, h.result])).toEqual([
       [MIDDLE, TARGET, "succeeded"],
     ]);
-    expect(done.outputs.get("upgrade-result")).toBe("succeeded");
     // The workloads were watched with the probes; a disruption names only cp-1's steps (no
     // other node had any).
     expect(report.disruptions!.notReadyAfterSeconds).toBe(5);
@@ -250,6 +271,9 @@ describe("action main step with upgrade-to", () => {
     expect(done.outputs.get("api-downtime-seconds")).toBe(String(stable.longestOutageSeconds));
     expect(done.summary).toContain("<th>API endpoint</th>");
     expect(done.summary).toContain("<p>Threshold held: max-api-downtime 10m</p>");
+    expect(done.summary).toContain(
+      "<p>Threshold exceeded: max-workload-error-rate 50%: the workload probe-command failed",
+    );
     const [cp] = report.nodes;
     expect(cp).toMatchObject({
       name: "cp-1",
@@ -282,13 +306,14 @@ describe("action main step with upgrade-to", () => {
     const xml = new XMLParser({ ignoreAttributes: false }).parse(
       await readFile(join(dirname(reportPath), "junit-upgrade.xml"), "utf8"),
     ) as { testsuites: { testsuite: { "@_failures": string; testcase: { "@_name": string }[] } } };
-    expect(xml.testsuites.testsuite["@_failures"]).toBe("0");
+    expect(xml.testsuites.testsuite["@_failures"]).toBe("1");
     expect(xml.testsuites.testsuite.testcase.map((c) => c["@_name"])).toEqual([
       `${TARGET} etcd-snapshot`,
       `${TARGET} upgrade-apply`,
       `${TARGET} kubelet`,
       `${TARGET} gate`,
       "max-api-downtime 10m",
+      "max-workload-error-rate 50%",
     ]);
 
     // The node runs the users' kubelet build (upgrade-kubelet-binary), the released kubectl.
@@ -298,7 +323,10 @@ describe("action main step with upgrade-to", () => {
     expect(await tail("kubectl")).toContain(`/dl/release/${TARGET}/bin/linux/`);
 
     // The summary: the version after, the upgrade table, the upgrade's steps in the chart.
-    expect(done.summary).toContain(`kubeforge: cluster ${NAME} (ready)`);
+    // Upgraded and ready; the step failed on the threshold alone, and the title says which.
+    expect(done.summary).toContain(
+      `kubeforge: cluster ${NAME} (ready, upgrade thresholds exceeded)`,
+    );
     expect(done.summary).toContain(`<tr><th>Kubernetes</th><td>${TARGET}</td></tr>`);
     expect(done.summary).toMatch(
       new RegExp(
@@ -317,6 +345,8 @@ describe("action main step with upgrade-to", () => {
       "upgrade",
       "upgrade cp-1",
       ...(outages ? ["API outages"] : []),
+      // The probe command failed throughout: one outage.
+      "Workload outages",
     ]);
     const names = (section: string) =>
       gantt.tasks.filter((t) => t.section === section).map((t) => t.name);

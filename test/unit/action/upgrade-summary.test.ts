@@ -250,6 +250,17 @@ describe("the job summary of an upgrade", () => {
         end: t0 + 27_500,
       },
     ]);
+    // The step fails on the threshold, the cluster upgraded and ready: the title says both.
+    const violated = summaryHTML({
+      ...input,
+      error: "the upgrade finished, and a threshold was exceeded",
+      upgrade: { report: probed, firstStep: 2 },
+    });
+    expect(violated).toContain(
+      "<h3>kubeforge: cluster ci (ready, upgrade thresholds exceeded)</h3>",
+    );
+    // A run that failed on its own says so.
+    expect(summaryHTML(input)).toContain("<h3>kubeforge: cluster ci (failed)</h3>");
     // Without probes: neither the table nor the section.
     const plain = summaryHTML(input);
     expect(plain).not.toContain("API endpoint");
