@@ -211,8 +211,11 @@ export class SessionProbes implements UpgradeProbes {
   }
 
   private logTimeline(e: EndpointTimeline): void {
+    const unmeasured = e.unmeasuredSamples
+      ? `, ${e.unmeasuredSamples} not measured (the API server could not proxy them)`
+      : "";
     this.log(
-      `${endpointLabel(e)}: ${e.samples} samples, ${e.failures} failed, longest outage ${e.longestOutageSeconds} s`,
+      `${endpointLabel(e)}: ${e.samples} samples, ${e.failures} failed, longest outage ${e.longestOutageSeconds} s${unmeasured}`,
     );
     for (const o of e.outages) this.log(`outage: ${describeOutage(e, o)}`);
   }

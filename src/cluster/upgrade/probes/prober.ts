@@ -5,8 +5,10 @@ import { endpointTimeline, type ApiTimeline, type EndpointKind, type Sample } fr
 // interval (or at once when the previous probe took longer), bounded by a timeout, every sample
 // timestamped and tagged with the node steps running at that moment. The loops are independent,
 // so an endpoint that hangs does not thin out another's samples. A sample whose timeout fired
-// much too late is discarded and counted: the runner stalled then, not the endpoint. Clock and checks are injected:
-// unit tests drive time and failures; the real checks are api-targets.ts.
+// much too late is discarded and counted: the runner stalled then, not the endpoint; so is one
+// whose check could not reach its target because the path to it was down (a workload reached
+// through the API server's proxy while that API server restarts). Clock and checks are
+// injected: unit tests drive time and failures; the real checks are api-targets.ts.
 
 /** One endpoint and what a sample of it does; `check` resolves when the endpoint is up. */
 export interface ProbeTarget {
@@ -50,6 +52,16 @@ export const STALL_MS = 1000;
 /** A sample whose timeout fired STALL_MS or more late. */
 class RunnerStalled extends Error {}
 
+/**
+ * Thrown by a check that could not reach its target because something on the way was down — the
+ * API server that proxies a request to a workload — so the sample says nothing about the target:
+ * it is discarded and counted (unmeasuredSamples), not failed.
+ */
+export class PathUnavailable extends Error {}
+
+/** Why a sample was discarded. */
+type Discarded = "stalled" | "unmeasured";
+
 const firstLine = (e: unknown) =>
   (e instanceof Error ? e.message : String(e)).split("\n")[0]!.slice(0, 300);
 
@@ -57,7 +69,7 @@ export class ApiProber {
   private readonly clock: ProbeClock;
   private readonly stopping = new AbortController();
   private readonly samples = new Map<ProbeTarget, Sample[]>();
-  private readonly stalled = new Map<ProbeTarget, number>();
+  private readonly discarded = new Map<ProbeTarget, Record<Discarded, number>>();
   private loops: Promise<void>[] = [];
 
   constructor(
@@ -73,10 +85,11 @@ export class ApiProber {
   }
 
   /**
-   * One sample: the check, failed when it throws or outlasts the timeout; undefined when the
-   * timeout fired so late that the runner, not the endpoint, was not answering.
+   * One sample: the check, failed when it throws or outlasts the timeout; discarded when the
+   * timeout fired so late that the runner, not the endpoint, was not answering, or when the check
+   * could not reach the endpoint (PathUnavailable).
    */
-  private async sample(t: ProbeTarget): Promise<Sample | undefined> {
+  private async sample(t: ProbeTarget): Promise<Sample | Discarded> {
     const at = this.clock.now();
     const during = [...this.opts.during()];
     const attempt = new AbortController();
@@ -91,7 +104,8 @@ export class ApiProber {
       await Promise.race([t.check(signal), timer]);
       return { at, ok: true, during };
     } catch (e) {
-      if (e instanceof RunnerStalled) return undefined;
+      if (e instanceof RunnerStalled) return "stalled";
+      if (e instanceof PathUnavailable) return "unmeasured";
       return { at, ok: false, error: firstLine(e), during };
     } finally {
       attempt.abort();
@@ -102,14 +116,16 @@ export class ApiProber {
   private async loop(t: ProbeTarget): Promise<void> {
     const samples: Sample[] = [];
     this.samples.set(t, samples);
+    const discarded = { stalled: 0, unmeasured: 0 };
+    this.discarded.set(t, discarded);
     const { signal } = this.stopping;
     while (!signal.aborted) {
       const started = this.clock.now();
       const s = await this.sample(t);
       // A sample stop() interrupted says nothing about the endpoint.
       if (signal.aborted) break;
-      if (s) samples.push(s);
-      else this.stalled.set(t, (this.stalled.get(t) ?? 0) + 1);
+      if (typeof s === "string") discarded[s]++;
+      else samples.push(s);
       const wait = started + this.opts.intervalMs - this.clock.now();
       if (wait > 0) await this.clock.sleep(wait, signal);
     }
@@ -124,7 +140,12 @@ export class ApiProber {
       intervalMs: this.opts.intervalMs,
       endpoints: this.targets.map((t) =>
         endpointTimeline(
-          { ...t, samples: this.samples.get(t) ?? [], stalled: this.stalled.get(t) ?? 0 },
+          {
+            ...t,
+            samples: this.samples.get(t) ?? [],
+            stalled: this.discarded.get(t)?.stalled ?? 0,
+            unmeasured: this.discarded.get(t)?.unmeasured ?? 0,
+          },
           end,
         ),
       ),

@@ -46,6 +46,12 @@ export interface EndpointTimeline {
    * (overloaded), so they say nothing about the endpoint. Absent when none.
    */
   stalledSamples?: number;
+  /**
+   * Samples discarded because the path to the endpoint was down — the API server proxying a
+   * workload's request was restarting, or its etcd was — so they say nothing about the
+   * endpoint (that outage is the API timeline's). Absent when none.
+   */
+  unmeasuredSamples?: number;
   longestOutageSeconds: number;
   totalOutageSeconds: number;
   outages: Outage[];
@@ -64,6 +70,8 @@ export interface EndpointSamples {
   samples: readonly Sample[];
   /** Samples the prober discarded because the runner stalled. */
   stalled?: number;
+  /** Samples the prober discarded because the path to the endpoint was down. */
+  unmeasured?: number;
 }
 
 const round = (s: number) => Math.round(s * 1000) / 1000;
@@ -102,6 +110,7 @@ export function endpointTimeline(e: EndpointSamples, end: number): EndpointTimel
     samples: e.samples.length,
     failures: e.samples.filter((s) => !s.ok).length,
     ...(e.stalled ? { stalledSamples: e.stalled } : {}),
+    ...(e.unmeasured ? { unmeasuredSamples: e.unmeasured } : {}),
     longestOutageSeconds: Math.max(0, ...outages.map((o) => o.seconds)),
     totalOutageSeconds: round(outages.reduce((sum, o) => sum + o.seconds, 0)),
     outages,

@@ -1,6 +1,6 @@
 import { isAlreadyExists } from "../../../kube/errors.js";
 import { poll } from "../../../kube/poll.js";
-import type { KubeClient, KubeObject } from "../../../kube/types.js";
+import type { KubeClient, KubeObject, RawResponse } from "../../../kube/types.js";
 import {
   CANARY_NAME,
   CANARY_PATH,
@@ -8,7 +8,7 @@ import {
   serviceProxyPath,
 } from "../../../manifests/probe-canary.js";
 import { PROBE_NAMESPACE } from "./api-targets.js";
-import type { ProbeTarget } from "./prober.js";
+import { PathUnavailable, type ProbeTarget } from "./prober.js";
 import type { AvailabilityChange } from "./timeline.js";
 
 // What the workload probes do (kubeadm-upgrade.md §5.5) over admin.conf's client: the canary's
@@ -84,6 +84,48 @@ export function proxyAnswerError(res: { status: number; body: string }): Error {
   return new Error(`the service proxy answered ${res.status}${said ? `: ${said}` : ""}`);
 }
 
+/**
+ * The service proxy's own answers when the workload fails it: 503 "no endpoints available for
+ * service" with no Pod ready (k8s pkg/registry/core/service/storage ResourceLocation) and 503
+ * "error trying to reach service: …" when the Pod chosen did not answer
+ * (apimachinery/pkg/util/proxy/upgradeaware.go).
+ */
+const WORKLOAD_FAILED = /no endpoints available for service|error trying to reach service/;
+
+/** Statuses an API server answers of its own when it cannot serve (etcd down, overloaded, starting). */
+const API_SERVER_ERRORS = new Set([429, 500, 502, 503, 504]);
+
+/** The message of a body that is an API Status object, or undefined. */
+function statusMessage(body: string): string | undefined {
+  try {
+    const o = JSON.parse(body) as { kind?: unknown; message?: unknown };
+    if (o.kind !== "Status") return undefined;
+    return typeof o.message === "string" ? o.message : "";
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * A GET through the API server's service proxy: the answer when it says something about the
+ * workload — the workload's own answer, or the proxy's failure to reach it. PathUnavailable when
+ * the API server could not proxy at all: not reached, or answering an error Status of its own.
+ */
+export async function throughServiceProxy(client: KubeClient, path: string): Promise<RawResponse> {
+  let res: RawResponse;
+  try {
+    res = await client.getRaw(path);
+  } catch (e) {
+    const why = (e as Error).message.split("\n")[0];
+    throw new PathUnavailable(`the API server did not answer: ${why}`, { cause: e });
+  }
+  const own = API_SERVER_ERRORS.has(res.status) ? statusMessage(res.body) : undefined;
+  if (own !== undefined && !WORKLOAD_FAILED.test(own)) {
+    throw new PathUnavailable(`the API server could not proxy: ${res.status} ${own}`);
+  }
+  return res;
+}
+
 /** A GET through the API server's service proxy, as a probe target: 200 is up. */
 export function serviceProxyTarget(client: KubeClient, name: string, path: string): ProbeTarget {
   return {
@@ -92,7 +134,7 @@ export function serviceProxyTarget(client: KubeClient, name: string, path: strin
     url: path,
     checks: `GET ${path}`,
     check: async () => {
-      const res = await client.getRaw(path);
+      const res = await throughServiceProxy(client, path);
       if (res.status !== 200) throw proxyAnswerError(res);
     },
   };

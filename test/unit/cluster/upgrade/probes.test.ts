@@ -4,6 +4,7 @@ import { probeOptions as settings } from "../../../../src/cluster/upgrade/probes
 import { microTime, stableTarget } from "../../../../src/cluster/upgrade/probes/api-targets.js";
 import {
   ApiProber,
+  PathUnavailable,
   STALL_MS,
   type ProbeClock,
   type ProbeTarget,
@@ -221,6 +222,45 @@ describe("ApiProber", () => {
     expect(e).toMatchObject({ failures: 1 });
     expect(e).not.toHaveProperty("stalledSamples");
     expect(e.outages[0]!.error).toBe("no answer within 2000 ms");
+  });
+
+  it("discards a sample whose path to the endpoint was down, and counts it: no outage, none closed", async () => {
+    const clock = new FakeClock();
+    // A workload that fails from 1.0 s to 1.5 s, reached through an API server that is down
+    // from 2.0 s to 3.5 s, then fails again at 4.0 s.
+    const t: ProbeTarget = {
+      name: "kubeforge-canary",
+      kind: "workload",
+      url: "/api/v1/…/proxy/hostname",
+      checks: "GET",
+      check: () => {
+        const at = clock.now() - T0;
+        if (at >= 2000 && at < 3500) {
+          return Promise.reject(new PathUnavailable("the API server did not answer"));
+        }
+        if ((at >= 1000 && at < 2000) || at === 4000) {
+          return Promise.reject(new Error("the service proxy answered 503"));
+        }
+        return Promise.resolve();
+      },
+    };
+    const prober = new ApiProber([t], {
+      intervalMs: 500,
+      timeoutMs: 2000,
+      during: () => [],
+      clock,
+    });
+    prober.start();
+    await clock.advanceTo(T0 + 5000);
+    const e = (await prober.stop()).endpoints[0]!;
+    // 0 … 5.0 s is 11 samples; 2.0, 2.5, 3.0 discarded. The first outage runs from 1.0 s to the
+    // next good sample (3.5 s): the unmeasured samples neither end it nor count in it.
+    expect(e).toMatchObject({ samples: 8, failures: 3, unmeasuredSamples: 3 });
+    expect(e.outages.map((o) => [o.start, o.seconds, o.samples])).toEqual([
+      [new Date(T0 + 1000).toISOString(), 2.5, 2],
+      [new Date(T0 + 4000).toISOString(), 0.5, 1],
+    ]);
+    expect(e).not.toHaveProperty("stalledSamples");
   });
 
   it("stops at once, even while a probe hangs, and keeps no sample stop interrupted", async () => {

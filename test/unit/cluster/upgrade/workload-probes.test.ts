@@ -1,5 +1,6 @@
 import { XMLParser } from "fast-xml-parser";
 import { describe, expect, it } from "vitest";
+import { PathUnavailable } from "../../../../src/cluster/upgrade/probes/prober.js";
 import { unsettled } from "../../../../src/cluster/upgrade/probes/settle.js";
 import {
   checkThresholds,
@@ -151,6 +152,50 @@ describe("a workload sample", () => {
       "/api/v1/namespaces/kubeforge-probes/services/kubeforge-canary:http/proxy/hostname",
     ]);
     expect(t.kind).toBe("workload");
+  });
+
+  it("tells the workload's failures from the API server's: what the API server could not proxy is not measured", async () => {
+    const status = (code: number, message: string) => ({
+      status: code,
+      body: JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message, code }),
+    });
+    let answer: () => { status: number; body: string } = () => ({ status: 200, body: "" });
+    const t = canaryTarget(fakeClient(() => answer()));
+    const check = () => t.check(new AbortController().signal);
+    const outcome = () =>
+      check().then(
+        () => "up",
+        (e: unknown) =>
+          e instanceof PathUnavailable
+            ? `unmeasured: ${e.message}`
+            : `failed: ${(e as Error).message}`,
+      );
+    // The workload's failures, as the service proxy reports them, and the Pod's own answers.
+    answer = () => status(503, 'no endpoints available for service "kubeforge-canary"');
+    expect(await outcome()).toMatch(/^failed: the service proxy answered 503: /);
+    answer = () =>
+      status(
+        503,
+        "error trying to reach service: dial tcp 10.251.1.101:8080: connect: connection refused",
+      );
+    expect(await outcome()).toMatch(/^failed: .*error trying to reach service/);
+    answer = () => ({ status: 500, body: "the app broke\n" });
+    expect(await outcome()).toBe("failed: the service proxy answered 500: the app broke");
+    answer = () => status(404, 'services "kubeforge-canary" not found');
+    expect(await outcome()).toMatch(/^failed: the service proxy answered 404/);
+    // The API server's own: its etcd down, overloaded, not reached at all.
+    answer = () => status(500, "Internal error occurred: etcdserver: leader changed");
+    expect(await outcome()).toBe(
+      "unmeasured: the API server could not proxy: 500 Internal error occurred: etcdserver: leader changed",
+    );
+    answer = () => status(429, "Too many requests, please try again later.");
+    expect(await outcome()).toMatch(/^unmeasured: the API server could not proxy: 429 /);
+    answer = () => {
+      throw new Error("connect ECONNREFUSED 10.0.0.11:6443\nstack");
+    };
+    expect(await outcome()).toBe(
+      "unmeasured: the API server did not answer: connect ECONNREFUSED 10.0.0.11:6443",
+    );
   });
 
   it("records available replicas as changes only", async () => {
