@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import { parseGoDuration } from "../../config/duration.js";
 import { ciImageRepositoryFor } from "../../config/defaults.js";
-import { CI_VERSION_PREFIX, releaseFor } from "../../config/versions.js";
+import { CI_VERSION_PREFIX } from "../../config/versions.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { poll } from "../../kube/poll.js";
 import type { FetchedArtifact } from "../../node/artifacts/fetch.js";
@@ -18,13 +18,13 @@ import { fleet } from "../../remote/fleet.js";
 import { summarizeTimings } from "../../workflow/runner.js";
 import type { HostInventory } from "../inventory.js";
 import { writeMarker } from "../node-state.js";
-import { nodeImages } from "../up/prepare.js";
 import { downloadTargetBinaries, restartKubelet, stageBinaries, swapBinaries } from "./binaries.js";
 import type { ClusterUpgradeData, EtcdSnapshot, NodeStepKind, UpgradeWork } from "./data.js";
 import { cordon, drain, uncordon } from "./drain.js";
 import { etcdProblem, storedClusterConfiguration } from "./read.js";
 import { checkAddonsAtTarget } from "./addons.js";
 import { existingSnapshot, takeSnapshot } from "./snapshot.js";
+import { stageImages } from "./stage-images.js";
 
 // What the cluster-level upgrade's phases ask of the hosts, done: staging, kubeadm's upgrade
 // apply|node through the node-level workflows (src/phases/upgrade) on the node's Host, the
@@ -128,10 +128,8 @@ export class HostUpgradeWork implements UpgradeWork {
           log("no container runtime socket found: the target's images are not pre-pulled");
           return;
         }
-        await prePullImages(host, nodeImages({ cluster }, inv.node.role, releaseFor(to)), {
-          criSocket: inv.criSocket,
-          log,
-        });
+        const images = stageImages(cluster, inv.node.role, to, this.d.options.workloadProbes);
+        await prePullImages(host, images, { criSocket: inv.criSocket, log });
       },
       { concurrency: Math.max(this.d.session.spec.concurrency, nodes.length) },
     );
