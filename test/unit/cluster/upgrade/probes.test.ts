@@ -15,6 +15,7 @@ import {
   endpointTimeline,
   outagesOf,
   type ApiTimeline,
+  type EndpointTimeline,
   type Sample,
 } from "../../../../src/cluster/upgrade/probes/timeline.js";
 import { junitXML, ReportRecorder } from "../../../../src/cluster/upgrade/report.js";
@@ -143,6 +144,25 @@ function target(clock: FakeClock, down: (t: number) => boolean, hang = false): P
   };
 }
 
+/**
+ * The timeline of one target probed every 500 ms (timeout 2 s) up to 5 s of fake time;
+ * `midway` runs once time reaches 1 s (a test stalls the runner there).
+ */
+async function probedFor5s(
+  clock: FakeClock,
+  t: ProbeTarget,
+  midway?: () => void,
+): Promise<EndpointTimeline> {
+  const prober = new ApiProber([t], { intervalMs: 500, timeoutMs: 2000, during: () => [], clock });
+  prober.start();
+  if (midway) {
+    await clock.advanceTo(T0 + 1000);
+    midway();
+  }
+  await clock.advanceTo(T0 + 5000);
+  return (await prober.stop()).endpoints[0]!;
+}
+
 describe("ApiProber", () => {
   it("samples every interval and attributes the outage to the step running then", async () => {
     const clock = new FakeClock();
@@ -177,18 +197,13 @@ describe("ApiProber", () => {
 
   it("counts a probe that outlasts the timeout as failed and does not overlap probes", async () => {
     const clock = new FakeClock();
-    const prober = new ApiProber([target(clock, (t) => t >= 1000 && t < 3000, true)], {
-      intervalMs: 500,
-      timeoutMs: 2000,
-      during: () => [],
+    const e = await probedFor5s(
       clock,
-    });
-    prober.start();
-    await clock.advanceTo(T0 + 5000);
-    const [e] = (await prober.stop()).endpoints;
+      target(clock, (t) => t >= 1000 && t < 3000, true),
+    );
     // 0, 0.5, 1.0 (hangs until 3.0), 3.0, 3.5, ... 5.0.
     expect(e).toMatchObject({ samples: 8, failures: 1, longestOutageSeconds: 2 });
-    expect(e!.outages[0]!.error).toBe("no answer within 2000 ms");
+    expect(e.outages[0]!.error).toBe("no answer within 2000 ms");
   });
 
   /**
@@ -197,17 +212,13 @@ describe("ApiProber", () => {
    */
   async function throughStall(resumeAt: number) {
     const clock = new FakeClock();
-    const prober = new ApiProber([target(clock, (t) => t === 1000, true)], {
-      intervalMs: 500,
-      timeoutMs: 2000,
-      during: () => [],
+    return probedFor5s(
       clock,
-    });
-    prober.start();
-    await clock.advanceTo(T0 + 1000);
-    clock.t = T0 + resumeAt;
-    await clock.advanceTo(T0 + 5000);
-    return (await prober.stop()).endpoints[0]!;
+      target(clock, (t) => t === 1000, true),
+      () => {
+        clock.t = T0 + resumeAt;
+      },
+    );
   }
 
   it("discards a sample whose timeout fired a second or more late: the runner stalled, not the endpoint", async () => {
@@ -244,15 +255,7 @@ describe("ApiProber", () => {
         return Promise.resolve();
       },
     };
-    const prober = new ApiProber([t], {
-      intervalMs: 500,
-      timeoutMs: 2000,
-      during: () => [],
-      clock,
-    });
-    prober.start();
-    await clock.advanceTo(T0 + 5000);
-    const e = (await prober.stop()).endpoints[0]!;
+    const e = await probedFor5s(clock, t);
     // 0 … 5.0 s is 11 samples; 2.0, 2.5, 3.0 discarded. The first outage runs from 1.0 s to the
     // next good sample (3.5 s): the unmeasured samples neither end it nor count in it.
     expect(e).toMatchObject({ samples: 8, failures: 3, unmeasuredSamples: 3 });
