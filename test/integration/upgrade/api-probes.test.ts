@@ -288,11 +288,13 @@ describe("the canary's request through the simulated API server's service proxy"
 
 describe("the DNS lookup in a canary Pod through the simulated API server's service proxy", () => {
   // The canary Pod is this test's HTTP server answering as agnhost netexec's /shell does
-  // (test/images/agnhost/README.md: it runs `cmd` and answers JSON {"output", "error"}, 200 when
-  // the command succeeded, 417 when not); what dig prints is dig's (bind9's) output for an
-  // answer, a timeout (exit status 9, "no servers could be reached") and a name with no
-  // address (exit 0, nothing printed). SIMULATION LIMIT: no CoreDNS and no dig run here; what is
-  // real is the client, the proxy path with its query, the API server's forwarding, the parsing.
+  // (test/images/agnhost/netexec/netexec.go shellHandler: it runs `cmd` and answers JSON
+  // {"output", "error"} at 200, empty fields left out, "error" set when the command failed);
+  // what dig prints is dig's (bind9's) output for an answer, a timeout (exit status 9, "no
+  // servers could be reached") and a name with no address (exit 0, nothing printed), as
+  // dns-lookup.test.ts sees real dig do. SIMULATION LIMIT: no CoreDNS and no dig run here; what
+  // is real is the client, the proxy path with its query, the API server's forwarding, the
+  // parsing.
   let pod: Server;
   let port: number;
   let timeline: ApiTimeline;
@@ -305,20 +307,17 @@ describe("the DNS lookup in a canary Pod through the simulated API server's serv
         const url = new URL(req.url ?? "/", "http://pod");
         if (url.pathname !== "/shell") return res.writeHead(404).end("404 page not found");
         commands.push(url.searchParams.get("cmd") ?? "");
-        const [code, body] =
+        const body =
           answer === "address"
-            ? [200, { output: "10.96.0.1\n", error: "" }]
+            ? { output: "10.96.0.1\n" }
             : answer === "timeout"
-              ? [
-                  417,
-                  {
-                    output:
-                      ";; communications error to 10.96.0.10#53: timed out\n;; no servers could be reached\n",
-                    error: "exit status 9",
-                  },
-                ]
-              : [200, { output: "", error: "" }];
-        res.writeHead(code, { "content-type": "application/json" }).end(JSON.stringify(body));
+              ? {
+                  output:
+                    ";; communications error to 10.96.0.10#53: timed out\n;; no servers could be reached\n",
+                  error: "exit status 9",
+                }
+              : {};
+        res.writeHead(200).end(JSON.stringify(body));
       });
       pod.listen(port, "127.0.0.1", () => resolve());
     });
@@ -361,7 +360,7 @@ describe("the DNS lookup in a canary Pod through the simulated API server's serv
   it("asks dig through the Pod's search path, both families, one try", () => {
     expect(new Set(commands)).toEqual(new Set([DNS_COMMAND]));
     expect(DNS_COMMAND).toBe(
-      "dig +short +search +tries=1 +time=2 kubernetes.default A kubernetes.default AAAA",
+      "dig +short +search +tries=1 +time=1 kubernetes.default A kubernetes.default AAAA",
     );
   });
 

@@ -372,15 +372,18 @@ describe("agnhost netexec", () => {
     expect(netexecPort(["pause"])).toBeUndefined();
   });
 
-  it("answers /hostname with the Pod's name and /shell with JSON, 200 or 417", async () => {
+  it("answers /hostname with the Pod's name and /shell with JSON at 200, the error set when the command failed", async () => {
     expect(await (await fetch(`${base}/hostname`)).text()).toBe("kubeforge-canary-abc12-xyz34");
+    // netexec.go shellHandler: empty fields are left out; a failure is still 200.
     const ok = await fetch(`${base}/shell?cmd=${encodeURIComponent("echo hi")}`);
-    expect([ok.status, await ok.json()]).toEqual([200, { output: "hi\n", error: "" }]);
+    expect([ok.status, await ok.json()]).toEqual([200, { output: "hi\n" }]);
     const bad = await fetch(`${base}/shell?cmd=${encodeURIComponent("echo no >&2; exit 3")}`);
     expect([bad.status, await bad.json()]).toEqual([
-      417,
+      200,
       { output: "no\n", error: "exit status 3" },
     ]);
+    const silent = await fetch(`${base}/shell?shellCommand=${encodeURIComponent("exit 1")}`);
+    expect([silent.status, await silent.json()]).toEqual([200, { error: "exit status 1" }]);
     expect((await fetch(`${base}/nothing`)).status).toBe(404);
   });
 });

@@ -6,9 +6,8 @@ import type { RunningContainer } from "./containers.js";
 // canary runs: `agnhost netexec --http-port=P` serving HTTP on the Pod's IP.
 // k8s: test/images/agnhost/README.md and test/images/agnhost/netexec/netexec.go —
 // "/" and "/echo?msg=" echo, "/hostname" (and "/hostName") answers os.Hostname() (the Pod's
-// name), "/clientip" the caller's host:port, "/healthz" 200, "/shell?cmd=" runs the command with
-// `sh -c` and answers JSON {"output": stdout+stderr, "error": the error text} with 200 when it
-// succeeded and 417 (Expectation Failed) when not.
+// name), "/clientip" the caller's host:port, "/healthz" 200, "/shell?cmd=" (or ?shellCommand=)
+// runs the command with `sh -c` and answers JSON {"output", "error"} (see shell below).
 // SIMULATION LIMITS: the command of /shell runs in the node's namespaces (no container image: the
 // tools are the testbed host's); the other netexec endpoints (/dial, /upload, /exit, UDP, SCTP,
 // HTTPS) are not served.
@@ -26,14 +25,25 @@ export function netexecPort(argv: string[]): number | undefined {
   return port;
 }
 
-function shell(cmd: string): Promise<[number, { output: string; error: string }]> {
+/**
+ * netexec.go shellHandler: `sh -c cmd`, its combined output as "output" (left out when empty)
+ * and the error as "error" (left out when none: Go's exec.ExitError text, "exit status N"),
+ * answered 200 either way (417 only when the JSON cannot be made, which a map of strings never
+ * meets). Its README's "417 Expectation Failed if not" is not what the handler does.
+ */
+function shell(cmd: string): Promise<{ output?: string; error?: string }> {
   return new Promise((resolve) => {
     exec(cmd, { timeout: 30_000, shell: "/bin/sh" }, (err, stdout, stderr) => {
       const output = `${stdout}${stderr}`;
-      if (!err) return resolve([200, { output, error: "" }]);
-      // Go's exec.ExitError text: "exit status N".
-      const error = typeof err.code === "number" ? `exit status ${err.code}` : err.message;
-      resolve([417, { output, error }]);
+      const error = !err
+        ? undefined
+        : typeof err.code === "number"
+          ? `exit status ${err.code}`
+          : err.message;
+      resolve({
+        ...(output ? { output } : {}),
+        ...(error !== undefined ? { error } : {}),
+      });
     });
   });
 }
@@ -54,9 +64,9 @@ export function netexecHandler(podName: string) {
       case "/echo":
         return res.writeHead(200).end(url.searchParams.get("msg") ?? "");
       case "/shell":
-        return void shell(url.searchParams.get("cmd") ?? "").then(([code, body]) =>
-          res.writeHead(code, { "Content-Type": "application/json" }).end(JSON.stringify(body)),
-        );
+        return void shell(
+          url.searchParams.get("shellCommand") || (url.searchParams.get("cmd") ?? ""),
+        ).then((body) => res.writeHead(200).end(JSON.stringify(body)));
       default:
         return res.writeHead(404).end("404 page not found\n");
     }
