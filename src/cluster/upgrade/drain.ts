@@ -74,6 +74,14 @@ async function budgetsOf(admin: KubeClient, pod: PodObject): Promise<string[]> {
 }
 
 const isTooManyRequests = (e: unknown) => (e as { code?: number }).code === 429;
+/**
+ * A 409 Conflict: the budget's status changed while the eviction updated it (another eviction
+ * under the same budget, the disruption controller). Nothing was refused: the eviction is asked
+ * again, until the drain's deadline.
+ */
+const isConflict = (e: unknown) => (e as { code?: number }).code === 409;
+/** The pause before an eviction that conflicted is asked again. */
+const CONFLICT_RETRY_MS = 100;
 
 /** Told of every eviction the API refused (429): the Pod ("ns/name") and the API's message. */
 export type OnRefused = (pod: string, reason: string) => void;
@@ -106,6 +114,10 @@ async function evict(admin: KubeClient, pod: PodObject, o: EvictOptions): Promis
       break;
     } catch (e) {
       if (isNotFound(e)) return;
+      if (isConflict(e) && Date.now() + CONFLICT_RETRY_MS <= deadline) {
+        await delay(CONFLICT_RETRY_MS, undefined, { signal });
+        continue;
+      }
       if (!isTooManyRequests(e)) throw e;
       o.onRefused?.(name, (e as Error).message);
       if (Date.now() + EVICTION_RETRY_MS > deadline) {

@@ -17,7 +17,7 @@ import { withHeartbeat, type HeartbeatOptions } from "../../workflow/heartbeat.j
 import type { LookupOptions } from "../lookpath.js";
 import { CrictlImages } from "../runtime/crictl-images.js";
 import { type Check, type CheckResult, type PreflightOutput, runChecks } from "./checks.js";
-import { connectCRI, runtimeInfo } from "./cri.js";
+import { connectCRI, runtimeInfo, type CRIConnection } from "./cri.js";
 
 export interface ImagePullInput {
   host: Host;
@@ -161,14 +161,16 @@ async function runtimeSandboxImage(
 /**
  * kubeadm's RunPullImagesCheck: the runtime must answer (an error no ignore covers), then the
  * ImagePull check through the preflight runner (ignoring "ImagePull" turns its errors into
- * warnings).
+ * warnings). `connected`: the answer the same preflight's checks got from the runtime just
+ * before (a `crictl version` less), else it is asked here.
  */
 export async function runPullImagesCheck(
   input: ImagePullInput,
   ignore: ReadonlySet<string>,
   out: PreflightOutput,
+  connected?: CRIConnection,
 ): Promise<void> {
-  const connection = await connectCRI(input.host, input.criSocket, input.lookup);
+  const connection = connected ?? (await connectCRI(input.host, input.criSocket, input.lookup));
   if (!connection.connected) {
     throw new Error(`cannot pull the control-plane images: ${connection.reason}`);
   }

@@ -68,15 +68,16 @@ export async function writeStaticPod(
 
 /**
  * Which CA trust directories exist on the node. Asked of the machine itself (a read-only
- * `test -e`), so a dry run or a --rootfs run still sees the real distribution's layout.
+ * `test -e`), so a dry run or a --rootfs run still sees the real distribution's layout. The
+ * questions are independent: asked at once, not one round trip after another.
  */
 export async function existingCATrustDirs(host: Host): Promise<Set<string>> {
-  const found = new Set<string>();
-  for (const dir of CA_TRUST_DIRS) {
-    const result = await host.exec(["test", "-e", dir], { readOnly: true });
-    if (result.code === 0) found.add(dir);
-  }
-  return found;
+  const exists = await Promise.all(
+    CA_TRUST_DIRS.map(
+      async (dir) => (await host.exec(["test", "-e", dir], { readOnly: true })).code === 0,
+    ),
+  );
+  return new Set(CA_TRUST_DIRS.filter((_, i) => exists[i]));
 }
 
 function componentPhase(

@@ -16,7 +16,12 @@ import type { UpgradeEtcdAccess } from "./etcd-access.js";
 export interface UpgradeTiming {
   /** timeouts.upgradeManifests: the hash change, then the Pods Running (default 5m). */
   upgradeManifestsMs: number;
-  /** Between two reads of a mirror Pod or a Pod list (constants.KubernetesAPICallRetryInterval). */
+  /**
+   * Between two reads of a mirror Pod or a Pod list. kubeadm waits 500 ms
+   * (constants.KubernetesAPICallRetryInterval); kubeforge reads every 100 ms, so a component
+   * back after its restart is seen at once rather than up to half a second late, four times on
+   * a control plane (the outcome and the bound are kubeadm's).
+   */
   pollIntervalMs: number;
   /**
    * performEtcdStaticPodUpgrade's WaitForClusterAvailable: kubeadm tries 10 times 15 s apart;
@@ -72,10 +77,10 @@ export interface UpgradeData {
   readonly output: (text: string) => void;
 }
 
-/** kubeadm's values (constants.go, phases/upgrade/staticpods.go, health.go in v1.35). */
+/** kubeadm's values (constants.go, phases/upgrade/staticpods.go, health.go in v1.35), but for the poll interval (see UpgradeTiming). */
 export const KUBEADM_UPGRADE_TIMING: UpgradeTiming = {
   upgradeManifestsMs: 5 * 60_000,
-  pollIntervalMs: 500,
+  pollIntervalMs: 100,
   etcdRetries: 150,
   etcdRetryIntervalMs: 1_000,
   createJobTimeoutMs: 15_000,

@@ -6,7 +6,11 @@ import {
   versionPolicyVerdict,
 } from "../../config/upgrade-policy.js";
 import { type Check, runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
-import { connectCRI, containerRuntimeVersionChecks } from "../../node/preflight/cri.js";
+import {
+  connectCRI,
+  containerRuntimeVersionChecks,
+  type CRIConnection,
+} from "../../node/preflight/cri.js";
 import { imagePullInput, runPullImagesCheck } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
@@ -32,22 +36,21 @@ const output = (ctx: PhaseContext): PreflightOutput => ({
  * ContainerRuntimeVersion (1.35+) is kubeforge's too (kubeadm's upgrade runs also list
  * SystemVerification{isUpgrade}, which kubeforge leaves out).
  */
-async function upgradeChecks(data: UpgradeData): Promise<Check[]> {
+function upgradeChecks(data: UpgradeData, cri: CRIConnection): Check[] {
   const socket = data.cfg.init.nodeRegistration.criSocket;
   const kubeadm = { version: data.kubeadmVersion, release: data.release };
   return [
     isPrivilegedUserCheck(data.host),
-    ...containerRuntimeVersionChecks(
-      data.host,
-      socket,
-      await connectCRI(data.host, socket),
-      kubeadm,
-    ),
+    ...containerRuntimeVersionChecks(data.host, socket, cri, kubeadm),
   ];
 }
 
+/** The runtime's answer, asked once: the checks and the image pull both read it. */
+const runtimeConnection = (data: UpgradeData) =>
+  connectCRI(data.host, data.cfg.init.nodeRegistration.criSocket);
+
 /** The pull at the end of preflight, in kubeadm's upgrade words. */
-async function pullImages(data: UpgradeData, ctx: PhaseContext): Promise<void> {
+async function pullImages(data: UpgradeData, ctx: PhaseContext, cri: CRIConnection): Promise<void> {
   if (data.dryRun) {
     ctx.log.info("[dryrun] Would pull the required images (like 'kubeadm config images pull')");
     return;
@@ -64,6 +67,7 @@ async function pullImages(data: UpgradeData, ctx: PhaseContext): Promise<void> {
     imagePullInput(data.cfg.cluster, data.release, nr, data.host),
     data.ignorePreflightErrors,
     output(ctx),
+    cri,
   );
 }
 
@@ -100,24 +104,26 @@ async function versionPolicy(data: UpgradeData, ctx: PhaseContext): Promise<void
 async function runApplyPreflight(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   ctx.log.info("[upgrade/preflight] Running preflight checks");
   await checkPatches(data);
-  await runChecks(await upgradeChecks(data), data.ignorePreflightErrors, output(ctx));
+  const cri = await runtimeConnection(data);
+  await runChecks(upgradeChecks(data, cri), data.ignorePreflightErrors, output(ctx));
   await checkClusterHealth(data, output(ctx), ctx.log);
   await versionPolicy(data, ctx);
   if (data.sessionIsInteractive && !(await data.confirm("Are you sure you want to proceed?"))) {
     throw new Error("won't proceed; the user didn't answer (Y|y) in order to continue");
   }
-  await pullImages(data, ctx);
+  await pullImages(data, ctx, cri);
 }
 
 async function runNodePreflight(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   ctx.log.info("[upgrade/preflight] Running pre-flight checks");
   await checkPatches(data);
-  await runChecks(await upgradeChecks(data), data.ignorePreflightErrors, output(ctx));
+  const cri = await runtimeConnection(data);
+  await runChecks(upgradeChecks(data, cri), data.ignorePreflightErrors, output(ctx));
   if (!data.isControlPlaneNode) {
     ctx.log.info("[upgrade/preflight] Skipping prepull. Not a control plane node.");
     return;
   }
-  await pullImages(data, ctx);
+  await pullImages(data, ctx, cri);
 }
 
 export const applyPreflightPhase: Phase<UpgradeData> = {

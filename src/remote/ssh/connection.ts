@@ -295,6 +295,10 @@ function attemptOnce(
       }
       try {
         client.connect(config);
+        // Nagle's algorithm off: with it, each command's small packets waited for the server's
+        // delayed ACKs, ~90 ms per command on a fast link instead of a few. Through a jump host,
+        // the jump connection's own socket carries the packets (it gets the same setting).
+        client.setNoDelay(true);
       } catch (e) {
         settle(
           fail("authentication", `cannot start the connection: ${(e as Error).message}`, false, e),

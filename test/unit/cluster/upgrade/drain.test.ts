@@ -20,7 +20,7 @@ function pod(name: string, extra: Partial<KubeObject["metadata"]> & Record<strin
   } as KubeObject;
 }
 
-function fakeAPI(pods: KubeObject[], blocked: Set<string>) {
+function fakeAPI(pods: KubeObject[], blocked: Set<string>, conflictOnce = new Set<string>()) {
   const calls: string[] = [];
   let unschedulable: boolean | null = null;
   const client = {
@@ -61,6 +61,16 @@ function fakeAPI(pods: KubeObject[], blocked: Set<string>) {
     },
     createSubresource: (ref: ObjectRef, sub: string) => {
       calls.push(`${sub} ${ref.namespace}/${ref.name}`);
+      if (conflictOnce.delete(ref.name)) {
+        return Promise.reject(
+          new ApiError({
+            operation: { verb: "create", kind: "Pod", name: ref.name, namespace: "default" },
+            code: 409,
+            reason: "Conflict",
+            statusMessage: `Operation cannot be fulfilled on poddisruptionbudgets.policy "web-pdb": the object has been modified; please apply your changes to the latest version and try again`,
+          }),
+        );
+      }
       if (blocked.has(ref.name)) {
         return Promise.reject(
           new ApiError({
@@ -97,6 +107,16 @@ describe("drain", () => {
     ]);
     expect(await drain(api.client, "w-1", 10_000)).toBe(2);
     expect(api.calls).toEqual(["eviction default/web", "eviction default/job-1"]);
+  });
+
+  it("asks again for an eviction whose budget update conflicted with another eviction's", async () => {
+    const api = fakeAPI([pod("web"), pod("web-2")], new Set(), new Set(["web-2"]));
+    expect(await drain(api.client, "w-1", 10_000)).toBe(2);
+    expect(api.calls).toEqual([
+      "eviction default/web",
+      "eviction default/web-2",
+      "eviction default/web-2",
+    ]);
   });
 
   it("fails at the timeout naming the Pod and the PodDisruptionBudget that keeps it", async () => {
