@@ -7,7 +7,9 @@
 // Needs root (network namespaces, sshd), like the integration tests. Run through vitest
 // (bench/vitest.config.ts) for the TypeScript test support; the figure is printed, not asserted.
 import { it } from "vitest";
+import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { promisify } from "node:util";
 import { inspectHost } from "../src/cluster/inventory.js";
 import { initDocuments, joinDocuments } from "../src/cluster/up/kubeadm-documents.js";
 import { writeMarker } from "../src/cluster/node-state.js";
@@ -162,3 +164,36 @@ it("SSH fan-out: worker-join host work on 8 hosts vs 1", async () => {
     await bed.stop();
   }
 }, 900_000);
+
+/** Median of `n` runs of `op`, in ms. */
+async function medianOf(n: number, op: () => Promise<unknown>): Promise<number> {
+  const times: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const started = performance.now();
+    await op();
+    times.push(performance.now() - started);
+  }
+  return median(times);
+}
+
+// Commands one after another over one SSH connection, against the same command started locally
+// in the same run: what an SSH round trip adds to a process start. Nagle's algorithm left on the
+// connection made each command wait for the server's delayed ACK (~90 ms a command, a ratio in
+// the tens); kubeforge turns it off (TCP_NODELAY). Goal: <= 5.
+it("SSH round trip: sequential commands over one connection vs started locally", async () => {
+  const bed = await createTestbed(["rt-1"], { ssh: true });
+  const host = await connect(bed.hosts[0]!);
+  try {
+    const run = promisify(execFile);
+    await medianOf(5, () => host.exec(["true"])); // warm-up
+    const ssh = await medianOf(40, () => host.exec(["true"]));
+    const local = await medianOf(40, () => run("true"));
+    const ratio = ssh / local;
+    console.log(
+      `SSH round trip: median ${ssh.toFixed(1)} ms a command over SSH, ${local.toFixed(1)} ms locally, ratio ${ratio.toFixed(2)} (goal <= 5): ${ratio <= 5 ? "within goal" : "ABOVE GOAL"}`,
+    );
+  } finally {
+    await closeHosts([host]);
+    await bed.stop();
+  }
+}, 300_000);
