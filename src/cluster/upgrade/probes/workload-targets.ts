@@ -109,13 +109,17 @@ function statusMessage(body: string): string | undefined {
 /**
  * A GET through the API server's service proxy: the answer when it says something about the
  * workload — the workload's own answer, or the proxy's failure to reach it. PathUnavailable when
- * the API server could not proxy at all: not reached, or answering an error Status of its own.
+ * the API server could not proxy at all: not reached (refused, reset, dropped), or answering an
+ * error Status of its own.
  */
 export async function throughServiceProxy(client: KubeClient, path: string): Promise<RawResponse> {
   let res: RawResponse;
   try {
     res = await client.getRaw(path);
   } catch (e) {
+    // No answer in time: the API server may be the one waiting, on a Pod that hangs. That cannot
+    // be told apart, so it is the workload's failed request (the prober's timeout would be too).
+    if ((e as { networkCode?: string }).networkCode === "ETIMEDOUT") throw e;
     const why = (e as Error).message.split("\n")[0];
     throw new PathUnavailable(`the API server did not answer: ${why}`, { cause: e });
   }

@@ -15,6 +15,7 @@ import {
   canaryTarget,
 } from "../../../../src/cluster/upgrade/probes/workload-targets.js";
 import { junitXML, ReportRecorder } from "../../../../src/cluster/upgrade/report.js";
+import { apiErrorFromNetwork } from "../../../../src/kube/errors.js";
 import type { KubeClient, KubeObject } from "../../../../src/kube/types.js";
 import {
   CANARY_IMAGE,
@@ -190,6 +191,17 @@ describe("a workload sample", () => {
     );
     answer = () => status(429, "Too many requests, please try again later.");
     expect(await outcome()).toMatch(/^unmeasured: the API server could not proxy: 429 /);
+    // No answer within the client's time limit: the API server may be waiting on a Pod that
+    // hangs, so it is the workload's failure.
+    answer = () => {
+      throw apiErrorFromNetwork(
+        { verb: "get", path: "/api/v1/…/proxy/hostname" },
+        "https://10.0.0.11:6443",
+        new DOMException("The operation timed out.", "TimeoutError"),
+        5000,
+      );
+    };
+    expect(await outcome()).toMatch(/^failed: .*the request got no answer within 5s$/);
     answer = () => {
       throw new Error("connect ECONNREFUSED 10.0.0.11:6443\nstack");
     };
