@@ -15,6 +15,7 @@ import { routeThrough } from "../../remote/route.js";
 import type { HostInventory } from "../inventory.js";
 import type { ClusterSession } from "../session.js";
 import type { ClusterReading, NodeReading } from "./data.js";
+import { withShortRetry } from "../../kube/short-retry.js";
 
 // What the cluster runs, read before any host changes (kubeadm-upgrade.md §5.3 step 2): the
 // version kubeadm-config records, every Node's kubelet version and readiness, the kube-apiserver
@@ -115,12 +116,14 @@ export async function storedClusterConfiguration(admin: KubeClient): Promise<{
   /** What decides the images (kubeadm stores a defaulted ClusterConfiguration: all present). */
   imageCluster: InitConfig["cluster"];
 }> {
-  const cm = await admin.get<KubeObject & { data?: Record<string, string> }>({
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    name: "kubeadm-config",
-    namespace: "kube-system",
-  });
+  const cm = await withShortRetry(() =>
+    admin.get<KubeObject & { data?: Record<string, string> }>({
+      apiVersion: "v1",
+      kind: "ConfigMap",
+      name: "kubeadm-config",
+      namespace: "kube-system",
+    }),
+  );
   const cfg = (load(cm.data?.ClusterConfiguration ?? "") ?? {}) as {
     kubernetesVersion?: string;
     certificatesDir?: string;
@@ -182,7 +185,7 @@ export async function readCluster(
 ): Promise<ClusterReading> {
   const admin = await session.adminClient();
   const stored = await storedClusterConfiguration(admin);
-  const objects = await admin.list<NodeObject>("v1", "Node");
+  const objects = await withShortRetry(() => admin.list<NodeObject>("v1", "Node"));
   const nodes: NodeReading[] = [];
   for (const inv of inventory) {
     const obj = objects.find((o) => o.metadata.name === inv.node.name);

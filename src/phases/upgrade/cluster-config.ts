@@ -16,6 +16,7 @@ import type { Host } from "../../remote/host.js";
 import { readFileIfExists } from "../../remote/host.js";
 import { FLAGS_ENV_PATH, INSTANCE_CONFIG_PATH } from "../kubelet.js";
 import { parseKubeletFlagsEnv } from "./kubelet-env.js";
+import { withShortRetry } from "../../kube/short-retry.js";
 
 // kubeadm's FetchInitConfigurationFromCluster as `upgrade` calls it (util/config/cluster.go,
 // v1.35): the ClusterConfiguration of kube-system/kubeadm-config and the component configs of
@@ -48,12 +49,9 @@ async function getConfigMap(
   forbiddenIsMissing = false,
 ): Promise<KubeObject | undefined> {
   try {
-    return await client.get({
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      name,
-      namespace: "kube-system",
-    });
+    return await withShortRetry(() =>
+      client.get({ apiVersion: "v1", kind: "ConfigMap", name, namespace: "kube-system" }),
+    );
   } catch (e) {
     if (isNotFound(e) || (forbiddenIsMissing && isForbidden(e))) return undefined;
     throw e;

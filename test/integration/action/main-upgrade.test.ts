@@ -246,13 +246,9 @@ describe("action main step with upgrade-to", () => {
     const report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
     expect(report).toMatchObject({ from: MIDDLE, to: TARGET, result: "thresholds-violated" });
     expect(report.violations).toMatchObject([
-      {
-        threshold: "max-workload-error-rate",
-        limit: "50%",
-        measured: "1",
-        message: expect.stringContaining("the workload probe-command failed"),
-      },
+      { threshold: "max-workload-error-rate", limit: "50%", measured: "1" },
     ]);
+    expect(report.violations![0]!.message).toContain("the workload probe-command failed");
     // From there the route has one hop left.
     expect(report.hops!.map((h) => [h.from, h.to, h.result])).toEqual([
       [MIDDLE, TARGET, "succeeded"],
