@@ -27,7 +27,7 @@ import {
   userRequestTarget,
 } from "../../../src/cluster/upgrade/probes/user-targets.js";
 import { userWorkloadsFromManifest } from "../../../src/cluster/upgrade/probes/user-workloads.js";
-import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
+import { CANARY_NAME } from "../../../src/manifests/probe-canary.js";
 import {
   DisruptionWatcher,
   type DisruptionReport,
@@ -37,6 +37,7 @@ import { ReportRecorder } from "../../../src/cluster/upgrade/report.js";
 import { NodeClusterAccess } from "../../../src/kube/access.js";
 import type { KubeClient, ObjectRef } from "../../../src/kube/types.js";
 import { runPhase } from "../../support/init-fixtures.js";
+import { canaryServiceTo } from "../../support/canary-service.js";
 import { freePort } from "../../support/ports.js";
 import {
   initPhase,
@@ -74,24 +75,6 @@ async function faultsUsed(): Promise<void> {
     10_000,
     "the injected faults to be hit",
   );
-}
-
-/**
- * The canary's Service, and its Endpoints as the endpoints controller writes them for one Ready
- * Pod: this test's server on `port`. The Service has no selector here, so that the simulated
- * endpoints controller leaves these Endpoints alone (as Kubernetes' does for a Service without
- * one) — this test's Pod is a server of its own, not a Pod of the canary's Deployment.
- */
-async function canaryServiceTo(port: number): Promise<void> {
-  const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
-  const { selector: _selector, ...spec } = service!.spec as Record<string, unknown>;
-  await admin.create({ ...service!, spec });
-  await admin.create({
-    apiVersion: "v1",
-    kind: "Endpoints",
-    metadata: { name: CANARY_NAME, namespace: PROBE_NAMESPACE },
-    subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }],
-  });
 }
 
 describe("API probes against the simulated API server", () => {
@@ -209,7 +192,7 @@ describe("the canary's request through the simulated API server's service proxy"
     await createProbeObjects(admin);
     port = await freePort();
     await servePod();
-    await canaryServiceTo(port);
+    await canaryServiceTo(admin, port);
     const report = new ReportRecorder("sim");
     const prober = new ApiProber([canaryTarget(admin)], {
       intervalMs: INTERVAL_MS,
@@ -326,7 +309,7 @@ describe("the DNS lookup in a canary Pod through the simulated API server's serv
     await createProbeObjects(admin);
     port = await freePort();
     await servePod();
-    await canaryServiceTo(port);
+    await canaryServiceTo(admin, port);
     const report = new ReportRecorder("sim");
     const prober = new ApiProber([dnsTarget(admin)], {
       intervalMs: INTERVAL_MS,

@@ -11,7 +11,8 @@ import {
 import { DNS_COMMAND, dnsTarget } from "../../../src/cluster/upgrade/probes/dns-target.js";
 import { NodeClusterAccess } from "../../../src/kube/access.js";
 import type { KubeClient, RawResponse } from "../../../src/kube/types.js";
-import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
+import { CANARY_NAME } from "../../../src/manifests/probe-canary.js";
+import { canaryServiceTo } from "../../support/canary-service.js";
 import { freePort } from "../../support/ports.js";
 import { running } from "../../support/processes.js";
 import {
@@ -195,19 +196,6 @@ process.on("SIGTERM", () => { server.closeAllConnections(); server.close(() => p
   if (!up) throw new Error(`the netexec Pod exited: ${podLog}`);
 }
 
-/** The canary Service (no selector) and its Endpoints: the Pod on 127.0.0.1:port. */
-async function canaryServiceTo(port: number): Promise<void> {
-  const [, , service] = canaryObjects(PROBE_NAMESPACE, 2);
-  const { selector: _selector, ...spec } = service!.spec as Record<string, unknown>;
-  await admin.create({ ...service!, spec });
-  await admin.create({
-    apiVersion: "v1",
-    kind: "Endpoints",
-    metadata: { name: CANARY_NAME, namespace: PROBE_NAMESPACE },
-    subsets: [{ addresses: [{ ip: "127.0.0.1" }], ports: [{ name: "http", port }] }],
-  });
-}
-
 /** The queries dnsmasq logged since `from` (its log's length then): "A name", "AAAA name". */
 const queriesSince = (from: number) =>
   [...dnsmasqLog.slice(from).matchAll(/query\[(A|AAAA)\] (\S+) from/g)].map(
@@ -250,7 +238,7 @@ beforeAll(async () => {
   const port = await freePort();
   await startPod(port);
   await createProbeObjects(admin);
-  await canaryServiceTo(port);
+  await canaryServiceTo(admin, port);
 }, 60_000);
 
 afterAll(async () => {
