@@ -23,6 +23,7 @@ import { junitXML, ReportRecorder, type UpgradeReport } from "./report.js";
 import { resolveRoute, routeStart } from "./route.js";
 import { DisruptionWatcher } from "./disruptions.js";
 import { HostUpgradeWork } from "./work.js";
+import { whenApiAnswers } from "../../kube/after-failure.js";
 
 // `kubeforge upgrade -f cluster.yaml --to V`: the cluster-level upgrade rehearsal. The hosts
 // are connected and inspected, what the cluster runs is read, the target resolved and the plan
@@ -151,9 +152,10 @@ async function settle(
   return { reading, plan, inventory };
 }
 
-/** The addons' image tags as the run leaves them. */
+/** The addons' image tags as the run leaves them (after a failure, once the API answers). */
 async function recordAddonsAfter(session: ClusterSession, report: ReportRecorder): Promise<void> {
-  const after = await addonImages(await session.adminClient());
+  const admin = await session.adminClient();
+  const after = await whenApiAnswers("the API server to read the addons", () => addonImages(admin));
   report.addons.coredns.after = after.coredns;
   report.addons.kubeProxy.after = after.kubeProxy;
 }

@@ -15,6 +15,7 @@ import { routeThrough } from "../../remote/route.js";
 import type { HostInventory } from "../inventory.js";
 import type { ClusterSession } from "../session.js";
 import type { ClusterReading, NodeReading } from "./data.js";
+import { isNotFound } from "../../kube/errors.js";
 import { withShortRetry } from "../../kube/short-retry.js";
 
 // What the cluster runs, read before any host changes (kubeadm-upgrade.md §5.3 step 2): the
@@ -92,15 +93,14 @@ async function containerImage(
   name: string,
 ): Promise<string | undefined> {
   try {
-    const obj = await admin.get<PodTemplateOwner>({
-      apiVersion,
-      kind,
-      name,
-      namespace: "kube-system",
-    });
+    const obj = await withShortRetry(() =>
+      admin.get<PodTemplateOwner>({ apiVersion, kind, name, namespace: "kube-system" }),
+    );
     return imageVersion(obj.spec?.template?.spec?.containers?.[0]?.image);
-  } catch {
-    return undefined;
+  } catch (e) {
+    // Not installed is an answer; an API server that did not answer is not.
+    if (isNotFound(e)) return undefined;
+    throw e;
   }
 }
 

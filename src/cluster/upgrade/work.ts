@@ -4,6 +4,7 @@ import { ciImageRepositoryFor } from "../../config/defaults.js";
 import { CI_VERSION_PREFIX } from "../../config/versions.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { poll } from "../../kube/poll.js";
+import { whenApiAnswers } from "../../kube/after-failure.js";
 import type { FetchedArtifact } from "../../node/artifacts/fetch.js";
 import { goArch } from "../../node/artifacts/catalog.js";
 import { changeProxyRotation, proxyRotationCommands } from "../../node/apiserver-proxy.js";
@@ -327,7 +328,7 @@ export class HostUpgradeWork implements UpgradeWork {
   async uncordonAll(): Promise<void> {
     for (const name of [...this.cordoned]) {
       try {
-        await this.uncordon(name);
+        await whenApiAnswers(`the API server to uncordon ${name}`, () => this.uncordon(name));
         this.log(name)("uncordoned after the failure");
       } catch (e) {
         this.d.session
