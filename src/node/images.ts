@@ -47,6 +47,10 @@ export async function prePullImages(
     ...(opts.pullTimeoutMs !== undefined ? { pullTimeoutMs: opts.pullTimeoutMs } : {}),
   });
 
+  if (await runtime.allExist(wanted)) {
+    for (const image of wanted) log(`image ${image} already present`);
+    return;
+  }
   const failures = new Map<string, string>();
   /** Pulls in flight, for the heartbeat. */
   const pulling = new Set<string>();

@@ -10,8 +10,8 @@ import type { ClusterUpgradeData, NodeStepKind, PlannedUpgradeNode } from "./dat
 // etcd on the first control plane, start the probes that measure what the upgrade does to the
 // API (probes/, stopped by index.ts), then in kubeadm's order (kubeadm-upgrade.md §2, §5.4) the
 // first control plane with `upgrade apply`, the other control planes one at a time with
-// `upgrade node` after an etcd quorum check, the workers in batches (cordon, drain, `upgrade
-// node`, kubelet, gate, uncordon), and a last check.
+// `upgrade node` after an etcd quorum check, the workers in batches (`upgrade node`, cordon,
+// drain, kubelet, gate, uncordon), and a last check.
 // Every node's steps are timed into the report; markers make a re-run resume.
 
 async function planned(d: ClusterUpgradeData): Promise<PlannedUpgradeNode[]> {
@@ -52,7 +52,7 @@ async function upgradeControlPlane(d: ClusterUpgradeData, n: PlannedUpgradeNode)
   d.report.node(n.name, n.role).result = "upgraded";
 }
 
-/** A worker of a batch the run cordoned already. */
+/** A worker of a batch the run cordoned already (`upgrade node` ran before the cordon). */
 async function upgradeWorker(d: ClusterUpgradeData, n: PlannedUpgradeNode): Promise<void> {
   await step(
     d,
@@ -61,7 +61,6 @@ async function upgradeWorker(d: ClusterUpgradeData, n: PlannedUpgradeNode): Prom
     () => d.work.drain(n.name),
     (evicted) => `${evicted} pod(s) evicted`,
   );
-  await step(d, n, "upgrade-node", () => d.work.upgradeNode(n.name, "node"));
   await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
   await step(d, n, "gate", () => d.work.gate(n.name));
   await step(d, n, "uncordon", () => d.work.uncordon(n.name));
@@ -194,7 +193,7 @@ const workerBatches = async (d: ClusterUpgradeData) => {
 const workers: Phase<ClusterUpgradeData> = {
   name: "workers",
   short:
-    "The workers in batches of --worker-batch: cordon, drain, `upgrade node`, kubelet, gate, uncordon",
+    "The workers in batches of --worker-batch: `upgrade node`, cordon, drain, kubelet, gate, uncordon",
   dependencies: ["stage"],
   group: () => "upgrade workers",
   runIf: async (d) => (await workerBatches(d)).length > 0,
@@ -203,11 +202,14 @@ const workers: Phase<ClusterUpgradeData> = {
     for (const [i, batch] of batches.entries()) {
       const each = (op: (n: PlannedUpgradeNode) => Promise<void>) =>
         fleet(batch, (n) => n.name, op, { concurrency: batch.length });
-      // The whole batch is cordoned before any of it drains: evicted Pods land elsewhere.
+      // kubeadm's documented order: `upgrade node` (it only writes the kubelet's configuration,
+      // which the running kubelet reads at its restart) before the drain. Then the whole batch is
+      // cordoned before any of it drains: evicted Pods land elsewhere.
       await each(async (n) => {
         await d.work.mark(n.name, "started");
-        await step(d, n, "cordon", () => d.work.cordon(n.name));
+        await step(d, n, "upgrade-node", () => d.work.upgradeNode(n.name, "node"));
       });
+      await each((n) => step(d, n, "cordon", () => d.work.cordon(n.name)));
       await each((n) => upgradeWorker(d, n));
       // The settle gate: the next batch waits until this one's workloads are back.
       if (d.options.workloadProbes && i < batches.length - 1) {

@@ -166,7 +166,7 @@ export function renderUpgradePlan(plan: UpgradePlan): string {
         ? "skip"
         : n.role === "control-plane"
           ? `upgrade ${n.action}, kubelet, gate`
-          : `cordon, drain, upgrade node, kubelet, gate, uncordon (batch ${n.batch})`;
+          : `upgrade node, cordon, drain, kubelet, gate, uncordon (batch ${n.batch})`;
     lines.push(`${i + 1}. ${n.name} (${n.role}): ${step} — ${n.note}`);
   });
   return `${lines.join("\n")}\n`;

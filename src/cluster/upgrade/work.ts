@@ -15,6 +15,7 @@ import {
   type UpgradeNodeRun,
 } from "../../phases/upgrade/node-workflows.js";
 import { KUBEADM_TMP_DIR } from "../../phases/upgrade/paths.js";
+import { nodeCRISocket } from "../../phases/upgrade/cluster-config.js";
 import { fleet } from "../../remote/fleet.js";
 import { summarizeTimings } from "../../workflow/runner.js";
 import type { HostInventory } from "../inventory.js";
@@ -125,12 +126,15 @@ export class HostUpgradeWork implements UpgradeWork {
         const log = this.log(inv.node.name);
         await stageBinaries(host, await this.binariesOf(inv.node.name), to, log);
         if (!this.d.session.spec.prepare.prePullImages) return;
-        if (!inv.criSocket) {
+        // The runtime kubeadm's preflight will ask (the node's CRI socket as the upgrade reads
+        // it), else the one found at a standard path.
+        const criSocket = (await nodeCRISocket(admin, host, inv.node.name)) ?? inv.criSocket;
+        if (!criSocket) {
           log("no container runtime socket found: the target's images are not pre-pulled");
           return;
         }
         const images = stageImages(cluster, inv.node.role, to, this.d.options.workloadProbes);
-        await prePullImages(host, images, { criSocket: inv.criSocket, log });
+        await prePullImages(host, images, { criSocket, log });
       },
       { concurrency: Math.max(this.d.session.spec.concurrency, nodes.length) },
     );

@@ -90,16 +90,22 @@ export function imagePullCheck(
         };
       }
       const runtime = new CrictlImages(host, crictl, input.criSocket);
-      const inUse = await runtimeSandboxImage(host, crictl, input.criSocket);
+      const ifNotPresent = policy === "IfNotPresent";
+      // Images pulled ahead (node preparation, the upgrade's stage) are the usual case: one
+      // question to the runtime answers for all of them, while it is asked its sandbox image.
+      const [inUse, allPresent] = await Promise.all([
+        runtimeSandboxImage(host, crictl, input.criSocket),
+        ifNotPresent ? runtime.allExist(input.images) : false,
+      ]);
       if (inUse !== undefined && inUse !== input.sandboxImage) {
         out.warn(
           `detected that the sandbox image "${inUse}" of the container runtime is inconsistent with that used by kubeadm. It is recommended to use "${input.sandboxImage}" as the CRI sandbox image.`,
         );
       }
+      if (allPresent) return { warnings: [], errors: [] };
       // Images not yet pulled (or found present), named by the heartbeat while pulls go on:
       // kubeadm itself is silent here for minutes on a slow registry.
       const remaining = new Set(input.images);
-      const ifNotPresent = policy === "IfNotPresent";
       const pullOne = async (image: string): Promise<string | undefined> => {
         try {
           if (ifNotPresent && (await runtime.exists(image))) return undefined;

@@ -48,6 +48,22 @@ export class CrictlImages {
     return r.code === 0;
   }
 
+  /**
+   * Whether the runtime has every one of the images, in one `crictl inspecti` (it asks the
+   * runtime for each in turn and fails at the first it lacks: cri-tools cmd/crictl/image.go).
+   * False says only that one is missing: ask `exists` for each to learn which.
+   */
+  async allExist(images: readonly string[]): Promise<boolean> {
+    if (images.length === 0) return true;
+    const r = await this.host.exec(this.argv("inspecti", "-q", ...images), {
+      sudo: true,
+      readOnly: true,
+      timeoutMs: 60_000,
+      ...this.signal,
+    });
+    return r.code === 0;
+  }
+
   /** Pulls the image: undefined when it is in, else what the runtime said (crictl's last line). */
   async pull(image: string): Promise<string | undefined> {
     const r = await this.host.exec(this.argv("pull", image), {

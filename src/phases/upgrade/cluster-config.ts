@@ -143,7 +143,7 @@ async function localCRISocket(host: Host): Promise<string | undefined> {
  * annotation while it exists, else (NodeLocalCRISocket) the node's own kubelet files [M: the
  * file order]. undefined: kubeadm's default.
  */
-async function nodeCRISocket(
+export async function nodeCRISocket(
   client: KubeClient,
   host: Host,
   nodeName: string,

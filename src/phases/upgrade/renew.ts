@@ -181,15 +181,23 @@ export function renewUsingLocalCA(ctx: RenewalContext, name: string): Promise<bo
   return name.endsWith(".conf") ? renewKubeConfigFile(ctx, name) : renewCertificateFile(ctx, name);
 }
 
-/** renewCertsByComponent, with kubeadm's lines. */
+/**
+ * renewCertsByComponent, with kubeadm's lines in its order. The component's certificates are
+ * independent files: they are renewed at once (kubeadm renews one after another), and the first
+ * failure in kubeadm's order is the one thrown.
+ */
 export async function renewCertsByComponent(
   ctx: RenewalContext,
   component: StaticPodComponent,
   log: (line: string) => void,
 ): Promise<void> {
-  for (const name of certificatesOf(component, ctx.cfg)) {
+  const names = certificatesOf(component, ctx.cfg);
+  const results = await Promise.allSettled(names.map((name) => renewUsingLocalCA(ctx, name)));
+  for (const [i, name] of names.entries()) {
+    const result = results[i]!;
     log(`[upgrade/staticpods] Renewing ${name} certificate`);
-    if (!(await renewUsingLocalCA(ctx, name))) {
+    if (result.status === "rejected") throw result.reason;
+    if (!result.value) {
       log(`[upgrade/staticpods] External CA detected, ${name} certificate can't be renewed`);
     }
   }

@@ -127,9 +127,12 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
     `[upgrade/staticpods] Writing new Static Pod manifests to "${pathMgr.paths.tempManifestDir}"`,
   );
   const manifests = await renderControlPlaneManifests(data, ctx, await upgradePatches(data, ctx));
-  for (const [component, text] of manifests) {
-    await writeManifest(data, pathMgr.paths.tempManifestDir, component, text);
-  }
+  // Three files in a folder of their own: written at once.
+  await Promise.all(
+    [...manifests].map(([component, text]) =>
+      writeManifest(data, pathMgr.paths.tempManifestDir, component, text),
+    ),
+  );
   if (oldEtcd && data.etcdUpgrade) {
     const apiServerChanges = !(await manifestFilesAreEqual(
       pathMgr,

@@ -54,7 +54,8 @@ export async function manifestFilesAreEqual(
 ): Promise<boolean> {
   const read = async (p: string) =>
     parseYAMLDocuments((await pathMgr.host.readFile(p)).toString("utf8"), p)[0];
-  return isDeepStrictEqual(await read(a), await read(b));
+  const [left, right] = await Promise.all([read(a), read(b)]);
+  return isDeepStrictEqual(left, right);
 }
 
 /**

@@ -171,6 +171,10 @@ beforeAll(async () => {
     afterFault.set(c, await read(cp, `etc/kubernetes/manifests/${c}.yaml`));
   }
   await cp.node.setFaults({});
+  // kubeadm's rollback moves the old manifests back and returns (rollbackOldManifests does not
+  // wait): the kubelet then restarts the old kube-apiserver. The next apply meets it, as an
+  // operator who waits for the cluster to be back would.
+  await untilServerVersion(cp, "v1.35.0");
 
   apply = await cp.kubeforge(["upgrade", "apply", TARGET, "--rootfs", cp.rootfs, "-y"], {
     timeoutMs: 420_000,
@@ -181,6 +185,20 @@ beforeAll(async () => {
   });
   if (node.code !== 0) console.log(node.stderr);
 }, 900_000);
+
+/** Waits (up to 60 s) until the API server answers `version` with `want`. */
+async function untilServerVersion(cp: Parameters<typeof bed.kubectl>[0], want: string) {
+  let seen = "no answer";
+  for (const deadline = Date.now() + 60_000; Date.now() < deadline;) {
+    const v = await bed
+      .kubectl<{ serverVersion?: { gitVersion: string } }>(cp, ["version"])
+      .catch(() => undefined);
+    seen = v?.serverVersion?.gitVersion ?? "no answer";
+    if (seen === want) return;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`the API server still answers ${seen}, not ${want}, 60 s after the rollback`);
+}
 
 afterAll(async () => {
   await bed?.stop();

@@ -32,12 +32,12 @@ import {
 // kube-scheduler never restarts on cp-1 (rolled back, the run stops there), the upgrade itself
 // resuming it, and a second run that finds every node at the target and changes nothing. The order is
 // kubeadm's documented one (kubeadm-upgrade.md §2: `upgrade apply` on the first control plane,
-// then each node drained, `upgrade node`, kubelet upgraded and restarted, uncordoned).
+// then on each worker `upgrade node`, a drain, its kubelet upgraded and restarted, uncordoned).
 
 const exec = promisify(execFile);
 const FROM = "v1.35.0";
 const TARGET = "v1.36.3";
-const WORKER_STEPS = ["cordon", "drain", "upgrade-node", "kubelet", "gate", "uncordon"];
+const WORKER_STEPS = ["upgrade-node", "cordon", "drain", "kubelet", "gate", "uncordon"];
 const BLOCKED_DRAIN_SECONDS = 15;
 /** How long after w-1's uncordon the canary's replacement on w-2 is kept from starting. */
 const HOLD_MS = 10_000;
@@ -542,11 +542,13 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     expect(first.result).toBe("failed");
     const w2 = first.nodes.find((n) => n.name === "w-2")!;
     expect(w2.result).toBe("failed");
+    // kubeadm's order: `upgrade node` (the kubelet's configuration only) before the drain.
     expect(w2.steps.map((s) => [s.name, s.result])).toEqual([
+      ["upgrade-node", "ok"],
       ["cordon", "ok"],
       ["drain", "failed"],
     ]);
-    const drainStep = w2.steps[1]!;
+    const drainStep = w2.steps[2]!;
     expect(drainStep.detail).toContain(why);
     expect(drainStep.seconds).toBeGreaterThanOrEqual(BLOCKED_DRAIN_SECONDS - 5);
     expect(drainStep.seconds).toBeLessThan(BLOCKED_DRAIN_SECONDS + 30);
@@ -567,16 +569,16 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     const settle = w1.steps.find((s) => s.name === "settle")!;
     const settleStart = Date.parse(settle.startedAt);
     const settleEnd = settleStart + settle.seconds * 1000;
-    const w2Cordon = first.nodes.find((n) => n.name === "w-2")!.steps[0]!;
+    const w2First = first.nodes.find((n) => n.name === "w-2")!.steps[0]!;
     const canary = first.workloads!.workloads.find((w) => w.name === CANARY_NAME)!;
-    const seen = JSON.stringify({ hold, settle, w2Cordon, canary, disruptions: first.disruptions });
+    const seen = JSON.stringify({ hold, settle, w2First, canary, disruptions: first.disruptions });
     expect(settle.result, seen).toBe("ok");
     // The gate began once w-1 was back (the test sees the uncordon within a poll of it) and
     // ended only after w-2 could pull the canary's image again; w-2's batch began after it.
     expect(settleStart, seen).toBeLessThanOrEqual(hold.uncordonedAt + 1000);
     expect(settleEnd, seen).toBeGreaterThanOrEqual(hold.releasedAt - 50);
-    expect(w2Cordon.name).toBe("cordon");
-    expect(Date.parse(w2Cordon.startedAt), seen).toBeGreaterThanOrEqual(settleEnd - 5);
+    expect(w2First.name).toBe("upgrade-node");
+    expect(Date.parse(w2First.startedAt), seen).toBeGreaterThanOrEqual(settleEnd - 5);
     // Availability as the probe read it every 500 ms: 2 of 2 when probing began, never none.
     const availability = canary.availability!;
     expect(availability[0], seen).toMatchObject({ available: 2, desired: 2 });

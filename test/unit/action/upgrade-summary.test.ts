@@ -48,9 +48,9 @@ const report: UpgradeReport = {
       kubeletAfter: "v1.36.3",
       result: "upgraded",
       steps: [
-        ok("cordon", 60, 0.2),
-        ok("drain", 60.2, 3, "1 pod(s) evicted"),
-        ok("upgrade-node", 63.2, 5),
+        ok("upgrade-node", 60, 5),
+        ok("cordon", 65, 0.2),
+        ok("drain", 65.2, 3, "1 pod(s) evicted"),
         ok("kubelet", 68.2, 1),
         ok("gate", 69.2, 4),
         ok("uncordon", 73.2, 0.3),
@@ -63,7 +63,8 @@ const report: UpgradeReport = {
       kubeletBefore: "v1.35.0",
       result: "failed",
       steps: [
-        ok("cordon", 74, 0.1),
+        ok("upgrade-node", 74, 0.05),
+        ok("cordon", 74.05, 0.05),
         { name: "drain", startedAt: at(74.1), seconds: 60, result: "failed", detail: BLOCKED },
       ],
       backups: [],

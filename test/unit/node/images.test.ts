@@ -37,8 +37,10 @@ cmd="$1"; shift
 key=$(printf '%s' "$1" | tr '/:' '__')
 case "$cmd" in
   inspecti)
-    [ -f "$DIR/store/$key" ] && { echo "sha256:abc"; exit 0; }
-    echo "no such image \\"$1\\" present" >&2; exit 1;;
+    for i in "$@"; do
+      [ -f "$DIR/store/$(printf '%s' "$i" | tr '/:' '__')" ] || { echo "no such image \\"$i\\" present" >&2; exit 1; }
+      echo "sha256:abc"
+    done;;
   pull)
     case "$1" in *stalled*) echo $$ > "$DIR/$key.pid"; exec sleep 60;; esac
     echo "start $(date +%s%N)" >> "$DIR/timeline"
@@ -106,6 +108,12 @@ describe("prePullImages", () => {
       .split("\n")
       .filter((l) => l.includes(" pull "));
     expect(pullsAfter).toHaveLength(6);
+    // The second time, one question answered for all six: no image asked about alone.
+    const inspects = (await readFile(join(dir, "calls"), "utf8"))
+      .split("\n")
+      .filter((l) => l.includes(" inspecti "));
+    expect(inspects.at(-1)).toContain(`inspecti -q ${images(6).join(" ")}`);
+    expect(inspects).toHaveLength(1 + 6 + 1);
   });
 
   it("says every so often which pulls are still running", async () => {
@@ -192,7 +200,12 @@ describe("prePullImages", () => {
     expect(err.message).toBe("local: image pre-pull cancelled");
     expect((err.cause as Error).message).toBe("up stopped");
     for (const pid of pids) expect(running(pid)).toBe(false);
-    const calls = await readFile(join(dir, "calls"), "utf8");
-    expect(calls).not.toContain("registry.k8s.io/later:v1");
+    // Asked about with the others at first (one question for all), never pulled nor asked alone.
+    const calls = (await readFile(join(dir, "calls"), "utf8")).trim().split("\n");
+    expect(calls.filter((c) => c.includes("registry.k8s.io/later:v1"))).toEqual([
+      expect.stringMatching(
+        /inspecti -q registry.k8s.io\/stalled-a:v1 registry.k8s.io\/stalled-b:v1 registry.k8s.io\/later:v1$/,
+      ),
+    ]);
   }, 20_000);
 });

@@ -40,7 +40,10 @@ key=$(printf '%s' "$1" | tr '/:' '__')
 case "$cmd" in
   version) [ -f "$DIR/down" ] && { echo 'connect: connection refused' >&2; exit 1; }; echo "Version: 0.1.0";;
   info) printf '{"status":{},"config":{"sandboxImage":"%s"}}\\n' "$(cat "$DIR/sandbox" 2>/dev/null)";;
-  inspecti) [ -f "$DIR/store/$key" ] && exit 0; echo "no such image \\"$1\\" present" >&2; exit 1;;
+  inspecti)
+    for i in "$@"; do
+      [ -f "$DIR/store/$(printf '%s' "$i" | tr '/:' '__')" ] || { echo "no such image \\"$i\\" present" >&2; exit 1; }
+    done;;
   pull)
     echo "start $(date +%s%N)" >> "$DIR/timeline"
     if [ -f "$DIR/barrier" ]; then
@@ -74,7 +77,13 @@ async function calls(verb: string): Promise<string[]> {
   return text
     .split("\n")
     .filter((l) => l.split(" ").includes(verb))
-    .map((l) => l.split(" ").at(-1)!);
+    .map((l) =>
+      l
+        .split(" ")
+        .slice(l.split(" ").indexOf(verb) + 1)
+        .filter((w) => w !== "-q")
+        .join(" "),
+    );
 }
 
 function input(over: Partial<ImagePullInput> = {}): ImagePullInput {
@@ -106,10 +115,22 @@ describe("preflight image pull (kubeadm RunPullImagesCheck)", () => {
     const { error, warns } = await run(input());
     expect(error).toBeUndefined();
     expect(warns).toEqual([]);
-    expect(await calls("inspecti")).toEqual(images("a", "b", "c"));
+    // One question for all three (b is there, a is not), then one for each.
+    expect(await calls("inspecti")).toEqual([
+      images("a", "b", "c").join(" "),
+      ...images("a", "b", "c"),
+    ]);
     expect(await calls("pull")).toEqual(images("a", "c"));
     const timeline = (await readFile(join(dir, "timeline"), "utf8")).trim().split("\n");
     expect(timeline.map((l) => l.split(" ")[0])).toEqual(["start", "end", "start", "end"]);
+  });
+
+  it("IfNotPresent with every image there: one question to the runtime, no pull", async () => {
+    await have("a", "b", "c");
+    const { error, warns } = await run(input());
+    expect([error, warns]).toEqual([undefined, []]);
+    expect(await calls("inspecti")).toEqual([images("a", "b", "c").join(" ")]);
+    expect(await calls("pull")).toEqual([]);
   });
 
   it("says every so often which images are still to pull, and stops when the pull ends", async () => {

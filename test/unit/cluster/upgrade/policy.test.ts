@@ -157,7 +157,7 @@ describe("planUpgrade", () => {
       ["w-3", "node", 2],
     ]);
     expect(renderUpgradePlan(plan)).toContain(
-      "5. w-3 (worker): cordon, drain, upgrade node, kubelet, gate, uncordon (batch 2)",
+      "5. w-3 (worker): upgrade node, cordon, drain, kubelet, gate, uncordon (batch 2)",
     );
   });
 
