@@ -113,9 +113,17 @@ export async function run(host: Host, argv: string[], opts?: ExecOptions): Promi
   return result;
 }
 
-/** Reads a file, or undefined when it does not exist. */
+/**
+ * Reads a file, or undefined when it does not exist: one read, whose ENOENT (every Host's
+ * readFile sets it for a missing file) is the answer, instead of a look and then a read.
+ */
 export async function readFileIfExists(host: Host, path: string): Promise<Buffer | undefined> {
-  return (await host.exists(path)) ? host.readFile(path) : undefined;
+  try {
+    return await host.readFile(path);
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
+    throw e;
+  }
 }
 
 /** Closes every host's connections; a failure to close one never hides the run's own result. */

@@ -37,11 +37,12 @@ export interface EtcdAccessOptions {
 /** The healthcheck-client identity kubeadm's etcd client uses, read through the node's Host. */
 export async function etcdClientCredentials(host: Host, dir: string): Promise<EtcdTLSCredentials> {
   const read = async (path: string) => (await host.readFile(path)).toString("utf8");
-  return {
-    ca: await read(certFile(dir, "etcd/ca")),
-    cert: await read(certFile(dir, "etcd/healthcheck-client")),
-    key: await read(keyFile(dir, "etcd/healthcheck-client")),
-  };
+  const [ca, cert, key] = await Promise.all([
+    read(certFile(dir, "etcd/ca")),
+    read(certFile(dir, "etcd/healthcheck-client")),
+    read(keyFile(dir, "etcd/healthcheck-client")),
+  ]);
+  return { ca, cert, key };
 }
 
 export function realUpgradeEtcd(opts: EtcdAccessOptions): UpgradeEtcdAccess {

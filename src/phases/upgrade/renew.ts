@@ -24,7 +24,7 @@ import {
   keyFile,
   kubeconfigFile,
 } from "../../pki/paths.js";
-import type { Host } from "../../remote/host.js";
+import { readFileIfExists, type Host } from "../../remote/host.js";
 import type { StaticPodComponent } from "./paths.js";
 
 // Certificate renewal during an upgrade (kubeadm: phases/certs/renewal Manager.RenewUsingLocalCA
@@ -105,12 +105,13 @@ function loadLocalCA(ctx: RenewalContext, caBaseName: string): Promise<LocalCA> 
 async function readLocalCA(ctx: RenewalContext, caBaseName: string): Promise<LocalCA> {
   const dir = ctx.cfg.cluster.certificatesDir;
   const keyPath = keyFile(dir, caBaseName);
-  if (!(await ctx.host.exists(keyPath))) return undefined; // external CA: kubeforge cannot sign
-  const cert = parseCertificatesPEM(
-    await ctx.host.readFile(certFile(dir, caBaseName)),
-    certFile(dir, caBaseName),
-  )[0]!;
-  return { cert, key: parsePrivateKeyPEM(await ctx.host.readFile(keyPath), keyPath) };
+  const [key, certPEM] = await Promise.all([
+    readFileIfExists(ctx.host, keyPath),
+    ctx.host.readFile(certFile(dir, caBaseName)),
+  ]);
+  if (key === undefined) return undefined; // external CA: kubeforge cannot sign
+  const cert = parseCertificatesPEM(certPEM, certFile(dir, caBaseName))[0]!;
+  return { cert, key: parsePrivateKeyPEM(key, keyPath) };
 }
 
 /** A certificate like `old`, re-issued now by `ca` for a new key. */

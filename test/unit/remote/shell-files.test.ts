@@ -4,6 +4,7 @@ import { chmod, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { readFileIfExists, type Host } from "../../../src/remote/host.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { ShellFiles, type RawResult } from "../../../src/remote/ssh/shell-files.js";
 
@@ -214,3 +215,31 @@ describe("ShellFiles", () => {
     expect((await local.readFile(join(dir, "verified", "kubelet"))).equals(binary)).toBe(true);
   });
 });
+
+describe("readFileIfExists", () => {
+  it("reads once: the missing file's ENOENT is the answer, through the shell and directly", async () => {
+    const present = join(dir, "present");
+    await writeFile(present, "here");
+    for (const host of [shellHost(), local]) {
+      expect((await readFileIfExists(host, present))?.toString()).toBe("here");
+      const before = argvSeen.length;
+      expect(await readFileIfExists(host, join(dir, "absent"))).toBeUndefined();
+      if (host !== local) expect(argvSeen.length - before).toBe(1);
+    }
+  });
+
+  it("a path under a file is missing (undefined); reading a folder is an error, passed on", async () => {
+    const sub = join(dir, "not-a-dir");
+    await writeFile(sub, "");
+    await expect(readFileIfExists(shellHost(), sub + "/x")).resolves.toBeUndefined();
+    await expect(readFileIfExists(shellHost(), dir)).rejects.toThrow(/cannot read/);
+  });
+});
+
+/** A Host whose file reads go through ShellFiles (as SshHost's). */
+function shellHost(): Host {
+  return Object.assign(Object.create(local) as Host, {
+    readFile: (p: string) => files.readFile(p),
+    exists: (p: string) => files.exists(p),
+  });
+}
