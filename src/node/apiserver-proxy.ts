@@ -229,6 +229,47 @@ export function proxyRotationCommands(change: { out?: string; back: readonly str
 }
 
 /**
+ * The proxy's sessions to `server` now (the `scur` column of HAProxy's `show stat`); throws
+ * naming the host when the runtime API does not answer or has no such server.
+ */
+export async function proxySessionsTo(
+  host: Host,
+  server: string,
+  socket = APISERVER_PROXY_SOCKET,
+): Promise<number> {
+  const argv = ["socat", "-", `UNIX-CONNECT:${socket}`];
+  const r = await host.exec(argv, { sudo: true, stdin: "show stat\n", timeoutMs: 15_000 });
+  const [header = "", ...rows] = r.code === 0 ? r.stdout.trim().split("\n") : [];
+  const columns = header.replace(/^# /, "").split(",");
+  const [px, sv, cur] = ["pxname", "svname", "scur"].map((c) => columns.indexOf(c));
+  const row = rows.map((l) => l.split(",")).find((c) => c[px!] === BACKEND && c[sv!] === server);
+  if (row === undefined || cur === -1) {
+    throw new Error(
+      `the API server proxy on ${host.name} shows no sessions of ${BACKEND}/${server}: ${(r.stderr || r.stdout).trim().split("\n").pop()}`,
+    );
+  }
+  return Number(row[cur!]);
+}
+
+/**
+ * Waits until the proxy holds no session to `server` (bounded by `timeoutMs`); returns how many
+ * are left. HAProxy's `shutdown sessions` only marks them: they end at the proxy's next turn,
+ * and a client that sends a request on one before that loses it to the restart that follows.
+ */
+export async function untilNoSessionsTo(
+  host: Host,
+  server: string,
+  opts: { timeoutMs?: number; socket?: string } = {},
+): Promise<number> {
+  const end = Date.now() + (opts.timeoutMs ?? 2_000);
+  for (;;) {
+    const left = await proxySessionsTo(host, server, opts.socket);
+    if (left === 0 || Date.now() > end) return left;
+    await pause(20);
+  }
+}
+
+/**
  * Sends `commands` to the proxy's runtime API on the host (socat, which kubeadm's preflight
  * looks for on every node); throws naming the host when the API is not there or refuses one.
  */

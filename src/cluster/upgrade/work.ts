@@ -7,7 +7,11 @@ import { poll } from "../../kube/poll.js";
 import { whenApiAnswers } from "../../kube/after-failure.js";
 import type { FetchedArtifact } from "../../node/artifacts/fetch.js";
 import { goArch } from "../../node/artifacts/catalog.js";
-import { changeProxyRotation, proxyRotationCommands } from "../../node/apiserver-proxy.js";
+import {
+  changeProxyRotation,
+  proxyRotationCommands,
+  untilNoSessionsTo,
+} from "../../node/apiserver-proxy.js";
 import { prePullImages } from "../../node/images.js";
 import {
   runUpgradeApply,
@@ -282,7 +286,14 @@ export class HostUpgradeWork implements UpgradeWork {
       (i) => i.node.name,
       async (i) => {
         try {
-          await changeProxyRotation(this.d.session.hostOf(i.node.name), commands);
+          const host = this.d.session.hostOf(i.node.name);
+          await changeProxyRotation(host, commands);
+          const left = out === undefined ? 0 : await untilNoSessionsTo(host, out);
+          if (left > 0) {
+            this.d.session
+              .nodeReporter(i.node.name)
+              .warn(`[apiserver-proxy] ${left} session(s) to ${out} still open after 2s`);
+          }
           changed++;
         } catch (e) {
           this.d.session

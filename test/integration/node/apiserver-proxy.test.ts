@@ -13,6 +13,8 @@ import {
   changeProxyRotation,
   isProxyEndpoint,
   proxyRotationCommands,
+  proxySessionsTo,
+  untilNoSessionsTo,
   proxyServerURL,
 } from "../../../src/node/apiserver-proxy.js";
 import { LocalHost } from "../../../src/remote/local.js";
@@ -137,12 +139,19 @@ describe("node-local API server proxy", () => {
       };
       await both();
       const { closed } = await sessionTo(port, agent, "a");
+      expect(await proxySessionsTo(host, "a", p.socket)).toBe(1);
 
       const outAt = Date.now();
       await changeProxyRotation(host, proxyRotationCommands({ out: "a", back: ["b"] }), p.socket);
+      // HAProxy's own count of a's sessions reaches 0: the upgrade waits for it before a's
+      // API server restarts.
+      expect(await untilNoSessionsTo(host, "a", { socket: p.socket })).toBe(0);
       // Closed by the command, not by a failed health check (a's /readyz still answers 200).
       await closed;
       expect(Date.now() - outAt).toBeLessThan(900);
+      await expect(proxySessionsTo(host, "c", p.socket)).rejects.toThrow(
+        /the API server proxy on .* shows no sessions of kube-apiservers\/c/,
+      );
       const answers = [];
       for (let i = 0; i < 6; i++) answers.push(await fresh());
       expect(answers).toEqual(Array(6).fill("b"));
