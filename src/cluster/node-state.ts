@@ -64,9 +64,12 @@ export async function nodeCondition(
   host: Host,
   expected: { cluster: string; node: string; role: NodeRole },
 ): Promise<NodeCondition> {
-  const marker = await readMarker(host);
-  const evidence: string[] = [];
-  for (const path of CLUSTER_EVIDENCE) if (await host.exists(path)) evidence.push(path);
+  // The marker and every file that betrays a cluster, asked at once (in the evidence's order).
+  const [marker, present] = await Promise.all([
+    readMarker(host),
+    Promise.all(CLUSTER_EVIDENCE.map((path) => host.exists(path))),
+  ]);
+  const evidence = CLUSTER_EVIDENCE.filter((_, i) => present[i]);
   if (!marker) {
     if (evidence.length === 0) return { kind: "fresh" };
     return {

@@ -6,6 +6,7 @@ import { routeURL, verifyServerAs, type Route } from "../remote/route.js";
 import { currentEntries, parseKubeConfig } from "../kubeconfig/parse.js";
 import type { KubeConfigCluster, KubeConfigUser } from "../kubeconfig/types.js";
 import type { KubeClient } from "./types.js";
+import type * as ClientNode from "./client-node.js";
 
 // A KubeClient from a kubeconfig: its current context's cluster and user, with the files they
 // reference read in (client-node takes data, not paths), and the route to the server. The client
@@ -143,11 +144,24 @@ export async function kubeClientFromKubeConfig(
       cluster = { ...cluster, server: routed.url };
     }
   }
-  const { kubeConfigClient } = await import("./client-node.js");
+  const { kubeConfigClient } = await loadClientNode();
   return kubeConfigClient(cluster, user, {
     description: opts.description,
     server,
     ...(identity ? { identity } : {}),
     ...(opts.requestTimeoutMs !== undefined ? { requestTimeoutMs: opts.requestTimeoutMs } : {}),
   });
+}
+
+type ClientNodeModule = typeof ClientNode;
+let clientNode: Promise<ClientNodeModule> | undefined;
+
+/**
+ * @kubernetes/client-node's chunk, loaded once. A workflow that will talk to the API calls it
+ * early (without waiting) so the chunk loads while its SSH connections are being made, instead
+ * of after, at its first API request.
+ */
+export function loadClientNode(): Promise<ClientNodeModule> {
+  clientNode ??= import("./client-node.js");
+  return clientNode;
 }

@@ -24,6 +24,7 @@ import { resolveRoute, routeStart } from "./route.js";
 import { DisruptionWatcher } from "./disruptions.js";
 import { HostUpgradeWork } from "./work.js";
 import { whenApiAnswers } from "../../kube/after-failure.js";
+import { loadClientNode } from "../../kube/client.js";
 
 // `kubeforge upgrade -f cluster.yaml --to V`: the cluster-level upgrade rehearsal. The hosts
 // are connected and inspected, what the cluster runs is read, the target resolved and the plan
@@ -193,6 +194,8 @@ async function writeReport(req: ClusterUpgradeRequest, report: UpgradeReport): P
 }
 
 export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<ClusterUpgradeResult> {
+  // Every plan reads the cluster through the API: its client loads while the hosts connect.
+  loadClientNode().catch(() => {});
   const runner = new Runner(clusterUpgradePhases(), req.reporter);
   const filterPhases = req.planOnly
     ? PLAN_PHASES
