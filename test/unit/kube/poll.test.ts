@@ -42,7 +42,8 @@ describe("poll", () => {
       `timed out after 100ms waiting for the Node cp-1 to exist: attempt ${n} failed`,
     );
     expect(((error as Error).cause as Error).message).toBe(`attempt ${n} failed`);
-    expect(n).toBeGreaterThanOrEqual(4);
+    // Tried again until the timeout (how often depends on the machine's load: at least twice).
+    expect(n).toBeGreaterThanOrEqual(2);
   });
 
   it("formats the timeout as a Go duration", async () => {
