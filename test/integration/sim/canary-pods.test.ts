@@ -15,7 +15,10 @@ import { writeFile } from "node:fs/promises";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectFrom, nodePortGet } from "../../../src/cluster/upgrade/probes/node-port-request.js";
+import { PathUnavailable } from "../../../src/cluster/upgrade/probes/prober.js";
 import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
+import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import { clusterFile, diagnostics, eventually, runner, type Runner } from "../up/support.js";
 
@@ -256,6 +259,21 @@ describe("the upgrade canary on the simulated cluster", () => {
     }
     // A random ready endpoint per connection: both Pods answered.
     expect([...names].sort()).toEqual(first.map((p) => p.metadata.name).sort());
+    // The way kubeforge takes when the runner cannot connect itself: w-2 connects to its own
+    // address over kubeforge's SSH connection to it (OpenSSH's direct-tcpip).
+    const w2 = await connectTestHost(bed.host("w-2"));
+    try {
+      const res = await nodePortGet(
+        connectFrom(w2)!,
+        bed.host("w-2").address,
+        port,
+        "/hostname",
+        5_000,
+      );
+      expect([res.status, names.has(res.body)]).toEqual([200, true]);
+    } finally {
+      await w2.close();
+    }
   }, 60_000);
 
   it("stops an evicted Pod on its node, drops it from the Endpoints, and replaces it with a Ready Pod", async () => {
@@ -350,6 +368,19 @@ describe("the upgrade canary on the simulated cluster", () => {
         return e.code;
       });
       expect(code).toBe("ECONNREFUSED");
+    }
+    // Over the node's SSH connection, OpenSSH says what the node's connect said: refused is the
+    // workload's failure (no Pod ready), not a path that is down.
+    const w2 = await connectTestHost(bed.host("w-2"));
+    try {
+      const e = await nodePortGet(connectFrom(w2)!, bed.host("w-2").address, port, "/", 5_000).then(
+        (res) => new Error(`answered ${res.status}`),
+        (x: Error) => x,
+      );
+      expect(e).not.toBeInstanceOf(PathUnavailable);
+      expect(e.message).toBe("Connection refused");
+    } finally {
+      await w2.close();
     }
   }, 60_000);
 });

@@ -122,14 +122,26 @@ export async function nodePortGet(
   }
   const left = Math.max(1, timeoutMs - (Date.now() - started));
   return new Promise<RawResponse>((resolve, reject) => {
+    // A timer of its own, not the request's `timeout`: that one needs a net.Socket's setTimeout,
+    // which an SSH channel does not have.
+    const timer = setTimeout(
+      () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)),
+      left,
+    );
+    const settle =
+      <T>(f: (v: T) => void) =>
+      (v: T) => {
+        clearTimeout(timer);
+        f(v);
+      };
     const req = request(
       {
         host: address,
         port,
         path,
         method: "GET",
-        agent: false,
-        timeout: left,
+        // No agent: with one (even `agent: false`, a fresh Agent) Node opens its own connection
+        // and ignores createConnection. Without one, the connection ends with the answer.
         createConnection: () => socket,
         ...(signal ? { signal } : {}),
       },
@@ -140,14 +152,22 @@ export async function nodePortGet(
           if (size < MAX_BODY) chunks.push(c);
           size += c.length;
         });
-        res.on("end", () =>
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+        res.on(
+          "end",
+          settle(() =>
+            resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString("utf8") }),
+          ),
         );
-        res.on("error", (e) => reject(sortSocketFailure(e)));
+        res.on(
+          "error",
+          settle((e: Error) => reject(sortSocketFailure(e))),
+        );
       },
     );
-    req.on("timeout", () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)));
-    req.on("error", (e) => reject(sortSocketFailure(e)));
+    req.on(
+      "error",
+      settle((e: Error) => reject(sortSocketFailure(e))),
+    );
     req.end();
   });
 }

@@ -35,7 +35,18 @@ export interface NodePortPath {
 
 const firstLine = (e: unknown) => (e instanceof Error ? e.message : String(e)).split("\n")[0]!;
 
-/** The first way to `c` on which GET CANARY_PATH answers 200 within timeoutMs, or why none did. */
+/**
+ * Whether a failed request got to the node: anything but no route and a connect with no answer.
+ * A refused connect is the node's answer (kube-proxy not serving the port yet): the next way
+ * there would meet the same node.
+ */
+const gotThere = (e: unknown) =>
+  !(e instanceof PathUnavailable) && (e as { code?: string }).code !== "ETIMEDOUT";
+
+/**
+ * The first way to `c` on which GET CANARY_PATH answers 200 within timeoutMs, or why it did not;
+ * a way is tried only when the ones before it did not get to the node.
+ */
 async function tryNode(
   c: NodePortCandidate,
   port: number,
@@ -47,8 +58,10 @@ async function tryNode(
       const res = await nodePortGet(r.connect, c.address, port, CANARY_PATH, timeoutMs);
       if (res.status === 200) return { name: c.name, address: c.address, ...r };
       why.push(`answered ${res.status}`);
+      break;
     } catch (e) {
       why.push(firstLine(e));
+      if (gotThere(e)) break;
     }
   }
   return `${c.name}: ${why.join("; ") || "no way to reach it"}`;

@@ -7,7 +7,8 @@
 // answer or a non-200 answer are; a node that cannot be reached at all is PathUnavailable.
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { connect as tcpConnect } from "node:net";
+import { connect as tcpConnect, type Socket } from "node:net";
+import { Duplex } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import {
   chooseCanaryTarget,
@@ -72,6 +73,32 @@ async function freePortOn(address: string): Promise<number> {
   return port;
 }
 
+/** A Duplex over a socket that has none of a socket's own methods. */
+function plainStream(s: Socket): Duplex {
+  const d = new Duplex({
+    read() {
+      s.resume();
+    },
+    write(chunk: Buffer, _enc, done) {
+      s.write(chunk, done);
+    },
+    final(done) {
+      s.end();
+      done();
+    },
+    destroy(err, done) {
+      s.destroy();
+      done(err);
+    },
+  });
+  s.on("data", (b: Buffer) => {
+    if (!d.push(b)) s.pause();
+  });
+  s.on("end", () => d.push(null));
+  s.on("error", (e) => d.destroy(e));
+  return d;
+}
+
 const failingConnect =
   (e: Error): Connect =>
   () =>
@@ -107,22 +134,40 @@ describe("choosing the canary's path", () => {
   });
 
   it("takes the node's own connection when the runner cannot connect itself", async () => {
-    const viaNode: Connect = (host, p) =>
+    // The node's own connection: a stream, not a socket, as an SSH channel is (no setTimeout,
+    // no setNoDelay), to where the node reaches its address (here 127.0.0.2, which the runner's
+    // direct connection to 127.0.0.3 does not reach).
+    const viaNode: Connect = (_host, p) =>
       new Promise((resolve, reject) => {
-        const s = tcpConnect({ host, port: p });
-        s.once("connect", () => resolve(s));
+        const s = tcpConnect({ host: "127.0.0.2", port: p });
+        s.once("connect", () => resolve(plainStream(s)));
         s.once("error", reject);
       });
-    const candidate: NodePortCandidate = {
+    const candidate = (direct: Connect): NodePortCandidate => ({
       name: "w-1",
-      address: "127.0.0.2",
+      address: "127.0.0.3",
       routes: [
-        { via: "direct", connect: failingConnect(errno("EHOSTUNREACH")) },
+        { via: "direct", connect: direct },
         { via: "ssh", connect: viaNode },
       ],
-    };
-    const path = await chooseNodePortPath([candidate], port, CHOICE);
+    });
+    // Refused: the runner got to the node, which does not serve the port (yet): not through SSH.
+    const refused = await chooseNodePortPath([candidate(directConnect)], port, CHOICE);
+    expect(refused.nodes).toEqual([]);
+    expect(refused.refused).toEqual([expect.stringMatching(/^w-1: connect ECONNREFUSED [^;]*$/)]);
+    // No route, or no answer to the connect: the runner does not get there; the node does.
+    const noRoute = failingConnect(errno("EHOSTUNREACH"));
+    await expect(
+      chooseNodePortPath([candidate(noRoute)], port, CHOICE).then((p) => p.nodes.length),
+    ).resolves.toBe(1);
+    const path = await chooseNodePortPath(
+      [candidate(failingConnect(errno("ETIMEDOUT", "connect 127.0.0.3: no answer")))],
+      port,
+      CHOICE,
+    );
     expect(path.nodes.map((n) => [n.name, n.via])).toEqual([["w-1", "ssh"]]);
+    const target = nodePortTarget(path.nodes, port, 1_000, () => []);
+    await expect(target.check(new AbortController().signal)).resolves.toBeUndefined();
   });
 
   it("falls back to the service proxy when no node answers, logging the port and each reason", async () => {
