@@ -276,6 +276,32 @@ describe("the upgrade canary on the simulated cluster", () => {
     }
   }, 60_000);
 
+  it("keeps serving w-1's NodePort while w-1's kubelet restarts: kube-proxy is not the kubelet", async () => {
+    const port = await nodePort();
+    const w1 = bed.host("w-1");
+    const before = (await w1.daemonPids()).kubelet;
+    const answers: string[] = [];
+    let restarting = true;
+    const during = (async () => {
+      while (restarting) {
+        const res = await get(w1.address, port, "/hostname");
+        answers.push(`${res.status} ${res.body}`);
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    })();
+    const restart = await w1.exec(["systemctl", "restart", "kubelet"]);
+    expect(restart.code, restart.stderr).toBe(0);
+    await eventually("a new kubelet process on w-1", async () => {
+      const now = (await w1.daemonPids()).kubelet;
+      if (now === undefined || now === before) throw new Error(`kubelet pid ${now}`);
+    });
+    await new Promise((done) => setTimeout(done, 1_000));
+    restarting = false;
+    await during;
+    expect(answers.length).toBeGreaterThan(5);
+    for (const a of answers) expect(a).toMatch(new RegExp(`^200 ${CANARY_NAME}-`));
+  }, 60_000);
+
   it("stops an evicted Pod on its node, drops it from the Endpoints, and replaces it with a Ready Pod", async () => {
     const victim = first.find((p) => p.spec.nodeName === "w-1")!;
     const port = await nodePort();
