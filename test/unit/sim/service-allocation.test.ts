@@ -71,10 +71,13 @@ describe("the simulated API server's Service allocation", () => {
     }
   });
 
-  it("keeps the allocated port and clusterIP on an update that leaves them out", () => {
+  it("keeps the allocated port (by port name) and clusterIP on an update that leaves them out", () => {
     const store = new ObjectStore({ systemNamespaces: true });
     const created = specOf(store.create(service("web"), { serviceRanges: ranges }));
-    const updated = specOf(store.update(service("web"), { serviceRanges: ranges }));
+    // The port's number changes, its name stays (pkg/registry/core/service/storage/storage.go
+    // patchAllocatedValues maps node ports by name).
+    const update = service("web", { ports: [{ name: "http", port: 8080 }] });
+    const updated = specOf(store.update(update, { serviceRanges: ranges }));
     expect(updated.ports[0]!.nodePort).toBe(created.ports[0]!.nodePort);
     expect(updated.clusterIP).toBe(created.clusterIP);
   });

@@ -122,8 +122,8 @@ export async function nodePortGet(
   }
   const left = Math.max(1, timeoutMs - (Date.now() - started));
   return new Promise<RawResponse>((resolve, reject) => {
-    // A timer of its own, not the request's `timeout`: that one needs a net.Socket's setTimeout,
-    // which an SSH channel does not have.
+    // A timer of its own bounds what is left of the whole request: the request's `timeout` is an
+    // idle timeout on the socket, which a slow trickle of bytes would keep from firing.
     const timer = setTimeout(
       () => req.destroy(new Error(`no answer within ${timeoutMs} ms`)),
       left,

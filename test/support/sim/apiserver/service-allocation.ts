@@ -10,7 +10,8 @@
 // allocated"; ErrNotInRange "provided port is not in the valid range. The range of valid ports
 // is %s", the range printed "30000-32767"; AllocateNext takes a free offset at random,
 // allocator/bitmap.go), pkg/registry/core/service/storage/storage.go (patchAllocatedValues: an
-// update that leaves clusterIP or a port's nodePort empty keeps the allocated one),
+// update that leaves clusterIP, or the nodePort of a port of the same name, empty keeps the
+// allocated one),
 // pkg/kubeapiserver/options/options.go (DefaultServiceNodePortRange 30000-32767),
 // pkg/apis/core/v1/defaults.go SetDefaults_Service (type ClusterIP, externalTrafficPolicy
 // Cluster for NodePort and LoadBalancer).
@@ -139,9 +140,8 @@ export function allocateService(
   const ports = portsOf(svc);
   const name = str((svc.metadata as Json | undefined)?.name);
   ports.forEach((p, i) => {
-    const kept = before.find(
-      (b) => b.port === p.port && (b.protocol ?? "TCP") === (p.protocol ?? "TCP"),
-    );
+    // patchAllocatedValues maps the old node ports by port name.
+    const kept = before.find((b) => (b.name ?? "") === (p.name ?? ""));
     if (!p.nodePort && kept?.nodePort) p.nodePort = kept.nodePort;
     const refuse = (value: number, detail: string) =>
       invalid("", "Service", name, [

@@ -14,10 +14,9 @@ import { sleep } from "./timing.js";
 // k8s: pkg/proxy/iptables/proxier.go syncProxyRules (a Service port with no endpoints gets a
 // filter-table REJECT, "<svc> has no endpoints", for its nodePort on local addresses:
 // KUBE-EXTERNAL-SERVICES with --dst-type LOCAL; otherwise KUBE-NODEPORTS jumps to the Service's
-// chain, which picks an endpoint at random), pkg/proxy/endpoints.go (ready addresses only),
-// docs "Service" (type NodePort: "each node proxies that port (the same port number on every
-// Node) into your Service"), docs "Virtual IPs and Service Proxies" (rules are kept while the API
-// server is away).
+// chain, which picks an endpoint with -m statistic --mode random; externalTrafficPolicy Cluster
+// takes the cluster-wide endpoints). What it programmed stays in the kernel while the API server
+// is away: here the last Endpoints read serve.
 // SIMULATION LIMITS: a userspace forwarder on the node's InternalIPs, not iptables (no 127.0.0.1
 // NodePorts, no source NAT, no conntrack); it reads the API with the node's kubelet.conf (the
 // Node authorizer lets a node list Services and get Endpoints, plugin/pkg/auth/authorizer/rbac/
