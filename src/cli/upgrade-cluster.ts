@@ -207,7 +207,7 @@ export function addClusterUpgrade(upgrade: Command): void {
     .option("--junit <file>", "where the JUnit XML goes (default beside the report)")
     .option(
       "--probe <probes>",
-      "what to measure while the nodes change, a list: api (every control plane's /readyz, a read and a write through admin.conf's server), workload (a canary Deployment on the workers, asked over HTTP through the API server's service proxy), dns (with workload: kubernetes.default looked up in a canary Pod), or none",
+      "what to measure while the nodes change, a list: api (every control plane's /readyz, a read and a write through admin.conf's server), workload (a canary Deployment on the workers, asked over HTTP on its NodePort through the nodes the runner reaches, else through the API server's service proxy), dns (with workload: kubernetes.default looked up in a canary Pod), or none",
       (value: string) => list(value),
       ["api"],
     )

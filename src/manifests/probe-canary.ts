@@ -2,8 +2,8 @@ import type { KubeObject } from "../types/kube-object.js";
 
 // The workload canary of the upgrade rehearsal's probes (kubeadm-upgrade.md §5.5): a Deployment
 // of a small HTTP server spread across the workers, a PodDisruptionBudget that lets a drain take
-// one replica at a time, and a Service the runner reaches through the API server's service proxy.
-// Pure: names and counts in, objects out.
+// one replica at a time, and a NodePort Service: the runner reaches it on a node's address where
+// it can, else through the API server's service proxy. Pure: names and counts in, objects out.
 //
 // The image is Kubernetes' own e2e test server, at the tag test/utils/image/manifest.go pins
 // (configs[Agnhost] = agnhost 2.52); `netexec` serves HTTP on --http-port and answers
@@ -96,6 +96,11 @@ export function canaryObjects(namespace: string, replicas: number): KubeObject[]
     kind: "Service",
     metadata: meta,
     spec: {
+      // The API server allocates the node port (--service-node-port-range): a pinned one could
+      // be taken. Cluster (the default) lets every node forward to a ready Pod on any node, so
+      // the node a request enters by needs no canary Pod of its own.
+      type: "NodePort",
+      externalTrafficPolicy: "Cluster",
       selector: SELECTOR,
       ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }],
     },

@@ -1,3 +1,4 @@
+import type { Duplex } from "node:stream";
 import { displayCommand } from "./command-limits.js";
 
 // The Host port: the only way phases touch a machine (DESIGN.md "Core contracts").
@@ -83,6 +84,12 @@ export interface Host {
    * Absent on LocalHost (the machine itself: no forwarding needed).
    */
   forward?(targetHost: string, targetPort: number): Promise<Forward>;
+  /**
+   * One TCP connection to `targetHost:targetPort` made FROM the host (SSH direct-tcpip, a process
+   * in a container); rejects when the host cannot connect (the reason in the message) or the
+   * connection to the host is gone. Absent on LocalHost.
+   */
+  connectTo?(targetHost: string, targetPort: number): Promise<Duplex>;
 }
 
 /** A local port forward opened by `Host.forward`. */

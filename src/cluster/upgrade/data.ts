@@ -39,8 +39,9 @@ export interface UpgradeOptions {
   /** The API probes (--probe api, --probe-interval, --keep-probes); absent: --probe none. */
   apiProbes?: { intervalMs: number; keep: boolean };
   /**
-   * The workload canary (--probe workload): probed every interval through the API server's
-   * service proxy; the settle gate between worker batches waits for it at most settleMs (--settle).
+   * The workload canary (--probe workload): probed every interval on its NodePort, else through
+   * the API server's service proxy; the settle gate between worker batches waits for it at most
+   * settleMs (--settle).
    */
   workloadProbes?: {
     intervalMs: number;

@@ -6,12 +6,19 @@
 // API server's service proxy reaches them — what the upgrade's workload probe asks. Then an
 // eviction (policy/v1, as a drain makes it) takes one Pod away: it is stopped on its node, leaves
 // the Endpoints, and its ReplicaSet's replacement becomes Ready; with a PodDisruptionBudget that
-// allows no disruption the eviction is refused with 429.
+// allows no disruption the eviction is refused with 429. The Service is a NodePort one: the
+// simulated API server gives it a port of 30000-32767 and every node's simulated kube-proxy
+// (sim/kubelet/kube-proxy.ts) serves it on the node's address, forwarding to a ready Pod on any
+// node, and refuses it once the Service has no ready endpoint (kube-proxy's REJECT).
 import { execFile } from "node:child_process";
 import { writeFile } from "node:fs/promises";
+import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { connectFrom, nodePortGet } from "../../../src/cluster/upgrade/probes/node-port-request.js";
+import { PathUnavailable } from "../../../src/cluster/upgrade/probes/prober.js";
 import { CANARY_NAME, canaryObjects } from "../../../src/manifests/probe-canary.js";
+import { connectTestHost } from "../../support/testbed-connect.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import { clusterFile, diagnostics, eventually, runner, type Runner } from "../up/support.js";
 
@@ -78,6 +85,33 @@ async function endpointPods(): Promise<string[]> {
 async function endpointIPs(): Promise<string[]> {
   const eps = await r.kubectl<Endpoints>(kubeconfig, ["-n", NS, "get", "endpoints", CANARY_NAME]);
   return (eps.subsets ?? []).flatMap((s) => (s.addresses ?? []).map((a) => a.ip)).sort();
+}
+
+/** One GET from the test process (the runner's view); rejects with the socket error's code. */
+function get(host: string, port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host, port, path, timeout: 5_000, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }),
+      );
+    });
+    req.on("timeout", () => req.destroy(Object.assign(new Error("timeout"), { code: "TIMEOUT" })));
+    req.on("error", (e: NodeJS.ErrnoException) =>
+      reject(Object.assign(new Error(e.code ?? e.message), { code: e.code })),
+    );
+    req.end();
+  });
+}
+
+async function nodePort(): Promise<number> {
+  const svc = await r.kubectl<{ spec: { type: string; ports: { nodePort?: number }[] } }>(
+    kubeconfig,
+    ["-n", NS, "get", "service", CANARY_NAME],
+  );
+  expect(svc.spec.type).toBe("NodePort");
+  return svc.spec.ports[0]!.nodePort!;
 }
 
 /** Two Ready canary Pods, none terminating; resolves with them. */
@@ -205,13 +239,91 @@ describe("the upgrade canary on the simulated cluster", () => {
     expect(shell).toEqual({ output: "canary\n" });
   }, 60_000);
 
+  it("serves the Service's NodePort on every node's address, forwarding to the Pods of both workers", async () => {
+    const port = await nodePort();
+    // --service-node-port-range's default (kube-apiserver: 30000-32767).
+    expect(port).toBeGreaterThanOrEqual(30000);
+    expect(port).toBeLessThanOrEqual(32767);
+    const names = new Set<string>();
+    for (const node of ["cp-1", "w-1", "w-2"]) {
+      // Every node forwards (externalTrafficPolicy Cluster), the control plane without a Pod too.
+      await eventually(`${node} serving NodePort ${port}`, async () => {
+        const res = await get(bed.host(node).address, port, "/hostname");
+        expect(res.status).toBe(200);
+      });
+      for (let i = 0; i < 10; i++) {
+        const res = await get(bed.host(node).address, port, "/hostname");
+        expect(res.status).toBe(200);
+        names.add(res.body);
+      }
+    }
+    // A random ready endpoint per connection: both Pods answered.
+    expect([...names].sort()).toEqual(first.map((p) => p.metadata.name).sort());
+    // The way kubeforge takes when the runner cannot connect itself: w-2 connects to its own
+    // address over kubeforge's SSH connection to it (OpenSSH's direct-tcpip).
+    const w2 = await connectTestHost(bed.host("w-2"));
+    try {
+      const res = await nodePortGet(
+        connectFrom(w2)!,
+        bed.host("w-2").address,
+        port,
+        "/hostname",
+        5_000,
+      );
+      expect([res.status, names.has(res.body)]).toEqual([200, true]);
+    } finally {
+      await w2.close();
+    }
+  }, 60_000);
+
+  it("keeps serving w-1's NodePort while w-1's kubelet restarts: kube-proxy is not the kubelet", async () => {
+    const port = await nodePort();
+    const w1 = bed.host("w-1");
+    const before = (await w1.daemonPids()).kubelet;
+    const answers: string[] = [];
+    let restarting = true;
+    const during = (async () => {
+      while (restarting) {
+        const res = await get(w1.address, port, "/hostname");
+        answers.push(`${res.status} ${res.body}`);
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    })();
+    const restart = await w1.exec(["systemctl", "restart", "kubelet"]);
+    expect(restart.code, restart.stderr).toBe(0);
+    await eventually("a new kubelet process on w-1", async () => {
+      const now = (await w1.daemonPids()).kubelet;
+      if (now === undefined || now === before) throw new Error(`kubelet pid ${now}`);
+    });
+    await new Promise((done) => setTimeout(done, 1_000));
+    restarting = false;
+    await during;
+    expect(answers.length).toBeGreaterThan(5);
+    for (const a of answers) expect(a).toMatch(new RegExp(`^200 ${CANARY_NAME}-`));
+  }, 60_000);
+
   it("stops an evicted Pod on its node, drops it from the Endpoints, and replaces it with a Ready Pod", async () => {
     const victim = first.find((p) => p.spec.nodeName === "w-1")!;
+    const port = await nodePort();
+    // Requests through w-2's NodePort while w-1's Pod is evicted: each reaches a Pod still serving.
+    const answers: string[] = [];
+    let evicting = true;
+    const during = (async () => {
+      while (evicting) {
+        const res = await get(bed.host("w-2").address, port, "/hostname");
+        answers.push(`${res.status} ${res.body}`);
+        await new Promise((done) => setTimeout(done, 100));
+      }
+    })();
     await evict(victim.metadata.name);
     await eventually("the evicted Pod gone", async () => {
       const pods = await canaryPods();
       if (pods.some((p) => p.metadata.uid === victim.metadata.uid)) throw new Error("still there");
     });
+    evicting = false;
+    await during;
+    expect(answers.length).toBeGreaterThan(3);
+    for (const a of answers) expect(a).toMatch(new RegExp(`^200 ${CANARY_NAME}-`));
     // Its server is gone with it (the address may already serve its replacement).
     const probe = await bed
       .host("w-2")
@@ -254,5 +366,47 @@ describe("the upgrade canary on the simulated cluster", () => {
     });
     expect(err.message).toMatch(/429|TooManyRequests|disruption budget/i);
     expect((await canaryPods()).map((p) => p.metadata.uid)).toContain(pods[0]!.metadata.uid);
+  }, 60_000);
+
+  it("refuses the NodePort once the Service has no ready endpoint, as kube-proxy's REJECT does", async () => {
+    const port = await nodePort();
+    await r.kubectl(kubeconfig, [
+      "-n",
+      NS,
+      "patch",
+      "deployment",
+      CANARY_NAME,
+      "--type=merge",
+      "-p",
+      '{"spec":{"replicas":0}}',
+    ]);
+    await eventually("no Pod in the Endpoints", async () => {
+      expect(await endpointIPs()).toEqual([]);
+    });
+    for (const node of ["cp-1", "w-1", "w-2"]) {
+      const code = await eventually(`${node} refusing NodePort ${port}`, async () => {
+        type Failure = Error & { code?: string };
+        const e = await get(bed.host(node).address, port, "/hostname").then(
+          (res): Failure => new Error(`answered ${res.status} ${res.body}`),
+          (x: Failure) => x,
+        );
+        if (e.code !== "ECONNREFUSED") throw e;
+        return e.code;
+      });
+      expect(code).toBe("ECONNREFUSED");
+    }
+    // Over the node's SSH connection, OpenSSH says what the node's connect said: refused is the
+    // workload's failure (no Pod ready), not a path that is down.
+    const w2 = await connectTestHost(bed.host("w-2"));
+    try {
+      const e = await nodePortGet(connectFrom(w2)!, bed.host("w-2").address, port, "/", 5_000).then(
+        (res) => new Error(`answered ${res.status}`),
+        (x: Error) => x,
+      );
+      expect(e).not.toBeInstanceOf(PathUnavailable);
+      expect(e.message).toBe("Connection refused");
+    } finally {
+      await w2.close();
+    }
   }, 60_000);
 });

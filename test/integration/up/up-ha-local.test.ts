@@ -360,6 +360,11 @@ describe("kubeforge up: 3 control planes + 2 workers, no endpoint of the user's"
       disruptions: report.disruptions,
     });
     expect(canary.samples, seen).toBeGreaterThan(20);
+    // The runner reaches every node: the canary is asked on its NodePort, entering by the
+    // workers first (kube-proxy serves it on every node, the control planes too).
+    expect(canary.checks, seen).toMatch(
+      / via NodePort \d+, on the first node no step runs on of w-1 \S+, w-2 \S+, cp-\d \S+, cp-\d \S+, cp-\d \S+$/,
+    );
     const availability = canary.availability!;
     expect(availability[0], seen).toMatchObject({ available: 2, desired: 2 });
     // One replica per worker and a budget of one: a drain never takes the last one.

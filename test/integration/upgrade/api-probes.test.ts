@@ -18,7 +18,12 @@ import {
   workloadTimeline,
   type ApiTimeline,
 } from "../../../src/cluster/upgrade/probes/timeline.js";
-import { canaryTarget } from "../../../src/cluster/upgrade/probes/workload-targets.js";
+import {
+  canaryNodePort,
+  canaryTarget,
+} from "../../../src/cluster/upgrade/probes/workload-targets.js";
+import { chooseCanaryTarget } from "../../../src/cluster/upgrade/probes/node-port.js";
+import { directConnect } from "../../../src/cluster/upgrade/probes/node-port-request.js";
 import { DNS_COMMAND, dnsTarget } from "../../../src/cluster/upgrade/probes/dns-target.js";
 import {
   commandTarget,
@@ -266,6 +271,39 @@ describe("the canary's request through the simulated API server's service proxy"
     expect(canary.unmeasuredSamples, JSON.stringify(canary)).toBe(4);
     expect(canary.samples - canary.failures).toBeGreaterThan(10);
     expect(canary.errorRate).toBe(Math.round((canary.failures / canary.samples) * 10_000) / 10_000);
+  });
+
+  it("is the path when no node answers on the node port the API server allocated, and the log says why", async () => {
+    const nodePort = (await canaryNodePort(admin))!;
+    // kube-apiserver's default --service-node-port-range.
+    expect(nodePort).toBeGreaterThanOrEqual(30000);
+    expect(nodePort).toBeLessThanOrEqual(32767);
+    const lines: string[] = [];
+    const target = await chooseCanaryTarget(
+      {
+        port: nodePort,
+        // A node whose address serves no NodePort (nothing listens there: refused).
+        candidates: [
+          {
+            name: "w-1",
+            address: "127.0.0.9",
+            routes: [{ via: "direct", connect: directConnect }],
+          },
+        ],
+        proxied: () => Promise.resolve(canaryTarget(admin)),
+        running: () => [],
+        timeoutMs: 2000,
+        log: (l) => lines.push(l),
+      },
+      { timeoutMs: 1000, retryForMs: 0, retryEveryMs: 100 },
+    );
+    expect(lines).toEqual([
+      `no node answered on NodePort ${nodePort} (w-1: connect ECONNREFUSED 127.0.0.9:${nodePort}); through the API server's service proxy`,
+    ]);
+    expect(target.url).toBe(
+      `/api/v1/namespaces/${PROBE_NAMESPACE}/services/${CANARY_NAME}:http/proxy/hostname`,
+    );
+    await expect(target.check(new AbortController().signal)).resolves.toBeUndefined();
   });
 });
 

@@ -826,6 +826,11 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
   });
 
   it("probes the canary through both runs: never without a replica, requests failing only while a drain evicted one", () => {
+    for (const out of [blocked, run]) {
+      expect(out.stderr).toMatch(
+        /\[probes\] the canary is asked on NodePort \d+ of w-1 [\d.]+, w-2 [\d.]+, cp-1 [\d.]+\n/,
+      );
+    }
     for (const [run, r] of [
       ["blocked", first],
       ["resumed", report],
@@ -833,6 +838,13 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       const canary = r.workloads!.workloads.find((w) => w.name === CANARY_NAME)!;
       const seen = `${run}: ${JSON.stringify(canary)}`;
       expect(canary.kind).toBe("workload");
+      // The runner reaches every node: the canary is asked on its NodePort (30000-32767, the
+      // API server's default range), entering by the workers first, then the control plane.
+      const w1 = bed.host("w-1").address.replace(/\./g, "\\.");
+      expect(canary.url, seen).toMatch(new RegExp(`^http://${w1}:3[0-2]\\d{3}/hostname$`));
+      expect(canary.checks, seen).toMatch(
+        / via NodePort \d+, on the first node no step runs on of w-1 \S+, w-2 \S+, cp-1 \S+$/,
+      );
       // Sampled every 500 ms from the canary's start to the last node's end (the resumed run
       // upgrades w-2 alone).
       expect(canary.samples, seen).toBeGreaterThan(run === "blocked" ? 20 : 5);

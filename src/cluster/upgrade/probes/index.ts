@@ -29,10 +29,14 @@ import {
   userRequestTarget,
 } from "./user-targets.js";
 import type { UserWorkloads } from "./user-workloads.js";
+import { chooseCanaryTarget, type NodePortCandidate } from "./node-port.js";
+import { connectFrom, directConnect } from "./node-port-request.js";
 import {
   availabilityRecorder,
+  canaryNodePort,
   canaryTarget,
   createCanary,
+  internalIPs,
   waitAvailable,
 } from "./workload-targets.js";
 
@@ -40,13 +44,20 @@ import {
 // plane at the address its kube-apiserver manifest advertises, and admin.conf's server, each
 // reached as the cluster workflow reaches the nodes (directly, or over the node's SSH
 // connection), with admin.conf's credentials — which never leave the client. workload: the
-// canary (manifests/probe-canary.ts) created and awaited available, then its Service asked
-// through the API server's service proxy and its available replicas read every interval.
+// canary (manifests/probe-canary.ts) created and awaited available, then its Service asked on its
+// NodePort through the nodes that answer it (node-port.ts), else through the API server's service
+// proxy, and its available replicas read every interval.
 // Started before the first node changes, stopped after the last; the samples are tagged with the
 // report's running steps, so every outage is attributed.
 
 /** Bound on one probe. */
 export const PROBE_TIMEOUT_MS = 5_000;
+
+/**
+ * Choosing the NodePort path: a node answers within 2 s or is asked again every second for 10 s
+ * (kube-proxy serves a NodePort a moment after the Service's endpoints are ready).
+ */
+const NODE_PORT_CHOICE = { timeoutMs: 2_000, retryForMs: 10_000, retryEveryMs: 1_000 };
 
 interface Running {
   api?: ApiProber;
@@ -128,12 +139,49 @@ export class SessionProbes implements UpgradeProbes {
     await waitAvailable(client, PROBE_NAMESPACE, CANARY_NAME, o.settleMs);
     this.settleWorkloads.push({ namespace: PROBE_NAMESPACE, name: CANARY_NAME });
     const replicasOf = availabilityRecorder(client, PROBE_NAMESPACE, CANARY_NAME, this.now);
-    const target = canaryTarget(await this.client(this.d.session.firstControlPlane.name));
+    const target = await this.canaryPath(client);
     this.log(
       `the workload ${CANARY_NAME} (${replicas} replicas in ${PROBE_NAMESPACE}): ${target.checks} every ${o.intervalMs} ms`,
     );
     const prober = this.prober([target, replicasOf.target], o.intervalMs);
     return { prober, requests: 1, availability: new Map([[CANARY_NAME, replicasOf.changes]]) };
+  }
+
+  /**
+   * The nodes the runner reaches as the workflow does — directly, else through the node's own SSH
+   * connection — workers first, at their InternalIP.
+   */
+  private async nodePortCandidates(client: KubeClient): Promise<NodePortCandidate[]> {
+    const { reading } = await this.d.settled();
+    const ips = await internalIPs(client);
+    const order = [...reading.nodes].sort(
+      (a, b) => Number(a.role === "control-plane") - Number(b.role === "control-plane"),
+    );
+    return order.flatMap((n) => {
+      const address = ips.get(n.name);
+      if (!address) return [];
+      const viaNode = connectFrom(this.d.session.hostOf(n.name));
+      const routes: NodePortCandidate["routes"] = [{ via: "direct", connect: directConnect }];
+      if (viaNode) routes.push({ via: "ssh", connect: viaNode });
+      return [{ name: n.name, address, routes }];
+    });
+  }
+
+  /**
+   * How the canary is asked: on its NodePort through the nodes that answer it, else through the
+   * API server's service proxy; the log says which, and why not the NodePort.
+   */
+  private async canaryPath(client: KubeClient): Promise<ProbeTarget> {
+    const port = await canaryNodePort(client);
+    const input = {
+      port,
+      candidates: port === undefined ? [] : await this.nodePortCandidates(client),
+      proxied: () => this.client(this.d.session.firstControlPlane.name).then(canaryTarget),
+      running: () => this.d.report.current(),
+      timeoutMs: PROBE_TIMEOUT_MS,
+      log: (line: string) => this.log(line),
+    };
+    return chooseCanaryTarget(input, NODE_PORT_CHOICE);
   }
 
   /** The DNS lookup from the canary's Pods (the canary runs: startCanary came first). */

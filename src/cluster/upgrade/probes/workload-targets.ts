@@ -12,9 +12,11 @@ import { PathUnavailable, type ProbeTarget } from "./prober.js";
 import type { AvailabilityChange } from "./timeline.js";
 
 // What the workload probes do (kubeadm-upgrade.md §5.5) over admin.conf's client: the canary's
-// objects created in kubeforge's probe namespace (removed with it), a GET through the API
-// server's service proxy to the canary's Service every interval (what the runner can reach
-// wherever it reaches the API), and the Deployment's available replicas read alongside.
+// objects created in kubeforge's probe namespace (removed with it), what the NodePort path needs
+// to know (the allocated port, the Nodes' addresses: node-port.ts asks them), a GET through the
+// API server's service proxy to the canary's Service (what the runner can reach wherever it
+// reaches the API, the path when no node answers on the NodePort), and the Deployment's
+// available replicas read alongside.
 
 interface DeploymentObject extends KubeObject {
   spec?: { replicas?: number };
@@ -148,6 +150,36 @@ export function serviceProxyTarget(client: KubeClient, name: string, path: strin
 export function canaryTarget(client: KubeClient): ProbeTarget {
   const path = serviceProxyPath(PROBE_NAMESPACE, CANARY_NAME, "http", CANARY_PATH);
   return serviceProxyTarget(client, CANARY_NAME, path);
+}
+
+interface ServiceObject extends KubeObject {
+  spec?: { ports?: { name?: string; nodePort?: number }[] };
+}
+
+/** The node port the API server allocated to the canary Service's port, if any. */
+export async function canaryNodePort(client: KubeClient): Promise<number | undefined> {
+  const svc = await client.get<ServiceObject>({
+    apiVersion: "v1",
+    kind: "Service",
+    namespace: PROBE_NAMESPACE,
+    name: CANARY_NAME,
+  });
+  return svc.spec?.ports?.find((p) => p.name === "http")?.nodePort;
+}
+
+interface NodeObject extends KubeObject {
+  status?: { addresses?: { type: string; address: string }[] };
+}
+
+/** Every Node's InternalIP by name: the address kube-proxy serves NodePorts on. */
+export async function internalIPs(client: KubeClient): Promise<Map<string, string>> {
+  const nodes = await client.list<NodeObject>("v1", "Node");
+  return new Map(
+    nodes.flatMap((n) => {
+      const ip = n.status?.addresses?.find((a) => a.type === "InternalIP")?.address;
+      return ip ? [[n.metadata.name, ip] as const] : [];
+    }),
+  );
 }
 
 /**

@@ -10,6 +10,7 @@
 // cmd/kube-controller-manager/app/options (--controllers, --cluster-signing-duration 8760h).
 import type { FakeControllersOptions } from "./controllers/index.js";
 import type { FakeApiServerOptions } from "./server.js";
+import { parsePortRange } from "./service-allocation.js";
 
 export function parseFlags(command: string[], binary: string): Map<string, string> {
   if (command.length === 0 || !command[0]!.endsWith(binary)) {
@@ -102,6 +103,8 @@ export function apiServerOptionsFromCommand(
   if (adv) opts.advertiseAddress = adv;
   const svc = f.get("service-cluster-ip-range");
   if (svc) opts.serviceClusterIPRange = svc;
+  const nodePorts = f.get("service-node-port-range");
+  if (nodePorts) opts.serviceNodePortRange = parsePortRange(nodePorts);
   const servers = (f.get("etcd-servers") ?? "")
     .split(",")
     .map((u) => u.trim())

@@ -10,6 +10,7 @@
 // (the default/kubernetes Service), staging/src/k8s.io/component-base/version (GET /version).
 import { checkEviction } from "./controllers/disruption.js";
 import { proxyToService } from "./service-proxy.js";
+import type { PortRange, ServiceRanges } from "./service-allocation.js";
 import { str } from "./json.js";
 import { readFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
@@ -91,8 +92,13 @@ export interface FakeApiServerOptions {
   authorizationModes?: string[];
   /** Admission plugins beyond the always-on ones; default ["NodeRestriction"] as kubeadm enables. */
   admissionPlugins?: string[];
-  /** --service-cluster-ip-range: creates the default/kubernetes Service on its first address. */
+  /**
+   * --service-cluster-ip-range: creates the default/kubernetes Service on its first address, and
+   * Services get their clusterIP from it (service-allocation.ts).
+   */
   serviceClusterIPRange?: string;
+  /** --service-node-port-range (default 30000-32767): where NodePort Services get their ports. */
+  serviceNodePortRange?: PortRange;
   /** gitVersion served on /version; default "v1.35.0". */
   version?: string;
   /** fieldValidation when a request does not say; default "Strict" (kube-apiserver: "Warn"). */
@@ -254,6 +260,10 @@ async function serve(
   };
   const gitVersion = opts.version ?? "v1.35.0";
   const defaultFieldValidation = opts.defaultFieldValidation ?? "Strict";
+  const serviceRanges: ServiceRanges = {
+    ...(opts.serviceClusterIPRange ? { clusterIPRange: opts.serviceClusterIPRange } : {}),
+    ...(opts.serviceNodePortRange ? { nodePortRange: opts.serviceNodePortRange } : {}),
+  };
   let tls: { cert: Buffer; key: Buffer; ca: Buffer };
   try {
     tls = {
@@ -478,7 +488,7 @@ async function serve(
     if (fv !== null && fv !== "Strict" && fv !== "Warn" && fv !== "Ignore" && fv !== "") {
       throw badRequest(`fieldValidation "${fv}" is invalid: must be "Ignore", "Warn", or "Strict"`);
     }
-    const o: WriteOptions = { user, fieldValidation: level, warnings };
+    const o: WriteOptions = { user, fieldValidation: level, warnings, serviceRanges };
     if (subresource) o.subresource = subresource;
     if (q.get("dryRun") === "All") o.dryRun = true;
     return o;

@@ -36,6 +36,7 @@
 //     then waiting for the watch), as kube-apiserver reads them from etcd.
 import { defaultJob } from "./job-defaults.js";
 import { markedForDeletion } from "./pod-grace.js";
+import { allocateService, type ServiceRanges } from "./service-allocation.js";
 import { str } from "./json.js";
 import { randomInt, randomUUID } from "node:crypto";
 import { applyObjectPatch, deepEqual, type PatchType } from "./patch.js";
@@ -124,6 +125,8 @@ export interface WriteOptions {
   warnings?: string[];
   /** Validate, but do not persist (?dryRun=All). */
   dryRun?: boolean;
+  /** The API server's Service ranges (service-allocation.ts); default: the node port range only. */
+  serviceRanges?: ServiceRanges;
 }
 
 export interface DeleteOptions {
@@ -193,6 +196,9 @@ export const SYSTEM_NAMESPACES = ["default", "kube-system", "kube-public", "kube
 const IMMORTAL_NAMESPACES = ["default", "kube-system", "kube-public"];
 // k8s: staging/src/k8s.io/apiserver/pkg/storage/names/generate.go
 const GENERATE_ALPHABET = "bcdfghjklmnpqrstvwxz2456789";
+
+const isCoreService = (info: ResourceInfo) =>
+  info.group === "" && info.kind === "Service" && !info.crd;
 
 function clone<T>(v: T): T {
   return structuredClone(v);
@@ -602,6 +608,9 @@ export class ObjectStore {
     meta.uid = randomUUID();
     // The Job strategy's generateSelector needs the UID (pkg/registry/batch/job/strategy.go).
     if (info.group === "batch" && info.kind === "Job" && !info.crd) defaultJob(obj);
+    if (isCoreService(info)) {
+      allocateService(obj, this.otherServices(info, meta), opts.serviceRanges ?? {});
+    }
     meta.creationTimestamp = rfc3339(this.now());
     delete meta.deletionTimestamp;
     delete meta.deletionGracePeriodSeconds;
@@ -778,6 +787,13 @@ export class ObjectStore {
         `unable to create new content in namespace ${ns} because it is being terminated`,
       );
     }
+  }
+
+  /** The stored Services other than the one `meta` names: what holds cluster IPs and node ports. */
+  private otherServices(info: ResourceInfo, meta: Json): StoredObject[] {
+    return this.listIn(info).filter(
+      (s) => s.metadata.namespace !== meta.namespace || s.metadata.name !== meta.name,
+    );
   }
 
   /** k8s: pkg/registry/<group>/<kind>/strategy.go PrepareForCreate */
@@ -971,6 +987,9 @@ export class ObjectStore {
     }
     applyDefaults(info, obj);
     const next = this.prepareForUpdate(info, obj, prev, opts.subresource);
+    if (isCoreService(info) && !opts.subresource) {
+      allocateService(next, this.otherServices(info, meta), opts.serviceRanges ?? {}, prev);
+    }
     validateUpdate(info, next, prev);
     validateObject(info, next);
     const stored = normalize(info, next);

@@ -260,6 +260,15 @@ export class SimulatedKubelet {
       {
         keepApiPods: !this.apiPods!.ready,
         ...(this.opts.podIPRange ? { podIPRange: this.opts.podIPRange } : {}),
+        // Once registered, the runtime runs kube-proxy with the node's credentials (kube-proxy.ts).
+        ...(this.node
+          ? {
+              kubeProxy: {
+                kubeconfig: this.cfg!.flags.kubeconfig,
+                nodeIPs: this.node.identity.nodeIPs,
+              },
+            }
+          : {}),
       },
     );
     this.mirrorWake?.abort();

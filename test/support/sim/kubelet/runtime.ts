@@ -10,6 +10,7 @@ import {
 } from "./containers.js";
 import { readFaults } from "./faults.js";
 import type { HostFiles } from "./host-files.js";
+import { KubeProxyHolder } from "./kube-proxy.js";
 import { addPodAddress, allocatePodIP, parsePodIPRange, removePodAddress } from "./pod-network.js";
 import type { PodManifest } from "./static-pods.js";
 import type { KubeletTiming } from "./timing.js";
@@ -42,6 +43,8 @@ export interface SyncOptions {
    * are ready — sourcesReady.AllReady).
    */
   keepApiPods?: boolean;
+  /** Where the node's kubeconfig and addresses are: the runtime then runs kube-proxy (kube-proxy.ts). */
+  kubeProxy?: { kubeconfig: string; nodeIPs: string[] };
 }
 
 export interface ContainerState {
@@ -141,16 +144,31 @@ export class InProcessRuntime implements PodRuntime, SandboxRuntime {
   private apiStore: FakeApiServer["store"] | undefined;
   private queue: Promise<unknown> = Promise.resolve();
 
-  constructor(private readonly o: RuntimeOptions) {}
+  /** kube-proxy's NodePorts, run here as the kube-proxy Pod's container outlives the kubelet. */
+  private readonly kubeProxy: KubeProxyHolder;
+
+  constructor(private readonly o: RuntimeOptions) {
+    this.kubeProxy = new KubeProxyHolder({
+      files: o.files,
+      log: o.log,
+      syncMs: o.timing.staticPodPollMs,
+    });
+  }
 
   sync(pods: DesiredPod[], opts: SyncOptions = {}): Promise<PodStatus[]> {
-    const next = this.queue.then(() => this.reconcile(pods, opts));
+    const next = this.queue.then(async () => {
+      await this.kubeProxy.ensure(opts.kubeProxy);
+      return this.reconcile(pods, opts);
+    });
     this.queue = next.catch(() => undefined);
     return next;
   }
 
   shutdown(): Promise<void> {
-    const next = this.queue.then(() => this.reconcile([])).then(() => undefined);
+    const next = this.queue
+      .then(() => this.kubeProxy.stop())
+      .then(() => this.reconcile([]))
+      .then(() => undefined);
     this.queue = next.catch(() => undefined);
     return next;
   }

@@ -87,13 +87,17 @@ describe("the canary's objects", () => {
     );
   });
 
-  it("a budget that lets a drain take one replica, a Service on the container's named port", () => {
+  it("a budget that lets a drain take one replica, a NodePort Service on the container's named port", () => {
     expect(budget).toMatchObject({
       apiVersion: "policy/v1",
       kind: "PodDisruptionBudget",
       spec: { maxUnavailable: 1, selector: deployment.spec.selector },
     });
+    // No nodePort: the API server allocates one. Cluster: any node forwards to a ready Pod
+    // anywhere (docs "Service": externalTrafficPolicy).
     expect(service.spec).toEqual({
+      type: "NodePort",
+      externalTrafficPolicy: "Cluster",
       selector: deployment.spec.selector.matchLabels,
       ports: [{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }],
     });
