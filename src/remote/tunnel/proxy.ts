@@ -1,4 +1,4 @@
-import { connect } from "node:net";
+import { connectWithin } from "../tcp-connect.js";
 import type { Duplex } from "node:stream";
 import { openLocalForward } from "../ssh/forward.js";
 
@@ -25,21 +25,12 @@ export function directTarget(host: string, port: number, timeoutMs = 5000): Prox
   return {
     describe: `${host}:${port}`,
     open: () =>
-      new Promise<Duplex>((resolve, reject) => {
-        const socket = connect({ host, port });
-        const timer = setTimeout(() => {
-          socket.destroy();
-          reject(new Error(`no connection to ${host}:${port} within ${timeoutMs} ms`));
-        }, timeoutMs);
-        socket.once("connect", () => {
-          clearTimeout(timer);
-          resolve(socket);
-        });
-        socket.once("error", (e) => {
-          clearTimeout(timer);
-          reject(e);
-        });
-      }),
+      connectWithin(
+        host,
+        port,
+        timeoutMs,
+        () => new Error(`no connection to ${host}:${port} within ${timeoutMs} ms`),
+      ),
   };
 }
 

@@ -1,8 +1,8 @@
 import { request } from "node:http";
-import { connect as tcpConnect } from "node:net";
 import type { Duplex } from "node:stream";
 import type { RawResponse } from "../../../kube/types.js";
 import type { Host } from "../../../remote/host.js";
+import { connectWithin } from "../../../remote/tcp-connect.js";
 import { PathUnavailable } from "./prober.js";
 
 // One HTTP GET to a node's NodePort, as the runner reaches the node: a TCP connection from the
@@ -30,21 +30,9 @@ const SSH_UNREACHABLE = /No route to host|Network is unreachable|administrativel
 
 /** A connection from the runner itself. */
 export const directConnect: Connect = (host, port, timeoutMs) =>
-  new Promise((resolve, reject) => {
-    const socket = tcpConnect({ host, port });
-    const timer = setTimeout(() => {
-      socket.destroy();
-      reject(Object.assign(new Error(`connect ${host}:${port}: no answer`), { code: "ETIMEDOUT" }));
-    }, timeoutMs);
-    socket.once("connect", () => {
-      clearTimeout(timer);
-      resolve(socket);
-    });
-    socket.once("error", (e) => {
-      clearTimeout(timer);
-      reject(e);
-    });
-  });
+  connectWithin(host, port, timeoutMs, () =>
+    Object.assign(new Error(`connect ${host}:${port}: no answer`), { code: "ETIMEDOUT" }),
+  );
 
 /** A connection the node makes (over its SSH connection); undefined when the host has none. */
 export function connectFrom(node: Host): Connect | undefined {
