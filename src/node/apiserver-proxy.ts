@@ -237,15 +237,14 @@ export async function proxySessionsTo(
   server: string,
   socket = APISERVER_PROXY_SOCKET,
 ): Promise<number> {
-  const argv = ["socat", "-", `UNIX-CONNECT:${socket}`];
-  const r = await host.exec(argv, { sudo: true, stdin: "show stat\n", timeoutMs: 15_000 });
-  const [header = "", ...rows] = r.code === 0 ? r.stdout.trim().split("\n") : [];
+  const stat = await askRuntimeAPI(host, "show stat", socket);
+  const [header = "", ...rows] = stat.trim().split("\n");
   const columns = header.replace(/^# /, "").split(",");
   const [px, sv, cur] = ["pxname", "svname", "scur"].map((c) => columns.indexOf(c));
   const row = rows.map((l) => l.split(",")).find((c) => c[px!] === BACKEND && c[sv!] === server);
   if (row === undefined || cur === -1) {
     throw new Error(
-      `the API server proxy on ${host.name} shows no sessions of ${BACKEND}/${server}: ${(r.stderr || r.stdout).trim().split("\n").pop()}`,
+      `the API server proxy on ${host.name} shows no sessions of ${BACKEND}/${server}: ${stat.trim().split("\n").pop()}`,
     );
   }
   return Number(row[cur!]);
@@ -270,14 +269,10 @@ export async function untilNoSessionsTo(
 }
 
 /**
- * Sends `commands` to the proxy's runtime API on the host (socat, which kubeadm's preflight
- * looks for on every node); throws naming the host when the API is not there or refuses one.
+ * What the proxy's runtime API on the host answers `commands` (socat, which kubeadm's preflight
+ * looks for on every node); throws naming the host and the socket when the API is not there.
  */
-export async function changeProxyRotation(
-  host: Host,
-  commands: string,
-  socket = APISERVER_PROXY_SOCKET,
-): Promise<void> {
+async function askRuntimeAPI(host: Host, commands: string, socket: string): Promise<string> {
   const argv = ["socat", "-", `UNIX-CONNECT:${socket}`];
   const r = await host.exec(argv, { sudo: true, stdin: `${commands}\n`, timeoutMs: 15_000 });
   if (r.code !== 0) {
@@ -285,8 +280,20 @@ export async function changeProxyRotation(
       `cannot reach the API server proxy's runtime API (${socket}) on ${host.name}: ${(r.stderr || r.stdout).trim().split("\n").pop()}`,
     );
   }
+  return r.stdout;
+}
+
+/**
+ * Sends `commands` to the proxy's runtime API on the host; throws naming the host when the API
+ * is not there or refuses one.
+ */
+export async function changeProxyRotation(
+  host: Host,
+  commands: string,
+  socket = APISERVER_PROXY_SOCKET,
+): Promise<void> {
   // Each command answers an empty line when it worked, a message otherwise.
-  const refused = r.stdout.trim();
+  const refused = (await askRuntimeAPI(host, commands, socket)).trim();
   if (refused !== "") {
     throw new Error(`the API server proxy on ${host.name} refused "${commands}": ${refused}`);
   }

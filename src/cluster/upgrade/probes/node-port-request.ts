@@ -28,11 +28,13 @@ const UNREACHABLE = new Set(["EHOSTUNREACH", "ENETUNREACH", "EHOSTDOWN", "EADDRN
  */
 const SSH_UNREACHABLE = /No route to host|Network is unreachable|administratively prohibited/i;
 
+/** A connect that got no answer in time, with the code a socket's own timeout carries. */
+const noAnswer = (host: string, port: number) =>
+  Object.assign(new Error(`connect ${host}:${port}: no answer`), { code: "ETIMEDOUT" });
+
 /** A connection from the runner itself. */
 export const directConnect: Connect = (host, port, timeoutMs) =>
-  connectWithin(host, port, timeoutMs, () =>
-    Object.assign(new Error(`connect ${host}:${port}: no answer`), { code: "ETIMEDOUT" }),
-  );
+  connectWithin(host, port, timeoutMs, () => noAnswer(host, port));
 
 /** A connection the node makes (over its SSH connection); undefined when the host has none. */
 export function connectFrom(node: Host): Connect | undefined {
@@ -41,13 +43,7 @@ export function connectFrom(node: Host): Connect | undefined {
   return async (host, port, timeoutMs) => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<never>((_, reject) => {
-      timer = setTimeout(
-        () =>
-          reject(
-            Object.assign(new Error(`connect ${host}:${port}: no answer`), { code: "ETIMEDOUT" }),
-          ),
-        timeoutMs,
-      );
+      timer = setTimeout(() => reject(noAnswer(host, port)), timeoutMs);
     });
     const opening = connectTo(host, port);
     try {

@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { joinHostPort } from "../../../config/network.js";
 import { CANARY_NAME, CANARY_PATH } from "../../../manifests/probe-canary.js";
 import { nodePortGet, type Connect } from "./node-port-request.js";
 import { PathUnavailable, type ProbeTarget } from "./prober.js";
@@ -114,12 +115,9 @@ export function pickNode(nodes: readonly NodePortNode[], running: readonly strin
   return nodes.find((n) => !busy.has(n.name)) ?? nodes[0]!;
 }
 
-const hostPort = (address: string, port: number) =>
-  address.includes(":") ? `[${address}]:${port}` : `${address}:${port}`;
-
 /** "http://10.0.0.12:31234/hostname". */
 export const nodePortURL = (address: string, port: number) =>
-  `http://${hostPort(address, port)}${CANARY_PATH}`;
+  `http://${joinHostPort(address, port)}${CANARY_PATH}`;
 
 /**
  * The canary through its NodePort: each sample a GET on the node pickNode chooses; 200 is up.

@@ -63,23 +63,16 @@ function fakeAPI(pods: KubeObject[], blocked: Set<string>, conflictOnce = new Se
       calls.push(`${sub} ${ref.namespace}/${ref.name}`);
       if (conflictOnce.delete(ref.name)) {
         return Promise.reject(
-          new ApiError({
-            operation: { verb: "create", kind: "Pod", name: ref.name, namespace: "default" },
-            code: 409,
-            reason: "Conflict",
-            statusMessage: `Operation cannot be fulfilled on poddisruptionbudgets.policy "web-pdb": the object has been modified; please apply your changes to the latest version and try again`,
-          }),
+          evictionError(
+            ref.name,
+            409,
+            "Conflict",
+            `Operation cannot be fulfilled on poddisruptionbudgets.policy "web-pdb": the object has been modified; please apply your changes to the latest version and try again`,
+          ),
         );
       }
       if (blocked.has(ref.name)) {
-        return Promise.reject(
-          new ApiError({
-            operation: { verb: "create", kind: "Pod", name: ref.name, namespace: "default" },
-            code: 429,
-            reason: "TooManyRequests",
-            statusMessage: TOO_MANY,
-          }),
-        );
+        return Promise.reject(evictionError(ref.name, 429, "TooManyRequests", TOO_MANY));
       }
       pods = pods.filter((p) => p.metadata.name !== ref.name);
       return Promise.resolve({});
@@ -87,6 +80,15 @@ function fakeAPI(pods: KubeObject[], blocked: Set<string>, conflictOnce = new Se
   } as unknown as KubeClient;
   return { client, calls };
 }
+
+/** The API's answer to an eviction of `pod` that it did not carry out. */
+const evictionError = (pod: string, code: number, reason: string, statusMessage: string) =>
+  new ApiError({
+    operation: { verb: "create", kind: "Pod", name: pod, namespace: "default" },
+    code,
+    reason,
+    statusMessage,
+  });
 
 describe("drain", () => {
   it("evicts every Pod but mirror and DaemonSet Pods, and waits until they are gone", async () => {
