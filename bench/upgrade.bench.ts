@@ -4,7 +4,7 @@
 // node (`kubeforge upgrade --phase stage`, untimed), then `kubeforge upgrade --to v1.36.3
 // --worker-batch 2` runs and is timed. The waits no orchestration can avoid are read from the
 // simulation's own logs of the same run: each control-plane component's restart (its new
-// manifest in place until the kubelet created its new mirror Pod), each kubelet's restart
+// manifest in place until the kubelet reported its new mirror Pod Running), each kubelet's restart
 // (SIGTERM until the new process reported the Node Ready at the target) and each drain's Pod
 // terminations (the drain's start, from the report, until the node's kubelet deleted the last
 // Pod it stopped — the drain's own list and eviction requests, a few tens of ms, fall inside),
@@ -79,7 +79,10 @@ function kubeletRestart(log: [number, string][], since: number, version: string)
   return longest;
 }
 
-/** Each changed component: its manifest put in place (ctime) until its new mirror Pod, in ms. */
+/**
+ * Each changed component: its manifest put in place (ctime) until the kubelet reported its new
+ * mirror Pod Running (kubeadm's upgrade waits for both the new hash and the Pod Running), in ms.
+ */
 async function componentRestarts(
   bed: SshTestbed,
   node: string,
@@ -95,7 +98,12 @@ async function componentRestarts(
         t >= placed - 1 && line.includes(`Created mirror pod kube-system/${c}-${node}`),
     );
     if (!created) throw new Error(`no new mirror pod of ${c} on ${node} in the kubelet log`);
-    out[c] = created[0] - placed;
+    const running = log.find(
+      ([t, line]) =>
+        t >= created[0] && line.includes(`Status of mirror pod kube-system/${c}-${node}: Running`),
+    );
+    if (!running) throw new Error(`the new mirror pod of ${c} on ${node} never ran`);
+    out[c] = running[0] - placed;
   }
   return out;
 }

@@ -63,6 +63,19 @@ async function inlineFile(
 
 const base64 = (data: Buffer): string => data.toString("base64");
 
+/** Each file read once: a kubelet's kubeconfig names one PEM file as certificate and key. */
+function readEachOnce(readFile: (path: string) => Promise<Buffer>) {
+  const reads = new Map<string, Promise<Buffer>>();
+  return (path: string): Promise<Buffer> => {
+    let read = reads.get(path);
+    if (!read) {
+      read = readFile(path);
+      reads.set(path, read);
+    }
+    return read;
+  };
+}
+
 async function clusterEntry(
   name: string,
   cluster: KubeConfigCluster,
@@ -100,16 +113,16 @@ async function userEntry(
       throw new Error(`${opts.description}: the "${plugin}" credential plugin is not supported`);
     }
   }
-  const certData = user["client-certificate-data"];
   const certFile = user["client-certificate"];
-  const keyData = user["client-key-data"];
   const keyFile = user["client-key"];
+  const [certData, keyData] = await Promise.all([
+    user["client-certificate-data"] ||
+      (certFile && inlineFile(readFile, certFile, "client-certificate", opts).then(base64)),
+    user["client-key-data"] ||
+      (keyFile && inlineFile(readFile, keyFile, "client-key", opts).then(base64)),
+  ]);
   if (certData) entry.certData = certData;
-  else if (certFile) {
-    entry.certData = base64(await inlineFile(readFile, certFile, "client-certificate", opts));
-  }
   if (keyData) entry.keyData = keyData;
-  else if (keyFile) entry.keyData = base64(await inlineFile(readFile, keyFile, "client-key", opts));
   if (user.token) entry.token = user.token;
   else if (user.tokenFile) {
     // client-go trims the token file's content (transport/token_source.go).
@@ -126,14 +139,17 @@ export async function kubeClientFromKubeConfig(
 ): Promise<KubeClient> {
   const config = parseKubeConfig(text, opts.description);
   const entries = currentEntries(config, opts.description);
-  const readFile = opts.readFile ?? ((path: string) => readLocalFile(path));
-  let cluster = await clusterEntry(entries.clusterName, entries.cluster, readFile, opts);
-  const user = await userEntry(
-    entries.userName,
-    entries.user as (KubeConfigUser & Record<string, unknown>) | undefined,
-    readFile,
-    opts,
-  );
+  const readFile = readEachOnce(opts.readFile ?? ((path: string) => readLocalFile(path)));
+  const [clusterFound, user] = await Promise.all([
+    clusterEntry(entries.clusterName, entries.cluster, readFile, opts),
+    userEntry(
+      entries.userName,
+      entries.user as (KubeConfigUser & Record<string, unknown>) | undefined,
+      readFile,
+      opts,
+    ),
+  ]);
+  let cluster = clusterFound;
   const server = cluster.server;
   let identity: ConnectionOptions | undefined;
   if (opts.route && /^https?:\/\//i.test(server)) {

@@ -78,6 +78,21 @@ export function createOrUpdate<T extends KubeObject>(
   );
 }
 
+/**
+ * createOrUpdate of independent objects (RBAC rules and the like, which may name each other
+ * before both exist) at once rather than one after another; the first failure in the list's
+ * order is the one thrown, after every call has ended.
+ */
+export async function createOrUpdateAll(
+  client: KubeClient,
+  objs: readonly KubeObject[],
+  opts: ApiCallOptions,
+): Promise<void> {
+  const results = await Promise.allSettled(objs.map((o) => createOrUpdate(client, o, opts)));
+  const failed = results.find((r) => r.status === "rejected");
+  if (failed) throw failed.reason;
+}
+
 /** kubeadm CreateOrRetain: an existing object is kept as it is (and returned); else create. */
 export function createOrRetain<T extends KubeObject>(
   client: KubeClient,

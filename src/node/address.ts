@@ -1,5 +1,5 @@
 import { parseIP } from "../config/network.js";
-import type { Host } from "../remote/host.js";
+import { readFileIfExists, type Host } from "../remote/host.js";
 import { displayCommand } from "../remote/command-limits.js";
 
 // The address the API server advertises when the config names none: kubeadm's
@@ -89,8 +89,7 @@ export function chooseAddress(routes: DefaultRoute[], links: IPLink[]): string |
 }
 
 async function readIfExists(host: Host, path: string): Promise<string | undefined> {
-  if (!(await host.exists(path))) return undefined;
-  return (await host.readFile(path)).toString("utf8");
+  return (await readFileIfExists(host, path))?.toString("utf8");
 }
 
 /** The host's interfaces and addresses (`ip -j addr show`); `purpose` ends an error's sentence. */
@@ -160,10 +159,12 @@ export async function detectNodeIPs(
 
 /** The IP the API server should advertise on this host; throws a sentence saying why not. */
 export async function detectAdvertiseAddress(host: Host): Promise<string> {
-  const v4 = await readIfExists(host, IPV4_ROUTES);
-  const v6 = await readIfExists(host, IPV6_ROUTES);
+  const [v4, v6, links] = await Promise.all([
+    readIfExists(host, IPV4_ROUTES),
+    readIfExists(host, IPV6_ROUTES),
+    listLinks(host, "set --apiserver-advertise-address"),
+  ]);
   const routes = [...parseIPv4DefaultRoutes(v4 ?? ""), ...parseIPv6DefaultRoutes(v6 ?? "")];
-  const links = await listLinks(host, "set --apiserver-advertise-address");
 
   if (v4 === undefined) {
     // No routing table to read (ChooseHostInterface: chooseIPFromHostInterfaces): the first

@@ -81,43 +81,49 @@ export async function stageBinaries(
   await installArtifacts(host, staged, { log });
 }
 
-async function run(host: Host, argv: string[]): Promise<void> {
-  const r = await host.exec(argv, { sudo: true, timeoutMs: 120_000 });
-  if (r.code !== 0) throw new CommandError(host.name, argv, r);
-}
+// One round trip for every binary of a node: the node's turn is on the upgrade's critical path.
+// Per binary (staged, in use, previous): a binary that is the staged one already (a resumed run)
+// is left alone; else the one in use is copied beside it and the staged one renamed over it (a
+// running kubelet is replaced, never truncated). One line per binary: "kept" when a previous
+// binary was kept (now, or by the run that swapped it).
+const SWAP_SCRIPT = `set -e
+while [ "$#" -gt 0 ]; do
+  staged=$1 target=$2 previous=$3
+  shift 3
+  kept=none
+  if [ -e "$target" ]; then
+    if cmp -s -- "$staged" "$target"; then
+      if [ -e "$previous" ]; then echo kept; else echo none; fi
+      continue
+    fi
+    cp -p -- "$target" "$previous"
+    kept=kept
+  fi
+  cp -p -- "$staged" "$target.kubeforge-new"
+  mv -f -- "$target.kubeforge-new" "$target"
+  echo "$kept"
+done`;
 
 /**
- * Puts the staged binaries in place: the one in use is copied to `<path>.kubeforge-prev`, the
- * staged one renamed over it (a running kubelet is replaced, never truncated). A binary that is
- * the staged one already (a resumed run) is left alone. Returns the paths of the kept binaries.
+ * Puts the staged binaries in place, the one in use kept as `<path>.kubeforge-prev`. Returns
+ * the paths of the kept binaries.
  */
 export async function swapBinaries(
   host: Host,
   fetched: readonly FetchedArtifact[],
   version: string,
 ): Promise<string[]> {
-  const kept: string[] = [];
-  for (const file of fetched.flatMap((f) => f.files)) {
-    const staged = commandPath(host, posix.join(stagingDir(version), posix.basename(file.to)));
-    const target = commandPath(host, file.to);
-    const previous = `${file.to}${PREVIOUS_SUFFIX}`;
-    if (await host.exists(file.to)) {
-      const same = await host.exec(["cmp", "-s", "--", staged, target], {
-        sudo: true,
-        readOnly: true,
-        timeoutMs: 120_000,
-      });
-      if (same.code === 0) {
-        if (await host.exists(previous)) kept.push(previous);
-        continue;
-      }
-      await run(host, ["cp", "-p", "--", target, commandPath(host, previous)]);
-      kept.push(previous);
-    }
-    await run(host, ["cp", "-p", "--", staged, `${target}.kubeforge-new`]);
-    await run(host, ["mv", "-f", "--", `${target}.kubeforge-new`, target]);
-  }
-  return kept;
+  const files = fetched.flatMap((f) => f.files);
+  const args = files.flatMap((file) => [
+    commandPath(host, posix.join(stagingDir(version), posix.basename(file.to))),
+    commandPath(host, file.to),
+    commandPath(host, `${file.to}${PREVIOUS_SUFFIX}`),
+  ]);
+  const argv = ["sh", "-c", SWAP_SCRIPT, "sh", ...args];
+  const r = await host.exec(argv, { sudo: true, timeoutMs: 120_000 });
+  const lines = r.stdout.trim().split("\n");
+  if (r.code !== 0 || lines.length !== files.length) throw new CommandError(host.name, argv, r);
+  return files.filter((_, i) => lines[i] === "kept").map((f) => `${f.to}${PREVIOUS_SUFFIX}`);
 }
 
 /** `systemctl daemon-reload && systemctl restart kubelet`. */

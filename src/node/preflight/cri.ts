@@ -26,30 +26,44 @@ export const KNOWN_CRI_SOCKETS = [
 
 /** The known CRI endpoints whose socket exists on the host, in kubeadm's order. */
 export async function presentCRISockets(host: Host): Promise<string[]> {
-  const found: string[] = [];
-  for (const endpoint of KNOWN_CRI_SOCKETS) {
-    if (await socketExists(host, criSocketPath(endpoint))) found.push(endpoint);
-  }
-  return found;
+  const present = await Promise.all(
+    KNOWN_CRI_SOCKETS.map((endpoint) => socketExists(host, criSocketPath(endpoint))),
+  );
+  return KNOWN_CRI_SOCKETS.filter((_, i) => present[i]);
 }
 
 export type CRIConnection =
-  { connected: true; crictl: string | undefined } | { connected: false; reason: string };
+  | {
+      connected: true;
+      crictl: string | undefined;
+      /** The RuntimeConfig answer, asked beside the Version call (connectCRI's `ahead`). */
+      runtimeConfig?: Promise<boolean | undefined>;
+    }
+  | { connected: false; reason: string };
 
-/** kubeadm's ContainerRuntime.Connect, done with crictl (a Version call) or a socket test. */
+/**
+ * kubeadm's ContainerRuntime.Connect, done with crictl (a Version call) or a socket test. With
+ * `ahead.runtimeConfig` the RuntimeConfig call the ContainerRuntimeVersion check makes next is
+ * sent beside the Version call (both only read; its answer counts only once connected).
+ */
 export async function connectCRI(
   host: Host,
   endpoint: string,
   opts: LookupOptions = {},
+  ahead: { runtimeConfig?: boolean } = {},
 ): Promise<CRIConnection> {
   const crictl = await lookPath(host, "crictl", opts);
   if (crictl !== undefined) {
+    const runtimeConfig = ahead.runtimeConfig
+      ? supportsRuntimeConfig(host, crictl, endpoint)
+      : undefined;
+    runtimeConfig?.catch(() => {});
     const r = await host.exec([crictl, "--runtime-endpoint", endpoint, "version"], {
       sudo: true,
       readOnly: true,
       timeoutMs: 30_000,
     });
-    if (r.code === 0) return { connected: true, crictl };
+    if (r.code === 0) return { connected: true, crictl, ...(runtimeConfig && { runtimeConfig }) };
     const detail = (r.stderr || r.stdout).trim().split("\n").at(-1) ?? "";
     return {
       connected: false,
@@ -157,7 +171,8 @@ export function containerRuntimeVersionCheck(
 ): Check {
   return makeCheck("ContainerRuntimeVersion", async () => {
     if (!connection.connected || connection.crictl === undefined) return pass();
-    const supported = await supportsRuntimeConfig(host, connection.crictl, endpoint);
+    const supported = await (connection.runtimeConfig ??
+      supportsRuntimeConfig(host, connection.crictl, endpoint));
     return supported === false ? warn(runtimeConfigWarning(removedIn)) : pass();
   });
 }
@@ -166,6 +181,11 @@ export function containerRuntimeVersionCheck(
 export interface KubeadmRelease {
   readonly version: string;
   readonly release: Release;
+}
+
+/** Whether kubeadm of that release asks the runtime for its RuntimeConfig (1.35+). */
+export function asksRuntimeConfig(kubeadm: KubeadmRelease): boolean {
+  return runtimeConfigFallbackRemovedIn(kubeadm.version, kubeadm.release) !== undefined;
 }
 
 /** The ContainerRuntimeVersion check when kubeadm of that release has one (1.35+), else none. */

@@ -17,6 +17,7 @@ import { execChecks } from "./binaries.js";
 import type { LookupOptions } from "../lookpath.js";
 import { type Check, type CheckResult, makeCheck } from "./checks.js";
 import {
+  asksRuntimeConfig,
   connectCRI,
   containerRuntimeVersionChecks,
   criCheck,
@@ -144,7 +145,9 @@ export async function commonChecks(
   opts: LookupOptions & Pick<InitChecksOptions, "warn"> & { kubeadm?: KubeadmRelease },
 ): Promise<Check[]> {
   const checks: Check[] = [];
-  const cri = await connectCRI(host, nodeReg.criSocket, opts);
+  const cri = await connectCRI(host, nodeReg.criSocket, opts, {
+    runtimeConfig: opts.kubeadm !== undefined && asksRuntimeConfig(opts.kubeadm),
+  });
   if (cri.connected) {
     // [M] kubeadm builds ContainerRuntimeVersion with the socket alone, right after CRI (its log
     // line follows CRI's in checks.go); kubeforge runs it on a runtime it could connect to.

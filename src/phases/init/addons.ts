@@ -7,7 +7,12 @@ import {
   existingCoreDNSReplicas,
 } from "../../manifests/addons/coredns.js";
 import { kubeProxyEnabled, kubeProxyObjects } from "../../manifests/addons/kube-proxy.js";
-import { createOrUpdate, createOrUpdateService, getIfExists } from "../../kube/idempotency.js";
+import {
+  createOrUpdate,
+  createOrUpdateAll,
+  createOrUpdateService,
+  getIfExists,
+} from "../../kube/idempotency.js";
 import { poll } from "../../kube/poll.js";
 import { refOf } from "../../kube/types.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
@@ -45,9 +50,11 @@ async function ensureCoreDNS(data: InitData, ctx: PhaseContext): Promise<void> {
   } else {
     await createOrUpdate(client, objects.configMap, opts);
   }
-  for (const obj of [objects.clusterRole, objects.clusterRoleBinding, objects.serviceAccount]) {
-    await createOrUpdate(client, obj, opts);
-  }
+  await createOrUpdateAll(
+    client,
+    [objects.clusterRole, objects.clusterRoleBinding, objects.serviceAccount],
+    opts,
+  );
   await createOrUpdate(client, objects.deployment, opts);
   await createOrUpdateService(client, objects.service, opts);
   ctx.log.info("[addons] Applied essential addon: CoreDNS");
@@ -56,9 +63,10 @@ async function ensureCoreDNS(data: InitData, ctx: PhaseContext): Promise<void> {
 async function ensureKubeProxy(data: InitData, ctx: PhaseContext): Promise<void> {
   const client = await adminClient(data);
   const opts = apiCallOptions(data);
-  for (const obj of kubeProxyObjects(data.cfg, data.release, data.proxyEnv).inOrder) {
-    await createOrUpdate(client, obj, opts);
-  }
+  // Its configuration first, as kubeadm; the DaemonSet and its RBAC then at once.
+  const [configMap, ...rest] = kubeProxyObjects(data.cfg, data.release, data.proxyEnv).inOrder;
+  await createOrUpdate(client, configMap!, opts);
+  await createOrUpdateAll(client, rest, opts);
   ctx.log.info("[addons] Applied essential addon: kube-proxy");
 }
 

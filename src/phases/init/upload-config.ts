@@ -1,4 +1,9 @@
-import { annotateCRISocket, createOrMutate, createOrUpdate } from "../../kube/idempotency.js";
+import {
+  annotateCRISocket,
+  createOrMutate,
+  createOrUpdate,
+  createOrUpdateAll,
+} from "../../kube/idempotency.js";
 import { nodeLocalCRISocket } from "../../manifests/kubelet.js";
 import { kubeadmConfigRBAC, kubeletConfigRBAC } from "../../manifests/rbac.js";
 import {
@@ -29,7 +34,7 @@ async function uploadKubeadmConfig(data: InitData, ctx: PhaseContext): Promise<v
     (existing) => mutateKubeadmConfigConfigMap(existing, cluster),
     opts,
   );
-  for (const obj of kubeadmConfigRBAC()) await createOrUpdate(client, obj, opts);
+  await createOrUpdateAll(client, kubeadmConfigRBAC(), opts);
 }
 
 async function uploadKubeletConfig(data: InitData, ctx: PhaseContext): Promise<void> {
@@ -44,7 +49,7 @@ async function uploadKubeletConfig(data: InitData, ctx: PhaseContext): Promise<v
     kubeletConfigConfigMap(cfg.kubelet, cfg.kubeletUserSupplied, release),
     opts,
   );
-  for (const obj of kubeletConfigRBAC()) await createOrUpdate(client, obj, opts);
+  await createOrUpdateAll(client, kubeletConfigRBAC(), opts);
 
   // Without NodeLocalCRISocket the node's CRI socket lives in a Node annotation
   // (phases/patchnode AnnotateCRISocket), read back by upgrade and reset.

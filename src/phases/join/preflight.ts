@@ -3,7 +3,11 @@ import { requireReadyForAdditionalControlPlane } from "../../node/preflight/addi
 import { initNodeChecks } from "../../node/preflight/init-checks.js";
 import { joinNodeChecks } from "../../node/preflight/join-checks.js";
 import { runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
-import { connectCRI, containerRuntimeVersionChecks } from "../../node/preflight/cri.js";
+import {
+  asksRuntimeConfig,
+  connectCRI,
+  containerRuntimeVersionChecks,
+} from "../../node/preflight/cri.js";
 import { imagePullInput, pullControlPlaneImages } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase } from "../../workflow/phase.js";
@@ -40,11 +44,17 @@ export const joinPreflightPhase: Phase<JoinData> = {
 
     const { cfg, release } = await data.clusterConfig();
     const nodeReg = data.cfg.join.nodeRegistration;
+    const kubeadm = { version: cfg.cluster.kubernetesVersion, release };
     const runtimeChecks = containerRuntimeVersionChecks(
       data.host,
       nodeReg.criSocket,
-      await connectCRI(data.host, nodeReg.criSocket),
-      { version: cfg.cluster.kubernetesVersion, release },
+      await connectCRI(
+        data.host,
+        nodeReg.criSocket,
+        {},
+        { runtimeConfig: asksRuntimeConfig(kubeadm) },
+      ),
+      kubeadm,
     );
     await runChecks(runtimeChecks, data.ignorePreflightErrors, out);
     if (data.cfg.join.controlPlane) {

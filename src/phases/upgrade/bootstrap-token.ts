@@ -1,5 +1,5 @@
 import { kubeletClientUsesRBAC } from "../../config/versions.js";
-import { createOrUpdate } from "../../kube/idempotency.js";
+import { createOrUpdateAll } from "../../kube/idempotency.js";
 import {
   GET_NODES_CLUSTER_ROLE,
   KUBELET_API_ADMIN_BINDING,
@@ -45,11 +45,11 @@ export const upgradeBootstrapTokenPhase: Phase<UpgradeData> = {
       data.cfg.cluster.kubernetesVersion,
       data.release,
     );
-    for (const obj of bootstrapTokenRBAC({ kubeletAPIAdminBinding })) {
-      await createOrUpdate(client, obj, opts);
+    const rules = bootstrapTokenRBAC({ kubeletAPIAdminBinding });
+    await createOrUpdateAll(client, [...rules, ...clusterInfoRBAC()], opts);
+    for (const obj of rules) {
       const done = obj.kind === "ClusterRoleBinding" ? CONFIGURED[obj.metadata.name] : undefined;
       if (done) ctx.log.info(`[bootstrap-token] Configured RBAC rules to ${done}`);
     }
-    for (const obj of clusterInfoRBAC()) await createOrUpdate(client, obj, opts);
   },
 };

@@ -18,9 +18,9 @@ export interface UpgradeTiming {
   upgradeManifestsMs: number;
   /**
    * Between two reads of a mirror Pod or a Pod list. kubeadm waits 500 ms
-   * (constants.KubernetesAPICallRetryInterval); kubeforge reads every 100 ms, so a component
+   * (constants.KubernetesAPICallRetryInterval); kubeforge reads every 50 ms, so a component
    * back after its restart is seen at once rather than up to half a second late, four times on
-   * a control plane (the outcome and the bound are kubeadm's).
+   * a control plane (the outcome and the bound are kubeadm's; one small GET each time).
    */
   pollIntervalMs: number;
   /**
@@ -80,7 +80,7 @@ export interface UpgradeData {
 /** kubeadm's values (constants.go, phases/upgrade/staticpods.go, health.go in v1.35), but for the poll interval (see UpgradeTiming). */
 export const KUBEADM_UPGRADE_TIMING: UpgradeTiming = {
   upgradeManifestsMs: 5 * 60_000,
-  pollIntervalMs: 100,
+  pollIntervalMs: 50,
   etcdRetries: 150,
   etcdRetryIntervalMs: 1_000,
   createJobTimeoutMs: 15_000,

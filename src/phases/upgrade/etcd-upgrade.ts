@@ -140,24 +140,13 @@ async function recoverUnavailableCluster(input: EtcdUpgradeInput, err: unknown):
   );
 }
 
-/**
- * performEtcdStaticPodUpgrade. Throws FatalEtcdError to stop the upgrade; any other error is
- * kubeadm's non-fatal issue (the caller reports it and goes on).
- */
-export async function performEtcdStaticPodUpgrade(input: EtcdUpgradeInput): Promise<void> {
-  const { data, up } = input;
-  try {
-    await input.oldEtcd.checkClusterHealth();
-  } catch (e) {
-    throw new FatalEtcdError(`etcd cluster is not healthy: ${(e as Error).message}`, { cause: e });
-  }
-  try {
-    await copyDir(data.host, dataDir(data), up.pathMgr.paths.backupEtcdDir);
-  } catch (e) {
-    throw new FatalEtcdError(`failed to back up etcd data: ${(e as Error).message}`, { cause: e });
-  }
+/** A promise's value or its error, so that it can run ahead and be taken later. */
+const settle = <T>(p: Promise<T>): Promise<T | Error> => p.catch((e: unknown) => e as Error);
+
+/** etcd is never downgraded; throws kubeadm's non-fatal error when it would be. */
+function versionAllowsUpgrade(data: UpgradeData, current: string | Error): void {
   const desired = desiredEtcdVersion(data);
-  const current = await currentEtcdVersion(input);
+  if (current instanceof Error) throw current;
   const d = parseSemantic(desired);
   const c = parseSemantic(current);
   if (!d || !c) {
@@ -170,12 +159,37 @@ export async function performEtcdStaticPodUpgrade(input: EtcdUpgradeInput): Prom
       `the desired etcd version "${desired}" is older than the currently installed "${current}". Skipping etcd upgrade`,
     );
   }
+}
+
+/**
+ * performEtcdStaticPodUpgrade. Throws FatalEtcdError to stop the upgrade; any other error is
+ * kubeadm's non-fatal issue (the caller reports it and goes on).
+ */
+export async function performEtcdStaticPodUpgrade(input: EtcdUpgradeInput): Promise<void> {
+  const { data, up } = input;
+  try {
+    await input.oldEtcd.checkClusterHealth();
+  } catch (e) {
+    throw new FatalEtcdError(`etcd cluster is not healthy: ${(e as Error).message}`, { cause: e });
+  }
+  const backup = copyDir(data.host, dataDir(data), up.pathMgr.paths.backupEtcdDir);
+  // Two steps of kubeadm's after the copy only read, or write into the temporary folder: they
+  // run while the data is copied, and their outcomes are taken in kubeadm's order after it.
+  const current = settle(currentEtcdVersion(input));
+  const written = settle(input.writeNewManifest());
+  try {
+    await backup;
+  } catch (e) {
+    throw new FatalEtcdError(`failed to back up etcd data: ${(e as Error).message}`, { cause: e });
+  }
+  versionAllowsUpgrade(data, await current);
   const before = await waitForStaticPodSingleHash(up.client, up.nodeName, "etcd", up.wait).catch(
     (e: unknown) => {
       throw new FatalEtcdError((e as Error).message, { cause: e });
     },
   );
-  await input.writeNewManifest();
+  const write = await written;
+  if (write instanceof Error) throw write;
   const member = etcdClientURL(data.cfg.init.localAPIEndpoint.advertiseAddress);
   // Two missed answers in a row: one timeout on a loaded node is not a stopped member.
   let misses = 0;

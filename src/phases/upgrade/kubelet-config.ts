@@ -74,12 +74,11 @@ async function backUpKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promis
   }
   ctx.log.info(`[upgrade] Backing up kubelet config file to ${dest}`);
   try {
-    const st = await data.host.stat(CONFIG_PATH);
-    await data.host.writeFile(
-      dest,
-      await data.host.readFile(CONFIG_PATH),
-      (st?.mode ?? 0o644) & 0o7777,
-    );
+    const [st, text] = await Promise.all([
+      data.host.stat(CONFIG_PATH),
+      data.host.readFile(CONFIG_PATH),
+    ]);
+    await data.host.writeFile(dest, text, (st?.mode ?? 0o644) & 0o7777);
   } catch (e) {
     throw new Error(`error backing up the kubelet config file: ${(e as Error).message}`, {
       cause: e,
@@ -89,14 +88,12 @@ async function backUpKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promis
 }
 
 async function runKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promise<void> {
+  // Which init system runs the kubelet is only read: asked while the backup is made.
+  const init = getInitSystem(data.host);
+  init.catch(() => {});
   await backUpKubeletConfig(data, ctx);
   await migrateInstanceConfig(data, ctx);
-  const text = await kubeletConfigText(
-    data,
-    ctx,
-    await loadPatches(data, ctx),
-    await getInitSystem(data.host),
-  );
+  const text = await kubeletConfigText(data, ctx, await loadPatches(data, ctx), await init);
   ctx.log.info(`[kubelet-start] Writing kubelet configuration to file "${CONFIG_PATH}"`);
   try {
     await writeKubeletFile(data.host, CONFIG_PATH, text);

@@ -7,6 +7,7 @@ import {
 } from "../../config/upgrade-policy.js";
 import { type Check, runChecks, type PreflightOutput } from "../../node/preflight/checks.js";
 import {
+  asksRuntimeConfig,
   connectCRI,
   containerRuntimeVersionChecks,
   type CRIConnection,
@@ -47,7 +48,12 @@ function upgradeChecks(data: UpgradeData, cri: CRIConnection): Check[] {
 
 /** The runtime's answer, asked once: the checks and the image pull both read it. */
 const runtimeConnection = (data: UpgradeData) =>
-  connectCRI(data.host, data.cfg.init.nodeRegistration.criSocket);
+  connectCRI(
+    data.host,
+    data.cfg.init.nodeRegistration.criSocket,
+    {},
+    { runtimeConfig: asksRuntimeConfig({ version: data.kubeadmVersion, release: data.release }) },
+  );
 
 /** The pull at the end of preflight, in kubeadm's upgrade words. */
 async function pullImages(data: UpgradeData, ctx: PhaseContext, cri: CRIConnection): Promise<void> {

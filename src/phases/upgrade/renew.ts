@@ -137,25 +137,40 @@ async function reissue(
   return { cert, key: keys.privateKey };
 }
 
-async function renewCertificateFile(ctx: RenewalContext, name: string): Promise<boolean> {
+/** A file read beside its CA: with an external CA kubeadm never reads it, so nor does its error count. */
+const readOrError = (ctx: RenewalContext, path: string): Promise<Buffer | Error> =>
+  ctx.host.readFile(path).catch((e: unknown) => e as Error);
+
+/** A renewal read and signed, not yet written: the files in kubeadm's write order. */
+type PreparedRenewal = { path: string; data: string; mode: number }[] | "external CA";
+
+async function prepareCertificateFile(ctx: RenewalContext, name: string): Promise<PreparedRenewal> {
   const handler = CERT_HANDLERS[name]!;
-  const ca = await loadLocalCA(ctx, handler.caBaseName);
-  if (!ca) return false;
   const dir = ctx.cfg.cluster.certificatesDir;
   const certPath = certFile(dir, handler.baseName);
-  const old = parseCertificatesPEM(await ctx.host.readFile(certPath), certPath)[0]!;
-  const { cert, key } = await reissue(ctx, old, ca);
+  const [ca, oldPEM] = await Promise.all([
+    loadLocalCA(ctx, handler.caBaseName),
+    readOrError(ctx, certPath),
+  ]);
+  if (!ca) return "external CA";
+  if (oldPEM instanceof Error) throw oldPEM;
+  const { cert, key } = await reissue(ctx, parseCertificatesPEM(oldPEM, certPath)[0]!, ca);
   // Key first, as kubeadm's WriteCertAndKey.
-  await ctx.host.writeFile(keyFile(dir, handler.baseName), privateKeyToPEM(key), KEY_FILE_MODE);
-  await ctx.host.writeFile(certPath, cert.pem, CERT_FILE_MODE);
-  return true;
+  return [
+    { path: keyFile(dir, handler.baseName), data: privateKeyToPEM(key), mode: KEY_FILE_MODE },
+    { path: certPath, data: cert.pem, mode: CERT_FILE_MODE },
+  ];
 }
 
-async function renewKubeConfigFile(ctx: RenewalContext, fileName: string): Promise<boolean> {
-  const ca = await loadLocalCA(ctx, CA_BASE_NAME);
-  if (!ca) return false;
+async function prepareKubeConfigFile(
+  ctx: RenewalContext,
+  fileName: string,
+): Promise<PreparedRenewal> {
   const path = kubeconfigFile(fileName);
-  const config = parseKubeConfig(await ctx.host.readFile(path), path);
+  const [ca, text] = await Promise.all([loadLocalCA(ctx, CA_BASE_NAME), readOrError(ctx, path)]);
+  if (!ca) return "external CA";
+  if (text instanceof Error) throw text;
+  const config = parseKubeConfig(text, path);
   const { user, userName } = currentEntries(config, path);
   const pem = decodeData(user?.["client-certificate-data"]);
   if (!pem) throw new Error(`${path} has no embedded client certificate to renew`);
@@ -166,11 +181,38 @@ async function renewKubeConfigFile(ctx: RenewalContext, fileName: string): Promi
     "client-certificate-data": Buffer.from(cert.pem).toString("base64"),
     "client-key-data": Buffer.from(privateKeyToPEM(key)).toString("base64"),
   };
-  const text = renderKubeConfig(config, {
+  const data = renderKubeConfig(config, {
     preferences: ctx.release.behaviour.kubeconfigPreferences,
   });
-  await ctx.host.writeFile(path, text, KUBECONFIG_FILE_MODE);
-  return true;
+  return [{ path, data, mode: KUBECONFIG_FILE_MODE }];
+}
+
+const prepare = (ctx: RenewalContext, name: string): Promise<PreparedRenewal> =>
+  name.endsWith(".conf") ? prepareKubeConfigFile(ctx, name) : prepareCertificateFile(ctx, name);
+
+/** Renewals prepared ahead (prepareRenewals), each taken once by renewUsingLocalCA. */
+const preparedAhead = new WeakMap<RenewalContext, Map<string, Promise<PreparedRenewal>>>();
+
+/**
+ * Starts reading and signing the named renewals now, writing nothing: a control plane's
+ * components are upgraded one after another, and each then only writes its files. The files a
+ * renewal reads are not written before its turn (each component renews its own).
+ */
+export function prepareRenewals(ctx: RenewalContext, names: readonly string[]): void {
+  const ahead = preparedAhead.get(ctx) ?? new Map<string, Promise<PreparedRenewal>>();
+  preparedAhead.set(ctx, ahead);
+  for (const name of names) {
+    if (ahead.has(name)) continue;
+    const p = prepare(ctx, name);
+    p.catch(() => {}); // read again at its turn
+    ahead.set(name, p);
+  }
+}
+
+async function takePrepared(ctx: RenewalContext, name: string): Promise<PreparedRenewal> {
+  const ahead = preparedAhead.get(ctx)?.get(name);
+  preparedAhead.get(ctx)?.delete(name);
+  return (await ahead?.catch(() => undefined)) ?? prepare(ctx, name);
 }
 
 /**
@@ -178,8 +220,11 @@ async function renewKubeConfigFile(ctx: RenewalContext, fileName: string): Promi
  * signed). `name` is a renewal handler name ("apiserver", "etcd-peer") or a kubeconfig file
  * name ("admin.conf").
  */
-export function renewUsingLocalCA(ctx: RenewalContext, name: string): Promise<boolean> {
-  return name.endsWith(".conf") ? renewKubeConfigFile(ctx, name) : renewCertificateFile(ctx, name);
+export async function renewUsingLocalCA(ctx: RenewalContext, name: string): Promise<boolean> {
+  const renewal = await takePrepared(ctx, name);
+  if (renewal === "external CA") return false;
+  for (const file of renewal) await ctx.host.writeFile(file.path, file.data, file.mode);
+  return true;
 }
 
 /**

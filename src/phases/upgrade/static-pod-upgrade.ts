@@ -12,7 +12,12 @@ import {
   writeManifest,
 } from "./manifests.js";
 import { pathManagerForUpgrade } from "./paths.js";
-import { certificatesOf, renewUsingLocalCA, type RenewalContext } from "./renew.js";
+import {
+  certificatesOf,
+  prepareRenewals,
+  renewUsingLocalCA,
+  type RenewalContext,
+} from "./renew.js";
 import {
   manifestFilesAreEqual,
   rollbackOldManifests,
@@ -90,15 +95,19 @@ async function upgradeEtcd(
 }
 
 /**
- * Starts generating the keys the renewals will take (each renewed certificate gets a new key, as
- * kubeadm's): they are made on every core while the manifests are written and the etcd backup is
- * copied, instead of one after another inside each renewal. Keys nobody takes are dropped.
+ * Starts the renewals ahead of their turns: the keys they take are generated on every core
+ * (each renewed certificate gets a new key, as kubeadm's), and each certificate and kubeconfig
+ * is read and signed while the manifests are written and the etcd backup is copied. Each
+ * component then only writes its files at its turn. Keys nobody takes are dropped.
  */
-function prefetchRenewalKeys(data: UpgradeData): void {
-  const components = ["etcd", ...CONTROL_PLANE_COMPONENTS] as const;
-  const certificates = components.reduce((n, c) => n + certificatesOf(c, data.cfg).length, 0);
-  // admin.conf, and super-admin.conf where it exists.
-  data.keys.prefetch(data.cfg.cluster.encryptionAlgorithm, certificates + 2);
+function startRenewals(data: UpgradeData, renewal: RenewalContext): void {
+  const names = [
+    ...(["etcd", ...CONTROL_PLANE_COMPONENTS] as const).flatMap((c) => certificatesOf(c, data.cfg)),
+    ADMIN_KUBECONFIG,
+  ];
+  // And super-admin.conf where it exists (renewed at its turn).
+  data.keys.prefetch(data.cfg.cluster.encryptionAlgorithm, names.length + 1);
+  prepareRenewals(renewal, names);
 }
 
 /** PerformStaticPodUpgrade for this node. */
@@ -119,7 +128,7 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
   const renewal: RenewalContext | undefined = data.renewCerts
     ? { host: data.host, cfg: data.cfg, release: data.release, keys: data.keys, now: data.now() }
     : undefined;
-  if (renewal) prefetchRenewalKeys(data);
+  if (renewal) startRenewals(data, renewal);
   const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log };
   const recover: RecoverManifests = new Map();
 

@@ -650,13 +650,28 @@ export class SshHost implements Host {
   // ---- facts -----------------------------------------------------------------------------
 
   async hostname(): Promise<string> {
-    const r = await this.rawExec(["uname", "-n"], {});
-    if (r.code !== 0) throw new Error(`${this.label}: uname -n failed: ${r.stderr.trim()}`);
-    return r.stdout.toString().trim();
+    return (await this.facts()).hostname;
   }
 
-  /** One round trip. */
-  async facts(): Promise<HostFacts> {
+  private knownFacts: Promise<HostFacts> | undefined;
+
+  /**
+   * One round trip per connection: a workflow asks in its inventory, its preflight checks and
+   * each node's phases, and nothing kubeforge does changes the machine's name, size or user. A
+   * failed read is not kept.
+   */
+  facts(): Promise<HostFacts> {
+    if (!this.knownFacts) {
+      const asked = this.readFacts();
+      asked.catch(() => {
+        if (this.knownFacts === asked) this.knownFacts = undefined;
+      });
+      this.knownFacts = asked;
+    }
+    return this.knownFacts;
+  }
+
+  private async readFacts(): Promise<HostFacts> {
     const r = await this.rawExec(["sh", "-c", FACTS_SCRIPT], {});
     const lines = r.stdout.toString().trim().split("\n");
     const [hostname, machine, kernelRelease, cpus, memKiB, uid] = lines;

@@ -46,6 +46,25 @@ const WRITE = [
 ].join("\n");
 
 const READ = `[ -e "$1" ] || exit ${MISSING}\nexec cat -- "$1"`;
+// Reads and stats asked for at once (the phases' Promise.all) in one command: each exec costs a
+// process start on the host (and a sudo), more than the reads themselves. One line per
+// operation, in order: M (missing), S <stat>, R <base64 content>, or E (failed: asked again
+// alone, for the single command's error). Without base64 on the host each is asked alone.
+const NO_BASE64 = 99;
+const BATCH = [
+  `command -v base64 >/dev/null 2>&1 || exit ${NO_BASE64}`,
+  'while [ "$#" -gt 0 ]; do',
+  "  kind=$1 p=$2",
+  "  shift 2",
+  '  if [ ! -e "$p" ]; then echo M',
+  `  elif [ "$kind" = s ]; then`,
+  `    if out=$(stat -L -c '%f %s' -- "$p" 2>/dev/null); then echo "S $out"; else echo E; fi`,
+  '  elif out=$(base64 -w0 -- "$p" 2>/dev/null); then echo "R $out"',
+  "  else echo E; fi",
+  "done",
+].join("\n");
+/** At most this many operations share one command (argv stays far below the host's limit). */
+const BATCH_MAX = 64;
 const STAT = `[ -e "$1" ] || exit ${MISSING}\nexec stat -L -c '%f %s' -- "$1"`;
 const READ_DIR = [
   `if [ -d "$1" ]; then cd -- "$1" && exec find . -mindepth 1 -maxdepth 1 -printf '%f\\0'`,
@@ -88,6 +107,27 @@ function absolute(path: string): string {
   return path;
 }
 
+function parseStat(host: string, path: string, r: RawResult): FileStat | undefined {
+  if (r.code === MISSING) return undefined;
+  const m = /^([0-9a-f]+) (\d+)\s*$/.exec(r.stdout.toString());
+  if (r.code !== 0 || !m) throw fileError(host, "stat", path, r);
+  const raw = parseInt(m[1]!, 16);
+  const type = raw & 0o170000;
+  return {
+    isFile: type === 0o100000,
+    isDirectory: type === 0o040000,
+    mode: raw & 0o7777,
+    size: Number(m[2]),
+  };
+}
+
+interface Queued {
+  kind: "r" | "s";
+  path: string;
+  /** With the batch's line for it; undefined (or E): the operation is asked alone. */
+  settle: (line: string | undefined) => void;
+}
+
 /** The Host file operations through a command runner. */
 export class ShellFiles {
   constructor(
@@ -95,7 +135,76 @@ export class ShellFiles {
     private readonly exec: RootExec,
   ) {}
 
+  private queued: Queued[] = [];
+
+  /** Queues a read or stat for the batch sent once the current turn's calls are all in. */
+  private enqueue<T>(
+    kind: "r" | "s",
+    path: string,
+    alone: () => Promise<T>,
+    fromLine: (line: string) => T,
+  ): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      const settle = (line: string | undefined) => {
+        const answer =
+          line === undefined || line === "E" ? alone() : Promise.resolve(line).then(fromLine);
+        answer.then(resolve, reject);
+      };
+      if (this.queued.length === 0) setImmediate(() => this.flush());
+      this.queued.push({ kind, path, settle });
+    });
+  }
+
+  private flush(): void {
+    const all = this.queued;
+    this.queued = [];
+    for (let i = 0; i < all.length; i += BATCH_MAX) {
+      const batch = all.slice(i, i + BATCH_MAX);
+      if (batch.length === 1) {
+        batch[0]!.settle(undefined);
+        continue;
+      }
+      void this.runBatch(batch);
+    }
+  }
+
+  private async runBatch(batch: Queued[]): Promise<void> {
+    let lines: string[] | undefined;
+    try {
+      const r = await this.exec(script(BATCH, ...batch.flatMap((q) => [q.kind, q.path])));
+      const out = r.stdout.toString().split("\n").slice(0, -1);
+      if (r.code === 0 && out.length === batch.length) lines = out;
+    } catch {
+      // Each asked alone: each gets its own error.
+    }
+    batch.forEach((q, i) => q.settle(lines?.[i]));
+  }
+
   async readFile(path: string): Promise<Buffer> {
+    absolute(path);
+    return this.enqueue(
+      "r",
+      path,
+      () => this.readAlone(path),
+      (line) => {
+        if (line === "M") throw this.missing(path);
+        if (!line.startsWith("R ")) throw new Error(`${this.host}: cannot read ${path}: ${line}`);
+        return Buffer.from(line.slice(2), "base64");
+      },
+    );
+  }
+
+  private missing(path: string): Error {
+    return fileError(
+      this.host,
+      "read",
+      path,
+      { code: MISSING, stdout: Buffer.alloc(0), stderr: "no such file or directory" },
+      "ENOENT",
+    );
+  }
+
+  private async readAlone(path: string): Promise<Buffer> {
     const r = await this.exec(script(READ, absolute(path)));
     if (r.code === MISSING) {
       throw fileError(
@@ -132,18 +241,17 @@ export class ShellFiles {
   }
 
   async stat(path: string): Promise<FileStat | undefined> {
-    const r = await this.exec(script(STAT, absolute(path)));
-    if (r.code === MISSING) return undefined;
-    const m = /^([0-9a-f]+) (\d+)\s*$/.exec(r.stdout.toString());
-    if (r.code !== 0 || !m) throw fileError(this.host, "stat", path, r);
-    const raw = parseInt(m[1]!, 16);
-    const type = raw & 0o170000;
-    return {
-      isFile: type === 0o100000,
-      isDirectory: type === 0o040000,
-      mode: raw & 0o7777,
-      size: Number(m[2]),
-    };
+    absolute(path);
+    const alone = async () => parseStat(this.host, path, await this.exec(script(STAT, path)));
+    return this.enqueue("s", path, alone, (line) =>
+      line === "M"
+        ? undefined
+        : parseStat(this.host, path, {
+            code: line.startsWith("S ") ? 0 : 1,
+            stdout: Buffer.from(line.slice(2)),
+            stderr: line,
+          }),
+    );
   }
 
   async readDir(path: string): Promise<string[]> {

@@ -236,9 +236,9 @@ describe("credentials", () => {
       baseDir: "/etc/kubernetes",
     });
     await client.getRaw("/version");
+    // A kubelet's kubeconfig names one PEM file as certificate and key: it is read once.
     expect(read.sort()).toEqual([
       "/etc/kubernetes/pki/ca.crt",
-      "/var/lib/kubelet/pki/kubelet-client-current.pem",
       "/var/lib/kubelet/pki/kubelet-client-current.pem",
     ]);
     expect(server.requests[0]!.clientCN).toBe("kubernetes-admin");

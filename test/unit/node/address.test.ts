@@ -49,7 +49,7 @@ function fakeHost(
     readFile: (p: string) =>
       p in files
         ? Promise.resolve(Buffer.from(files[p]!))
-        : Promise.reject(new Error(`ENOENT ${p}`)),
+        : Promise.reject(Object.assign(new Error(`ENOENT ${p}`), { code: "ENOENT" })),
     exec: (argv: string[], opts?: { readOnly?: boolean }) => {
       calls.push(argv);
       expect(opts?.readOnly).toBe(true);

@@ -216,6 +216,68 @@ describe("ShellFiles", () => {
   });
 });
 
+describe("ShellFiles: reads and stats asked for at once", () => {
+  const all = (h: Pick<LocalHost, "readFile" | "stat">, root: string) => {
+    const outcome = (p: Promise<unknown>) =>
+      p.then(
+        (v) => (Buffer.isBuffer(v) ? v.toString("hex") : v),
+        (e: NodeJS.ErrnoException) => e.code ?? "error",
+      );
+    return Promise.all([
+      outcome(h.readFile(join(root, "bytes"))),
+      outcome(h.readFile(join(root, "empty"))),
+      outcome(h.readFile(join(root, "absent"))),
+      outcome(h.stat(join(root, "bytes"))),
+      outcome(h.stat(join(root, "absent"))),
+      outcome(h.stat(join(root, "a dir $x"))),
+      outcome(h.readFile(join(root, "a dir $x", "it's"))),
+    ]);
+  };
+  let root: string;
+  beforeAll(async () => {
+    root = join(dir, "batch");
+    await local.mkdirp(join(root, "a dir $x"), 0o755);
+    await writeFile(join(root, "bytes"), Buffer.from([...Array(256).keys()]));
+    await writeFile(join(root, "empty"), "");
+    await writeFile(join(root, "file"), "f");
+    await writeFile(join(root, "a dir $x", "it's"), "quoted\n");
+  });
+
+  it("answers as each would alone, in one command", async () => {
+    const before = argvSeen.length;
+    const viaShell = await all(files, root);
+    expect(argvSeen.length - before).toBe(1);
+    expect(viaShell).toEqual(await all(local, root));
+    expect(viaShell[0]).toBe(Buffer.from([...Array(256).keys()]).toString("hex"));
+    expect(viaShell[2]).toBe("ENOENT");
+  });
+
+  it("asks an operation the batch could not answer alone, for its own error", async () => {
+    const before = argvSeen.length;
+    const [folder, file] = await Promise.allSettled([
+      files.readFile(root),
+      files.readFile(join(root, "file")),
+    ]);
+    expect(argvSeen.length - before).toBe(2);
+    expect(folder.status === "rejected" && (folder.reason as Error).message).toMatch(
+      /^h1: cannot read .*batch: cat: .*: Is a directory$/,
+    );
+    expect(file.status === "fulfilled" && file.value.toString()).toBe("f");
+  });
+
+  it("asks each alone on a host without base64", async () => {
+    const seen: string[][] = [];
+    const noBase64 = new ShellFiles("h1", (argv, stdin) => {
+      seen.push(argv);
+      return hostileExec(["env", "PATH=/nonexistent", "/bin/sh", ...argv.slice(1)], stdin).then(
+        (r) => (argv[2]!.includes("base64") ? r : hostileExec(argv, stdin)),
+      );
+    });
+    expect(await all(noBase64, root)).toEqual(await all(local, root));
+    expect(seen.length).toBe(8);
+  });
+});
+
 describe("readFileIfExists", () => {
   it("reads once: the missing file's ENOENT is the answer, through the shell and directly", async () => {
     const present = join(dir, "present");

@@ -650,6 +650,11 @@ export class SimulatedKubelet {
           { status },
           "application/strategic-merge-patch+json",
         );
+        // When a mirror Pod becomes Running: what kubeadm's wait for a component's Pods reads
+        // (the upgrade bench reads the line; the real kubelet logs status at higher verbosity).
+        if (status.phase === "Running" && !rec.lastStatus?.includes('"phase":"Running"')) {
+          this.log(`Status of mirror pod ${s.key}: Running`);
+        }
         rec.lastStatus = text;
       } catch (e) {
         this.log(`Failed to update status for pod ${s.key}: ${(e as Error).message}`);
