@@ -110,3 +110,25 @@ export function onPath(name: string, path: string | undefined): CommandStub {
     result: path === undefined ? { code: 1 } : { stdout: `${path}\n` },
   };
 }
+
+/**
+ * Stub for the CA trust directories' check (src/phases/init/control-plane.ts
+ * existingCATrustDirs: one `sh -c` testing `[ -e ]` of each, naming the ones that exist): only
+ * `existing` exist on the imaginary node.
+ */
+export function caTrustDirs(existing: ReadonlySet<string>): CommandStub {
+  return {
+    match: asksCATrustDirs,
+    result: (argv) => ({
+      stdout: argv
+        .slice(4)
+        .filter((d) => existing.has(d))
+        .map((d) => `${d}\n`)
+        .join(""),
+    }),
+  };
+}
+
+/** Whether argv is the CA trust directories' check. */
+export const asksCATrustDirs = (argv: readonly string[]) =>
+  argv[0] === "sh" && (argv[2] ?? "").includes('[ -e "$d" ]');

@@ -184,36 +184,49 @@ export async function readCluster(
   inventory: readonly HostInventory[],
 ): Promise<ClusterReading> {
   const admin = await session.adminClient();
+  // Independent reads, asked at once; kubeadm-config's failure is the one told first.
+  const rest = Promise.all([
+    withShortRetry(() => admin.list<NodeObject>("v1", "Node")),
+    addonImages(admin),
+  ]);
+  rest.catch(() => {});
   const stored = await storedClusterConfiguration(admin);
-  const objects = await withShortRetry(() => admin.list<NodeObject>("v1", "Node"));
-  const nodes: NodeReading[] = [];
-  for (const inv of inventory) {
-    const obj = objects.find((o) => o.metadata.name === inv.node.name);
-    const marker = inv.condition.kind === "done" ? inv.condition.marker.upgrade : undefined;
-    nodes.push({
-      name: inv.node.name,
-      role: inv.node.role,
-      kubeletVersion: obj?.status?.nodeInfo?.kubeletVersion,
-      ready:
-        obj?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
-      ...(inv.node.role === "control-plane" ? await apiServerOf(session, inv.node.name) : {}),
-      ...(marker ? { marker } : {}),
-    });
-  }
+  const [objects, addons] = await rest;
+  const [nodes, problem] = await Promise.all([
+    Promise.all(inventory.map((inv) => nodeReading(session, inv, objects))),
+    stored.externalEtcd ? undefined : etcdProblem(session, admin, stored.certificatesDir),
+  ]);
   return {
     clusterVersion: stored.kubernetesVersion,
     nodes,
     nodeLocalProxy: isProxyEndpoint(stored.controlPlaneEndpoint),
-    etcdProblem: stored.externalEtcd
-      ? undefined
-      : await etcdProblem(session, admin, stored.certificatesDir),
-    addons: await addonImages(admin),
+    etcdProblem: problem,
+    addons,
+  };
+}
+
+async function nodeReading(
+  session: ClusterSession,
+  inv: HostInventory,
+  objects: readonly NodeObject[],
+): Promise<NodeReading> {
+  const obj = objects.find((o) => o.metadata.name === inv.node.name);
+  const marker = inv.condition.kind === "done" ? inv.condition.marker.upgrade : undefined;
+  return {
+    name: inv.node.name,
+    role: inv.node.role,
+    kubeletVersion: obj?.status?.nodeInfo?.kubeletVersion,
+    ready: obj?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true,
+    ...(inv.node.role === "control-plane" ? await apiServerOf(session, inv.node.name) : {}),
+    ...(marker ? { marker } : {}),
   };
 }
 
 /** The image tags of CoreDNS and kube-proxy, where they run. */
 export async function addonImages(admin: KubeClient): Promise<ClusterReading["addons"]> {
-  const coredns = await containerImage(admin, "apps/v1", "Deployment", "coredns");
-  const kubeProxy = await containerImage(admin, "apps/v1", "DaemonSet", "kube-proxy");
+  const [coredns, kubeProxy] = await Promise.all([
+    containerImage(admin, "apps/v1", "Deployment", "coredns"),
+    containerImage(admin, "apps/v1", "DaemonSet", "kube-proxy"),
+  ]);
   return { ...(coredns ? { coredns } : {}), ...(kubeProxy ? { kubeProxy } : {}) };
 }

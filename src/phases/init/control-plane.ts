@@ -9,7 +9,7 @@ import { applyPatches, readPatchDirectory, type PatchSet } from "../../manifests
 import { renderStaticPod, type Pod } from "../../manifests/static-pod.js";
 import { CA_BASE_NAME } from "../../pki/paths.js";
 import { isExternalCA } from "../../node/pki-store.js";
-import type { Host } from "../../remote/host.js";
+import { CommandError, type Host } from "../../remote/host.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";
 
@@ -68,16 +68,15 @@ export async function writeStaticPod(
 
 /**
  * Which CA trust directories exist on the node. Asked of the machine itself (a read-only
- * `test -e`), so a dry run or a --rootfs run still sees the real distribution's layout. The
- * questions are independent: asked at once, not one round trip after another.
+ * command, not the file operations), so a dry run or a --rootfs run still sees the real
+ * distribution's layout: one command names the ones that exist.
  */
 export async function existingCATrustDirs(host: Host): Promise<Set<string>> {
-  const exists = await Promise.all(
-    CA_TRUST_DIRS.map(
-      async (dir) => (await host.exec(["test", "-e", dir], { readOnly: true })).code === 0,
-    ),
-  );
-  return new Set(CA_TRUST_DIRS.filter((_, i) => exists[i]));
+  const argv = ["sh", "-c", 'for d; do if [ -e "$d" ]; then echo "$d"; fi; done', "sh"];
+  const r = await host.exec([...argv, ...CA_TRUST_DIRS], { readOnly: true });
+  if (r.code !== 0) throw new CommandError(host.name, argv, r);
+  const found = new Set(r.stdout.split("\n"));
+  return new Set(CA_TRUST_DIRS.filter((d) => found.has(d)));
 }
 
 function componentPhase(

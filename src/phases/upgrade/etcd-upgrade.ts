@@ -33,6 +33,8 @@ export interface EtcdUpgradeInput {
   writeNewManifest: () => Promise<void>;
   /** The API server's manifest changes and certificates are renewed (the v1.31 restart rule). */
   restartIfEqual: boolean;
+  /** backUpEtcdData, started by the caller as early as it could be. */
+  backedUp: Promise<void>;
 }
 
 const dataDir = (data: UpgradeData) =>
@@ -140,6 +142,29 @@ async function recoverUnavailableCluster(input: EtcdUpgradeInput, err: unknown):
   );
 }
 
+/**
+ * The first steps of kubeadm's etcd upgrade: the cluster must be healthy, then the member's data
+ * folder is copied to the backup folder. They only read etcd and fill the backup folder, so an
+ * upgrade starts them before it renders the new manifests (kubeadm: after), and waits for them
+ * where kubeadm runs them.
+ */
+export async function backUpEtcdData(
+  data: UpgradeData,
+  oldEtcd: UpgradeEtcdCluster,
+  backupDir: string,
+): Promise<void> {
+  try {
+    await oldEtcd.checkClusterHealth();
+  } catch (e) {
+    throw new FatalEtcdError(`etcd cluster is not healthy: ${(e as Error).message}`, { cause: e });
+  }
+  try {
+    await copyDir(data.host, dataDir(data), backupDir);
+  } catch (e) {
+    throw new FatalEtcdError(`failed to back up etcd data: ${(e as Error).message}`, { cause: e });
+  }
+}
+
 /** A promise's value or its error, so that it can run ahead and be taken later. */
 const settle = <T>(p: Promise<T>): Promise<T | Error> => p.catch((e: unknown) => e as Error);
 
@@ -167,21 +192,11 @@ function versionAllowsUpgrade(data: UpgradeData, current: string | Error): void 
  */
 export async function performEtcdStaticPodUpgrade(input: EtcdUpgradeInput): Promise<void> {
   const { data, up } = input;
-  try {
-    await input.oldEtcd.checkClusterHealth();
-  } catch (e) {
-    throw new FatalEtcdError(`etcd cluster is not healthy: ${(e as Error).message}`, { cause: e });
-  }
-  const backup = copyDir(data.host, dataDir(data), up.pathMgr.paths.backupEtcdDir);
   // Two steps of kubeadm's after the copy only read, or write into the temporary folder: they
   // run while the data is copied, and their outcomes are taken in kubeadm's order after it.
   const current = settle(currentEtcdVersion(input));
   const written = settle(input.writeNewManifest());
-  try {
-    await backup;
-  } catch (e) {
-    throw new FatalEtcdError(`failed to back up etcd data: ${(e as Error).message}`, { cause: e });
-  }
+  await input.backedUp;
   versionAllowsUpgrade(data, await current);
   const before = await waitForStaticPodSingleHash(up.client, up.nodeName, "etcd", up.wait).catch(
     (e: unknown) => {

@@ -4,7 +4,7 @@ import { kubeconfigFile } from "../../pki/paths.js";
 import type { PhaseContext } from "../../workflow/phase.js";
 import type { UpgradeData } from "./data.js";
 import type { UpgradeEtcdCluster } from "./etcd-access.js";
-import { FatalEtcdError, performEtcdStaticPodUpgrade } from "./etcd-upgrade.js";
+import { backUpEtcdData, FatalEtcdError, performEtcdStaticPodUpgrade } from "./etcd-upgrade.js";
 import {
   renderControlPlaneManifests,
   renderEtcdManifest,
@@ -68,6 +68,7 @@ async function upgradeEtcd(
   recover: RecoverManifests,
   oldEtcd: UpgradeEtcdCluster,
   apiServerChanges: boolean,
+  backedUp: Promise<void>,
 ): Promise<void> {
   const patches = await upgradePatches(data, ctx);
   try {
@@ -76,6 +77,7 @@ async function upgradeEtcd(
       data,
       recover,
       oldEtcd,
+      backedUp,
       restartIfEqual: apiServerChanges && data.renewCerts,
       writeNewManifest: async () => {
         await writeManifest(
@@ -129,6 +131,11 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
     ? { host: data.host, cfg: data.cfg, release: data.release, keys: data.keys, now: data.now() }
     : undefined;
   if (renewal) startRenewals(data, renewal);
+  const etcdBackedUp =
+    oldEtcd && data.etcdUpgrade
+      ? backUpEtcdData(data, oldEtcd, pathMgr.paths.backupEtcdDir)
+      : undefined;
+  etcdBackedUp?.catch(() => {}); // taken at etcd's turn
   const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log };
   const recover: RecoverManifests = new Map();
 
@@ -142,13 +149,13 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
       writeManifest(data, pathMgr.paths.tempManifestDir, component, text),
     ),
   );
-  if (oldEtcd && data.etcdUpgrade) {
+  if (oldEtcd && etcdBackedUp) {
     const apiServerChanges = !(await manifestFilesAreEqual(
       pathMgr,
       pathMgr.realManifestPath("kube-apiserver"),
       pathMgr.tempManifestPath("kube-apiserver"),
     ));
-    await upgradeEtcd(data, ctx, up, recover, oldEtcd, apiServerChanges);
+    await upgradeEtcd(data, ctx, up, recover, oldEtcd, apiServerChanges, etcdBackedUp);
   }
   for (const component of CONTROL_PLANE_COMPONENTS) {
     await upgradeComponent(up, component, before.get(component) ?? "", recover);

@@ -13,7 +13,7 @@ import { controlPlanePhase } from "../../../src/phases/init/control-plane.js";
 import { etcdPhase } from "../../../src/phases/init/etcd.js";
 import { kubeletStartPhase } from "../../../src/phases/init/kubelet-start.js";
 import { LocalHost } from "../../../src/remote/local.js";
-import { HostDouble } from "../../support/host-double.js";
+import { caTrustDirs, HostDouble } from "../../support/host-double.js";
 import { runPhase, testInitData } from "../../support/init-fixtures.js";
 import { initConfig, release133, release135 } from "../../unit/manifests/fixtures.js";
 
@@ -117,7 +117,7 @@ describe.each(variants)(
       const host = new HostDouble(new LocalHost({ rootfs: root }), {
         facts: { hostname: "vm" },
         commands: [
-          { match: ["test", "-e"], result: (argv) => ({ code: CA_DIRS.has(argv[2]!) ? 0 : 1 }) },
+          caTrustDirs(CA_DIRS),
           { match: ["systemctl"], result: { code: 127 } },
           { match: ["openrc"], result: { code: 127 } },
         ],

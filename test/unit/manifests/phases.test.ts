@@ -13,7 +13,13 @@ import { DryRunHost } from "../../../src/remote/dry-run.js";
 import type { Host } from "../../../src/remote/host.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import type { Phase } from "../../../src/workflow/phase.js";
-import { HostDouble, onPath, type CommandStub } from "../../support/host-double.js";
+import {
+  asksCATrustDirs,
+  caTrustDirs,
+  HostDouble,
+  onPath,
+  type CommandStub,
+} from "../../support/host-double.js";
 import {
   type InitDataExtras,
   recordingLogger,
@@ -46,10 +52,7 @@ function host(commands: CommandStub[] = [], hostname = "cp-1"): HostDouble {
     commands: [
       ...commands,
       // Only /usr/share/ca-certificates "exists" on this imaginary node.
-      {
-        match: ["test", "-e"],
-        result: (argv) => ({ code: argv[2] === "/usr/share/ca-certificates" ? 0 : 1 }),
-      },
+      caTrustDirs(new Set(["/usr/share/ca-certificates"])),
       onPath("systemctl", "/usr/bin/systemctl"),
       {
         match: ["systemctl", "status"],
@@ -106,7 +109,7 @@ describe("control-plane phase", () => {
       "usr-share-ca-certificates",
     ]);
     // The checks ran on the machine, read-only.
-    const tests = h.calls.filter((c) => c.argv[0] === "test");
+    const tests = h.calls.filter((c) => asksCATrustDirs(c.argv));
     expect(tests.length).toBeGreaterThan(0);
     expect(tests.every((c) => c.opts.readOnly === true)).toBe(true);
 
