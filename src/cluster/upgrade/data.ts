@@ -143,6 +143,11 @@ export interface UpgradeWork {
   etcdSnapshot(): Promise<EtcdSnapshot | undefined>;
   /** kubeforge upgrade apply|node on the node, through the node-level workflows. */
   upgradeNode(node: string, kind: NodeStepKind): Promise<void>;
+  /**
+   * Starts `upgrade node phase preflight` on these workers ahead of their turns (only reads);
+   * their `upgradeNode` then skips it and prints its lines (preflight-ahead.ts).
+   */
+  preflightAhead(nodes: readonly string[]): Promise<void>;
   /** The staged kubelet and kubectl put in place (the previous ones kept), the kubelet restarted. */
   swapKubelet(node: string): Promise<void>;
   /** Waits until the Node is Ready with kubeletVersion at the target. */

@@ -43,6 +43,11 @@ async function upgradeControlPlane(d: ClusterUpgradeData, n: PlannedUpgradeNode)
   }
   try {
     await step(d, n, `upgrade-${kind}`, () => d.work.upgradeNode(n.name, kind));
+    // The first worker batch's preflight runs while the last control plane's kubelet restarts.
+    const controlPlanes = (await toChange(d)).filter((p) => p.role === "control-plane");
+    if (controlPlanes.at(-1)?.name === n.name) {
+      await d.work.preflightAhead(((await workerBatches(d))[0] ?? []).map((w) => w.name));
+    }
     await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
     await step(d, n, "gate", () => d.work.gate(n.name));
   } finally {
@@ -210,6 +215,8 @@ const workers: Phase<ClusterUpgradeData> = {
         await step(d, n, "upgrade-node", () => d.work.upgradeNode(n.name, "node"));
       });
       await each((n) => step(d, n, "cordon", () => d.work.cordon(n.name)));
+      // The next batch's preflight runs while this one drains and restarts its kubelets.
+      await d.work.preflightAhead((batches[i + 1] ?? []).map((w) => w.name));
       await each((n) => upgradeWorker(d, n));
       // The settle gate: the next batch waits until this one's workloads are back.
       if (d.options.workloadProbes && i < batches.length - 1) {

@@ -30,6 +30,7 @@ import { cordon, drain, uncordon } from "./drain.js";
 import { etcdProblem, storedClusterConfiguration } from "./read.js";
 import { checkAddonsAtTarget } from "./addons.js";
 import { existingSnapshot, takeSnapshot } from "./snapshot.js";
+import { PREFLIGHT_PHASE, PreflightsAhead } from "./preflight-ahead.js";
 import { stageImages } from "./stage-images.js";
 
 // What the cluster-level upgrade's phases ask of the hosts, done: staging, kubeadm's upgrade
@@ -49,6 +50,7 @@ const isReady = (n: NodeObject) =>
 export class HostUpgradeWork implements UpgradeWork {
   private downloads: Promise<Map<string, FetchedArtifact[]>> | undefined;
   private readonly cordoned = new Set<string>();
+  private readonly preflights = new PreflightsAhead();
 
   constructor(
     private readonly d: Pick<
@@ -188,11 +190,10 @@ export class HostUpgradeWork implements UpgradeWork {
     return { timing: { upgradeManifestsMs: parseGoDuration(text, "timeouts.upgradeManifests") } };
   }
 
-  async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
+  private async nodeRun(name: string, kind: NodeStepKind): Promise<UpgradeNodeRun> {
     const { options, dryRun, dryRunDir } = this.d;
     const { plan } = await this.d.settled();
-    const before = new Set(await this.tmpEntries(name));
-    const run: UpgradeNodeRun = {
+    return {
       host: this.d.session.hostOf(name),
       reporter: this.d.session.nodeReporter(name),
       env: this.d.ports.env,
@@ -209,6 +210,24 @@ export class HostUpgradeWork implements UpgradeWork {
       ...(dryRun && dryRunDir ? { dryRunDir: join(dryRunDir, name) } : {}),
       ...this.upgradeTiming(),
     };
+  }
+
+  async preflightAhead(names: readonly string[]): Promise<void> {
+    if (this.d.dryRun) return;
+    for (const name of names) {
+      const run = await this.nodeRun(name, "node");
+      this.preflights.start(name, run.reporter, (reporter) =>
+        runUpgradeNode({ ...run, reporter, filterPhases: [PREFLIGHT_PHASE] }),
+      );
+    }
+  }
+
+  async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
+    const { plan } = await this.d.settled();
+    const before = new Set(await this.tmpEntries(name));
+    const run = await this.nodeRun(name, kind);
+    const ahead = kind === "node" ? await this.preflights.take(name, run.reporter) : undefined;
+    if (ahead) run.flags = { ...run.flags, skipPhases: [PREFLIGHT_PHASE] };
     // A CI build goes to `upgrade apply` as kubeadm takes one: "ci/<version>".
     const result =
       kind === "apply"
@@ -216,7 +235,12 @@ export class HostUpgradeWork implements UpgradeWork {
         : await runUpgradeNode(run);
     if (result.output.trim()) this.log(name)(result.output.trim());
     // Where the node's time went, phase by phase (the report has the step's total).
-    this.log(name)(`upgrade ${kind}: phase timings ${summarizeTimings(result.timings)}`);
+    const timings = ahead
+      ? [...ahead, ...result.timings.filter((t) => t.path !== PREFLIGHT_PHASE)]
+      : result.timings;
+    this.log(name)(
+      `upgrade ${kind}: phase timings ${summarizeTimings(timings)}${ahead ? ` (${PREFLIGHT_PHASE} ahead of its turn)` : ""}`,
+    );
     const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
     for (const entry of await this.tmpEntries(name)) {
       if (!before.has(entry)) node.backups.push(`${KUBEADM_TMP_DIR}/${entry}`);

@@ -11,7 +11,7 @@ import {
   upgradePatches,
   writeManifest,
 } from "./manifests.js";
-import { pathManagerForUpgrade } from "./paths.js";
+import { pathManagerForUpgrade, type StaticPodPathManager } from "./paths.js";
 import {
   certificatesOf,
   prepareRenewals,
@@ -112,6 +112,32 @@ function startRenewals(data: UpgradeData, renewal: RenewalContext): void {
   prepareRenewals(renewal, names);
 }
 
+/**
+ * The three control-plane manifests rendered into the temporary folder; whether the API
+ * server's differs from the one in use.
+ */
+async function writeNewManifests(
+  data: UpgradeData,
+  ctx: PhaseContext,
+  pathMgr: StaticPodPathManager,
+): Promise<boolean> {
+  ctx.log.info(
+    `[upgrade/staticpods] Writing new Static Pod manifests to "${pathMgr.paths.tempManifestDir}"`,
+  );
+  const manifests = await renderControlPlaneManifests(data, ctx, await upgradePatches(data, ctx));
+  // Three files in a folder of their own: written at once.
+  await Promise.all(
+    [...manifests].map(([component, text]) =>
+      writeManifest(data, pathMgr.paths.tempManifestDir, component, text),
+    ),
+  );
+  return !(await manifestFilesAreEqual(
+    pathMgr,
+    pathMgr.realManifestPath("kube-apiserver"),
+    pathMgr.tempManifestPath("kube-apiserver"),
+  ));
+}
+
 /** PerformStaticPodUpgrade for this node. */
 export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseContext): Promise<void> {
   const client = await data.client();
@@ -139,22 +165,12 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
   const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log };
   const recover: RecoverManifests = new Map();
 
-  ctx.log.info(
-    `[upgrade/staticpods] Writing new Static Pod manifests to "${pathMgr.paths.tempManifestDir}"`,
-  );
-  const manifests = await renderControlPlaneManifests(data, ctx, await upgradePatches(data, ctx));
-  // Three files in a folder of their own: written at once.
-  await Promise.all(
-    [...manifests].map(([component, text]) =>
-      writeManifest(data, pathMgr.paths.tempManifestDir, component, text),
-    ),
-  );
+  // A failure before etcd's turn first lets the copy it started finish: none is left half-made.
+  const apiServerChanges = await writeNewManifests(data, ctx, pathMgr).catch(async (e: unknown) => {
+    await etcdBackedUp?.catch(() => {});
+    throw e;
+  });
   if (oldEtcd && etcdBackedUp) {
-    const apiServerChanges = !(await manifestFilesAreEqual(
-      pathMgr,
-      pathMgr.realManifestPath("kube-apiserver"),
-      pathMgr.tempManifestPath("kube-apiserver"),
-    ));
     await upgradeEtcd(data, ctx, up, recover, oldEtcd, apiServerChanges, etcdBackedUp);
   }
   for (const component of CONTROL_PLANE_COMPONENTS) {
