@@ -130,17 +130,24 @@ export class HostUpgradeWork implements UpgradeWork {
       async (inv) => {
         const host = this.d.session.hostOf(inv.node.name);
         const log = this.log(inv.node.name);
-        await stageBinaries(host, await this.binariesOf(inv.node.name), to, log);
-        if (!this.d.session.spec.prepare.prePullImages) return;
-        // The runtime kubeadm's preflight will ask (the node's CRI socket as the upgrade reads
-        // it), else the one found at a standard path.
-        const criSocket = (await nodeCRISocket(admin, host, inv.node.name)) ?? inv.criSocket;
-        if (!criSocket) {
-          log("no container runtime socket found: the target's images are not pre-pulled");
-          return;
-        }
-        const images = stageImages(cluster, inv.node.role, to, this.d.options.workloadProbes);
-        await prePullImages(host, images, { criSocket, log });
+        // The binaries and the images are staged side by side: neither reads the other.
+        const pull = async () => {
+          if (!this.d.session.spec.prepare.prePullImages) return;
+          // The runtime kubeadm's preflight will ask (the node's CRI socket as the upgrade reads
+          // it), else the one found at a standard path.
+          const criSocket = (await nodeCRISocket(admin, host, inv.node.name)) ?? inv.criSocket;
+          if (!criSocket) {
+            log("no container runtime socket found: the target's images are not pre-pulled");
+            return;
+          }
+          const images = stageImages(cluster, inv.node.role, to, this.d.options.workloadProbes);
+          await prePullImages(host, images, { criSocket, log });
+        };
+        const [binaries, images] = await Promise.allSettled([
+          (async () => stageBinaries(host, await this.binariesOf(inv.node.name), to, log))(),
+          pull(),
+        ]);
+        for (const r of [binaries, images]) if (r.status === "rejected") throw r.reason;
       },
       { concurrency: Math.max(this.d.session.spec.concurrency, nodes.length) },
     );

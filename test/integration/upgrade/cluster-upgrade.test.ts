@@ -535,6 +535,24 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
   }, 1_500_000);
 
+  it("runs each worker's `upgrade node` preflight ahead of its turn, and prints it at its turn", () => {
+    const lines = blocked.stderr.split("\n");
+    const at = (node: string, text: string) =>
+      lines.findIndex((l) => l.startsWith(`${node}: `) && l.includes(text));
+    for (const w of ["w-1", "w-2"]) {
+      const checks = lines.filter(
+        (l) =>
+          l.startsWith(`${w}: `) && l.includes("[upgrade/preflight] Running pre-flight checks"),
+      );
+      expect(checks, blocked.stderr.slice(-4000)).toHaveLength(1);
+      expect(lines[at(w, "upgrade node: phase timings")]).toMatch(
+        /phase timings preflight \d+\.\d\ds, .*\(preflight ahead of its turn\)$/,
+      );
+    }
+    // w-2's lines come at w-2's turn, after w-1's batch (its drain), though its checks ran then.
+    expect(at("w-2", "Running pre-flight checks")).toBeGreaterThan(at("w-1", "drained: "));
+  });
+
   it("a PodDisruptionBudget that allows no disruption fails w-2's drain within --drain-timeout, naming Pod, budget and node", () => {
     expect(blocked.code).not.toBe(0);
     const why = `drain of w-2 failed: pod default/guarded could not be evicted within ${BLOCKED_DRAIN_SECONDS}s: PodDisruptionBudget default/guarded allows no disruption`;
