@@ -142,11 +142,11 @@ async function controlPlaneNodesReady(client: KubeClient): Promise<void> {
 }
 
 async function staticPodManifests(data: HealthInput): Promise<void> {
-  const missing: string[] = [];
-  for (const c of ["kube-apiserver", "kube-controller-manager", "kube-scheduler"] as const) {
-    const path = manifestFile(MANIFESTS_DIR, c);
-    if (!(await data.host.exists(path))) missing.push(path);
-  }
+  const paths = (["kube-apiserver", "kube-controller-manager", "kube-scheduler"] as const).map(
+    (c) => manifestFile(MANIFESTS_DIR, c),
+  );
+  const present = await Promise.all(paths.map((p) => data.host.exists(p)));
+  const missing = paths.filter((_, i) => !present[i]);
   if (missing.length > 0) {
     throw new Error(
       `The control plane seems to be Static Pod-hosted, but some of the manifests don't seem to exist on disk. This probably means you're running 'kubeadm upgrade' on a remote machine, which is not supported for a Static Pod-hosted cluster. Manifest files not found: [${missing.join(" ")}]`,
