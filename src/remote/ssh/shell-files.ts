@@ -206,15 +206,7 @@ export class ShellFiles {
 
   private async readAlone(path: string): Promise<Buffer> {
     const r = await this.exec(script(READ, absolute(path)));
-    if (r.code === MISSING) {
-      throw fileError(
-        this.host,
-        "read",
-        path,
-        { ...r, stderr: "no such file or directory" },
-        "ENOENT",
-      );
-    }
+    if (r.code === MISSING) throw this.missing(path);
     if (r.code !== 0) throw fileError(this.host, "read", path, r);
     return r.stdout;
   }
