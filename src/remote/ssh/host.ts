@@ -549,6 +549,16 @@ export class SshHost implements Host {
       } catch (e) {
         const err = e as Error & { reason?: number };
         if (this.state.kind !== "open") throw this.droppedWhile(display);
+        // ssh2's answer once its socket can no longer be written: the connection is gone,
+        // though its close has not reached this side yet.
+        if (err.message === "Not connected") {
+          throw new SshError(
+            this.name,
+            "dropped",
+            `${this.label}: the connection dropped; cannot run "${display}"`,
+            { cause: err },
+          );
+        }
         if (SESSION_REFUSED.has(err.reason ?? 0) && attempt < CHANNEL_OPEN_ATTEMPTS) {
           await pause(Math.min(1000, 25 * 2 ** attempt)).catch((e: unknown) =>
             Promise.reject(new Error(`${this.label}: cancelled "${display}"`, { cause: e })),

@@ -81,6 +81,22 @@ describe("SSH faults", () => {
     }
   });
 
+  it("a command asked for after the socket went, before its close is seen, names the dropped connection", async () => {
+    const host = await SshHost.connect(options());
+    try {
+      // The socket is destroyed; its close event comes a tick later.
+      (host as unknown as { client: { _sock: { destroy(): void } } }).client._sock.destroy();
+      const error = (await host.exec(["true"]).catch((e: unknown) => e)) as SshError;
+      expect(error).toBeInstanceOf(SshError);
+      expect(error.failure).toBe("dropped");
+      expect(error.message).toBe(
+        `w1 (ssh://root@${sshd.address}:22): the connection dropped; cannot run "true"`,
+      );
+    } finally {
+      await host.close();
+    }
+  });
+
   it("keep-alives notice a peer that went silent", async () => {
     const host = await SshHost.connect(options({ keepaliveIntervalMs: 300, keepaliveCountMax: 2 }));
     try {
