@@ -57,8 +57,23 @@ async function upgradeControlPlane(d: ClusterUpgradeData, n: PlannedUpgradeNode)
   d.report.node(n.name, n.role).result = "upgraded";
 }
 
-/** A worker of a batch the run cordoned already (`upgrade node` ran before the cordon). */
-async function upgradeWorker(d: ClusterUpgradeData, n: PlannedUpgradeNode): Promise<void> {
+/** A worker's `upgrade node`, running while the worker is cordoned and drained. */
+interface Upgrading {
+  done: Promise<void>;
+  /** Its error, once it failed. */
+  failure?: { error: unknown };
+}
+
+/**
+ * A worker of a batch the run cordoned already, whose `upgrade node` is running: it drains
+ * meanwhile (unless `upgrade node` failed already), and its kubelet is swapped once both ended.
+ */
+async function upgradeWorker(
+  d: ClusterUpgradeData,
+  n: PlannedUpgradeNode,
+  upgrading: Upgrading,
+): Promise<void> {
+  if (upgrading.failure) throw upgrading.failure.error;
   await step(
     d,
     n,
@@ -66,11 +81,49 @@ async function upgradeWorker(d: ClusterUpgradeData, n: PlannedUpgradeNode): Prom
     () => d.work.drain(n.name),
     (evicted) => `${evicted} pod(s) evicted`,
   );
+  await upgrading.done;
   await step(d, n, "kubelet", () => d.work.swapKubelet(n.name));
   await step(d, n, "gate", () => d.work.gate(n.name));
   await step(d, n, "uncordon", () => d.work.uncordon(n.name));
   await d.work.mark(n.name, "done");
   d.report.node(n.name, n.role).result = "upgraded";
+}
+
+/**
+ * A batch of workers. Each starts `upgrade node` first, as kubeadm documents; it only writes the
+ * kubelet's configuration, which the running kubelet reads at its restart, so it runs while the
+ * node is cordoned and drained (kubespray and k0sctl drain before it). The whole batch is
+ * cordoned before any of it drains: evicted Pods land elsewhere. The next batch's preflight runs
+ * while this one restarts its kubelets.
+ */
+async function upgradeBatch(
+  d: ClusterUpgradeData,
+  batch: PlannedUpgradeNode[],
+  next: PlannedUpgradeNode[],
+): Promise<void> {
+  const each = (op: (n: PlannedUpgradeNode) => Promise<void>) =>
+    fleet(batch, (n) => n.name, op, { concurrency: batch.length });
+  const upgrading = new Map<string, Upgrading>();
+  let ahead: Promise<void> | undefined;
+  try {
+    await each(async (n) => {
+      await d.work.mark(n.name, "started");
+      const u: Upgrading = {
+        done: step(d, n, "upgrade-node", () => d.work.upgradeNode(n.name, "node")),
+      };
+      u.done.catch((error: unknown) => (u.failure = { error }));
+      upgrading.set(n.name, u);
+      await step(d, n, "cordon", () => d.work.cordon(n.name));
+    });
+    // The next batch's preflight starts once this batch's `upgrade node` ended, not to slow it.
+    const upgraded = Promise.allSettled([...upgrading.values()].map((u) => u.done));
+    ahead = upgraded.then(() => d.work.preflightAhead(next.map((w) => w.name)));
+    ahead.catch(() => {}); // one that could not start runs at its node's turn
+    await each((n) => upgradeWorker(d, n, upgrading.get(n.name)!));
+  } finally {
+    // Nothing of the batch goes on running once it failed.
+    await Promise.allSettled([...[...upgrading.values()].map((u) => u.done), ahead]);
+  }
 }
 
 const connect = connectPhase<ClusterUpgradeData>();
@@ -205,24 +258,19 @@ const workers: Phase<ClusterUpgradeData> = {
   run: async (d) => {
     const batches = await workerBatches(d);
     for (const [i, batch] of batches.entries()) {
-      const each = (op: (n: PlannedUpgradeNode) => Promise<void>) =>
-        fleet(batch, (n) => n.name, op, { concurrency: batch.length });
-      // kubeadm's documented order: `upgrade node` (it only writes the kubelet's configuration,
-      // which the running kubelet reads at its restart) before the drain. Then the whole batch is
-      // cordoned before any of it drains: evicted Pods land elsewhere.
-      await each(async (n) => {
-        await d.work.mark(n.name, "started");
-        await step(d, n, "upgrade-node", () => d.work.upgradeNode(n.name, "node"));
-      });
-      await each((n) => step(d, n, "cordon", () => d.work.cordon(n.name)));
-      // The next batch's preflight runs while this one drains and restarts its kubelets.
-      await d.work.preflightAhead((batches[i + 1] ?? []).map((w) => w.name));
-      await each((n) => upgradeWorker(d, n));
+      await upgradeBatch(d, batch, batches[i + 1] ?? []);
       // The settle gate: the next batch waits until this one's workloads are back.
       if (d.options.workloadProbes && i < batches.length - 1) {
         const settled = d.probes.settle(batch.map((n) => n.name));
         settled.catch(() => {});
-        await each((n) => step(d, n, "settle", () => settled));
+        await fleet(
+          batch,
+          (n) => n.name,
+          (n) => step(d, n, "settle", () => settled),
+          {
+            concurrency: batch.length,
+          },
+        );
       }
     }
   },

@@ -100,6 +100,9 @@ export class ReportRecorder {
   private readonly started: number;
   private readonly nodes = new Map<string, ReportNode>();
   private readonly running = new Map<symbol, string>();
+  /** Each recorded step's place in the order steps started (steps of a node may overlap). */
+  private readonly startOrder = new WeakMap<ReportStep, number>();
+  private stepsStarted = 0;
   readonly addons: UpgradeReport["addons"] = { coredns: {}, kubeProxy: {} };
   from = "";
   to = "";
@@ -181,18 +184,24 @@ export class ReportRecorder {
   ): Promise<T> {
     const n = this.node(node, role);
     const start = this.now();
+    const order = this.stepsStarted++;
     const running = Symbol(name);
     this.running.set(running, `${node} ${name}`);
     const hop = this.hops?.[this.hop]?.to;
-    const record = (result: StepResult, text?: string) =>
-      n.steps.push({
+    const record = (result: StepResult, text?: string) => {
+      const step: ReportStep = {
         name,
         startedAt: new Date(start).toISOString(),
         seconds: round((this.now() - start) / 1000),
         result,
         ...(text ? { detail: text } : {}),
         ...(hop ? { hop } : {}),
-      });
+      };
+      this.startOrder.set(step, order);
+      // Listed in the order the steps started, whichever ended first.
+      const after = n.steps.findIndex((s) => (this.startOrder.get(s) ?? -1) > order);
+      n.steps.splice(after < 0 ? n.steps.length : after, 0, step);
+    };
     try {
       const value = await run();
       record("ok", detail?.(value));

@@ -560,7 +560,7 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     expect(first.result).toBe("failed");
     const w2 = first.nodes.find((n) => n.name === "w-2")!;
     expect(w2.result).toBe("failed");
-    // kubeadm's order: `upgrade node` (the kubelet's configuration only) before the drain.
+    // `upgrade node` started first (kubeadm's order) and done while the drain waited.
     expect(w2.steps.map((s) => [s.name, s.result])).toEqual([
       ["upgrade-node", "ok"],
       ["cordon", "ok"],
@@ -667,12 +667,20 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     expect(w2.steps.map((s) => s.name)).toEqual(WORKER_STEPS);
     const all = [...first.nodes, w2].flatMap((n) => n.steps);
     expect(all.every((s) => s.result === "ok" || s.name === "drain")).toBe(true);
-    // Each step starts after the one before it has ended (--worker-batch 1: nothing overlaps).
+    // --worker-batch 1: each step starts after every step before it has ended, except that a
+    // worker is cordoned and drained while its `upgrade node` runs (started in that order); its
+    // kubelet is swapped once both ended.
     const start = (s: { startedAt: string }) => Date.parse(s.startedAt);
+    const end = (s: { startedAt: string; seconds: number }) => start(s) + s.seconds * 1000;
     for (let i = 1; i < all.length; i++) {
-      expect(start(all[i]!)).toBeGreaterThanOrEqual(
-        start(all[i - 1]!) + all[i - 1]!.seconds * 1000 - 5,
-      );
+      const s = all[i]!;
+      const seen = JSON.stringify(all.slice(0, i + 1));
+      if (s.name === "cordon" || s.name === "drain") {
+        expect(all[i - 1]!.name, seen).toBe(s.name === "cordon" ? "upgrade-node" : "cordon");
+        expect(start(s), seen).toBeGreaterThanOrEqual(start(all[i - 1]!));
+      } else {
+        expect(start(s), seen).toBeGreaterThanOrEqual(Math.max(...all.slice(0, i).map(end)) - 5);
+      }
     }
     // Every Pod a drain evicted, as the watches saw them: on w-1 the test's own Pod and
     // kubeforge's canary replica among them (with CoreDNS and local-path-provisioner replicas

@@ -53,6 +53,27 @@ describe("ReportRecorder", () => {
     });
   });
 
+  it("lists a node's overlapping steps in the order they started, whichever ended first", async () => {
+    const r = new ReportRecorder("ci", clock());
+    let finish!: () => void;
+    const long = r.step(
+      "w-1",
+      "worker",
+      "upgrade-node",
+      () => new Promise<void>((resolve) => (finish = resolve)),
+    );
+    await r.step("w-1", "worker", "cordon", () => Promise.resolve());
+    const drain = r.step("w-1", "worker", "drain", () => Promise.resolve());
+    await drain;
+    finish();
+    await long;
+    await r.step("w-1", "worker", "kubelet", () => Promise.resolve());
+    const steps = r.report().nodes[0]!.steps;
+    expect(steps.map((s) => s.name)).toEqual(["upgrade-node", "cordon", "drain", "kubelet"]);
+    // upgrade-node's end was read last of the three: it spans the other two.
+    expect(steps[0]!.seconds).toBeGreaterThan(steps[1]!.seconds + steps[2]!.seconds);
+  });
+
   it("writes JUnit with one test case per step, failures as <failure>, text escaped", async () => {
     const r = new ReportRecorder("ci", clock());
     r.from = "v1.35.2";
