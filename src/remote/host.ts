@@ -51,6 +51,13 @@ export interface FileStat {
   size: number;
 }
 
+/** One file of writeFiles. */
+export interface FileWrite {
+  path: string;
+  data: string | Buffer;
+  mode: number;
+}
+
 export interface Host {
   /** Short name used to prefix log lines ("local", "cp-1"). */
   readonly name: string;
@@ -59,6 +66,12 @@ export interface Host {
   readFile(path: string): Promise<Buffer>;
   /** Atomic (temporary file + rename); creates missing parent directories with mode 0755. */
   writeFile(path: string, data: string | Buffer, mode: number): Promise<void>;
+  /**
+   * Each file written as writeFile does, in order, stopping at the first that fails (those
+   * before it stay written), in one command on the host. Absent: writeFiles below writes them
+   * one by one.
+   */
+  writeFiles?(files: readonly FileWrite[]): Promise<void>;
   mkdirp(path: string, mode?: number): Promise<void>;
   exists(path: string): Promise<boolean>;
   stat(path: string): Promise<FileStat | undefined>;
@@ -131,6 +144,12 @@ export async function readFileIfExists(host: Host, path: string): Promise<Buffer
     if ((e as NodeJS.ErrnoException).code === "ENOENT") return undefined;
     throw e;
   }
+}
+
+/** Writes the files in order, stopping at the first that fails: in one command where it can. */
+export async function writeFiles(host: Host, files: readonly FileWrite[]): Promise<void> {
+  if (host.writeFiles && files.length > 1) return host.writeFiles(files);
+  for (const f of files) await host.writeFile(f.path, f.data, f.mode);
 }
 
 /** Closes every host's connections; a failure to close one never hides the run's own result. */

@@ -24,7 +24,7 @@ import {
   keyFile,
   kubeconfigFile,
 } from "../../pki/paths.js";
-import { readFileIfExists, type Host } from "../../remote/host.js";
+import { readFileIfExists, writeFiles, type FileWrite, type Host } from "../../remote/host.js";
 import type { StaticPodComponent } from "./paths.js";
 
 // Certificate renewal during an upgrade (kubeadm: phases/certs/renewal Manager.RenewUsingLocalCA
@@ -142,7 +142,7 @@ const readOrError = (ctx: RenewalContext, path: string): Promise<Buffer | Error>
   ctx.host.readFile(path).catch((e: unknown) => e as Error);
 
 /** A renewal read and signed, not yet written: the files in kubeadm's write order. */
-type PreparedRenewal = { path: string; data: string; mode: number }[] | "external CA";
+type PreparedRenewal = FileWrite[] | "external CA";
 
 async function prepareCertificateFile(ctx: RenewalContext, name: string): Promise<PreparedRenewal> {
   const handler = CERT_HANDLERS[name]!;
@@ -223,7 +223,8 @@ async function takePrepared(ctx: RenewalContext, name: string): Promise<Prepared
 export async function renewUsingLocalCA(ctx: RenewalContext, name: string): Promise<boolean> {
   const renewal = await takePrepared(ctx, name);
   if (renewal === "external CA") return false;
-  for (const file of renewal) await ctx.host.writeFile(file.path, file.data, file.mode);
+  // kubeadm's order (the key before its certificate), in one command on the host.
+  await writeFiles(ctx.host, renewal);
   return true;
 }
 

@@ -1,6 +1,14 @@
 import { Duplex, PassThrough } from "node:stream";
 import { joinHostPort } from "../../config/network.js";
-import type { ExecOptions, ExecResult, FileStat, Forward, Host, HostFacts } from "../host.js";
+import type {
+  ExecOptions,
+  ExecResult,
+  FileStat,
+  FileWrite,
+  Forward,
+  Host,
+  HostFacts,
+} from "../host.js";
 import { nodeArch } from "../ssh/host.js";
 import { openLocalForward, type LocalForward } from "../ssh/forward.js";
 import { ShellFiles } from "../ssh/shell-files.js";
@@ -57,6 +65,9 @@ export class DockerHost implements Host {
   }
   writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
     return this.files.writeFile(path, data, mode);
+  }
+  writeFiles(files: readonly FileWrite[]): Promise<void> {
+    return this.files.writeFiles(files);
   }
   mkdirp(path: string, mode?: number): Promise<void> {
     return this.files.mkdirp(path, mode);

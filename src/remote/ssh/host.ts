@@ -1,7 +1,15 @@
 import { constants as osConstants } from "node:os";
 import type { Duplex } from "node:stream";
 import type { Client as SshClient, ClientChannel } from "ssh2";
-import type { ExecOptions, ExecResult, FileStat, Forward, Host, HostFacts } from "../host.js";
+import type {
+  ExecOptions,
+  ExecResult,
+  FileStat,
+  FileWrite,
+  Forward,
+  Host,
+  HostFacts,
+} from "../host.js";
 import { connect, type ConnectSettings, type ConnectTarget } from "./connection.js";
 import { SshError, endpointUrl, hostLabel } from "./errors.js";
 import { openLocalForward, type LocalForward } from "./forward.js";
@@ -634,6 +642,9 @@ export class SshHost implements Host {
   }
   writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
     return this.files.writeFile(path, data, mode);
+  }
+  writeFiles(files: readonly FileWrite[]): Promise<void> {
+    return this.files.writeFiles(files);
   }
   mkdirp(path: string, mode?: number): Promise<void> {
     return this.files.mkdirp(path, mode);

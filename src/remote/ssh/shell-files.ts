@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { isAbsolute } from "node:path";
-import type { FileStat } from "../host.js";
+import type { FileStat, FileWrite } from "../host.js";
 
 // The Host file operations as small POSIX shell scripts run through exec: the only way to
 // reach root-owned paths (/etc/kubernetes, /var/lib/etcd) as a non-root user, since they go
@@ -45,6 +45,31 @@ const WRITE = [
   "trap - EXIT",
 ].join("\n");
 
+// WRITE for several files, one after another: each file's sha256 line then its bytes on stdin
+// (`head -c` takes exactly the size asked), its path, mode and size in argv. On a failure the
+// index of the file it stopped at is the output.
+const WRITE_ALL = [
+  "set -e",
+  "i=0 tmp=",
+  `trap 'echo "$i"; [ -z "$tmp" ] || rm -f -- "$tmp"' EXIT`,
+  "umask 022",
+  'while [ "$#" -gt 0 ]; do',
+  "  target=$1 mode=$2 size=$3; shift 3",
+  "  IFS= read -r digest",
+  '  mkdir -p -- "$(dirname -- "$target")"',
+  '  tmp=$(mktemp -- "$target.kubeforge-XXXXXX")',
+  '  head -c "$size" > "$tmp"',
+  '  got=$(wc -c < "$tmp")',
+  '  if [ "$got" -ne "$size" ]; then echo "$got bytes landed where $size were sent" >&2; exit 1; fi',
+  '  sum=$(sha256sum < "$tmp") && sum=${sum%% *}',
+  '  if [ "$sum" != "$digest" ]; then echo "what landed differs from what was sent (sha256)" >&2; exit 1; fi',
+  '  chmod "$mode" "$tmp"',
+  '  mv -f -T -- "$tmp" "$target"',
+  "  tmp= i=$((i + 1))",
+  "done",
+  "trap - EXIT",
+].join("\n");
+
 const READ = `[ -e "$1" ] || exit ${MISSING}\nexec cat -- "$1"`;
 // Reads and stats asked for at once (the phases' Promise.all) in one command: each exec costs a
 // process start on the host (and a sudo), more than the reads themselves. One line per
@@ -78,15 +103,25 @@ const REMOVE = 'exec rm -f -- "$1"';
 // connection it would travel twice), modes, owners and times kept.
 // -T: a directory at the target is an error, not a place to move the file into.
 const RENAME = `[ -f "$1" ] || exit ${MISSING}\nexec mv -f -T -- "$1" "$2"`;
+// Runs of zeros are written as holes where cp can (GNU's --sparse=always): an etcd data folder
+// holds 64 MB WAL files preallocated with zeros, which then take neither the time nor the disk
+// of a full copy. The bytes read back are the same.
 const COPY_TREE = [
   `[ -d "$1" ] || exit ${MISSING}`,
   'mkdir -p -- "$2"',
+  'if cp --sparse=always --version >/dev/null 2>&1; then exec cp -a --sparse=always -- "$1/." "$2/"; fi',
   'exec cp -a -- "$1/." "$2/"',
 ].join("\n");
 const REMOVE_ALL = 'exec rm -rf -- "$1"';
 
 function script(body: string, ...args: string[]): string[] {
   return ["sh", "-c", body, "sh", ...args];
+}
+
+/** The bytes as a write script takes them: their sha256 on a line, then the bytes. */
+function withDigest(bytes: Buffer): Buffer {
+  const digest = createHash("sha256").update(bytes).digest("hex");
+  return Buffer.concat([Buffer.from(`${digest}\n`), bytes]);
 }
 
 function octal(mode: number): string {
@@ -213,13 +248,25 @@ export class ShellFiles {
 
   async writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
     const bytes = typeof data === "string" ? Buffer.from(data) : data;
-    const digest = createHash("sha256").update(bytes).digest("hex");
     const args = [absolute(path), octal(mode), String(bytes.length)];
-    const r = await this.exec(
-      script(WRITE, ...args),
-      Buffer.concat([Buffer.from(`${digest}\n`), bytes]),
-    );
+    const r = await this.exec(script(WRITE, ...args), withDigest(bytes));
     if (r.code !== 0) throw fileError(this.host, "write", path, r);
+  }
+
+  /** Host.writeFiles: the files written in order by one command, stopping at the first failure. */
+  async writeFiles(files: readonly FileWrite[]): Promise<void> {
+    const bytes = files.map((f) => (typeof f.data === "string" ? Buffer.from(f.data) : f.data));
+    const args = files.flatMap((f, i) => [
+      absolute(f.path),
+      octal(f.mode),
+      String(bytes[i]!.length),
+    ]);
+    const r = await this.exec(script(WRITE_ALL, ...args), Buffer.concat(bytes.map(withDigest)));
+    if (r.code !== 0) {
+      const at = Number(r.stdout.toString().trim());
+      const failed = files[Number.isInteger(at) && at < files.length ? at : 0]!;
+      throw fileError(this.host, "write", failed.path, r);
+    }
   }
 
   async mkdirp(path: string, mode = 0o755): Promise<void> {

@@ -1,10 +1,10 @@
 import { spawn } from "node:child_process";
-import { randomBytes } from "node:crypto";
-import { chmod, mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { createHash, randomBytes } from "node:crypto";
+import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { readFileIfExists, type Host } from "../../../src/remote/host.js";
+import { readFileIfExists, writeFiles, type Host } from "../../../src/remote/host.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { ShellFiles, type RawResult } from "../../../src/remote/ssh/shell-files.js";
 
@@ -50,6 +50,47 @@ describe("ShellFiles", () => {
       expect((await stat(join(dir, `m${mode.toString(8)}`))).mode & 0o7777).toBe(0o755);
       expect((await stat(join(dir, `m${mode.toString(8)}`, "sub"))).mode & 0o7777).toBe(0o755);
     }
+  });
+
+  it("writes several files in order in one command, each exact, atomic and with its mode; no digest in argv", async () => {
+    const all = Buffer.from(Array.from({ length: 256 }, (_, i) => i));
+    const batch = [
+      { path: join(dir, "many", "a.key"), data: all, mode: 0o600 },
+      { path: join(dir, "many", "sub dir", "a.crt"), data: "cert $x `id`\n", mode: 0o644 },
+      { path: join(dir, "many", "empty"), data: "", mode: 0o640 },
+    ];
+    // The same three through LocalHost, which writes them one by one, to compare.
+    await writeFiles(
+      local,
+      batch.map((f) => ({ ...f, path: `${f.path}.local` })),
+    );
+    const before = argvSeen.length;
+    await files.writeFiles(batch);
+    expect(argvSeen.length - before).toBe(1);
+    for (const f of batch) {
+      const got = await readFile(f.path);
+      expect(got.equals(Buffer.from(f.data))).toBe(true);
+      expect(got.equals(await readFile(`${f.path}.local`))).toBe(true);
+      expect((await stat(f.path)).mode & 0o7777).toBe(f.mode);
+    }
+    expect((await stat(join(dir, "many", "sub dir"))).mode & 0o7777).toBe(0o755);
+    const digest = createHash("sha256").update(all).digest("hex");
+    expect(argvSeen.at(-1)!.join(" ")).not.toContain(digest);
+    expect((await readdir(join(dir, "many"))).filter((n) => n.includes("kubeforge"))).toEqual([]);
+  });
+
+  it("stops writing at the first file that fails, naming it; those before it stay written", async () => {
+    const base = join(dir, "stops");
+    await mkdir(join(base, "b.crt"), { recursive: true }); // a folder where a file should go
+    await expect(
+      files.writeFiles([
+        { path: join(base, "a.key"), data: "key", mode: 0o600 },
+        { path: join(base, "b.crt"), data: "cert", mode: 0o644 },
+        { path: join(base, "c.conf"), data: "conf", mode: 0o600 },
+      ]),
+    ).rejects.toThrow(`h1: cannot write ${join(base, "b.crt")}: `);
+    expect((await readFile(join(base, "a.key"))).toString()).toBe("key");
+    expect((await readdir(base)).sort()).toEqual(["a.key", "b.crt"]);
   });
 
   it("replaces a file by rename (a new inode), leaving no temporary file", async () => {
@@ -120,6 +161,18 @@ describe("ShellFiles", () => {
     await expect(files.copyTree(join(dir, "no such"), dst)).rejects.toThrow(
       `h1: cannot copy ${join(dir, "no such")}: not a folder`,
     );
+  });
+
+  it("copies runs of zeros as holes (an etcd WAL's preallocation), the bytes unchanged", async () => {
+    const src = join(dir, "wal src");
+    const wal = Buffer.alloc(8 * 1024 * 1024);
+    randomBytes(4096).copy(wal, 0);
+    await files.writeFile(join(src, "0.wal"), wal, 0o600);
+    const dst = join(dir, "wal copy");
+    await files.copyTree(src, dst);
+    expect((await files.readFile(join(dst, "0.wal"))).equals(wal)).toBe(true);
+    expect((await stat(join(src, "0.wal"))).blocks * 512).toBeGreaterThanOrEqual(wal.length);
+    expect((await stat(join(dst, "0.wal"))).blocks * 512).toBeLessThan(1024 * 1024);
   });
 
   it("moves a file on the host: the same inode and mode, and a missing source named", async () => {
