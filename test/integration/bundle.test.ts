@@ -7,6 +7,7 @@ import { promisify } from "node:util";
 import { build } from "esbuild";
 import { afterAll, describe, expect, it } from "vitest";
 import { MIN_NODE_MAJOR, buildOptions } from "../../scripts/build-options.mjs";
+import { bundledCli } from "../support/cli.js";
 
 // The shipped bundles must load on a runner with no node_modules and must never load a
 // native add-on (ssh2's cpu-features and sshcrypto.node are optional: mscdex/ssh2#1087).
@@ -92,6 +93,27 @@ describe("bundles", () => {
         `kubeforge needs Node.js ${MIN_NODE_MAJOR} or later; this is Node.js ${machineNodeVersion}\n`,
       ]);
     }
+  });
+
+  it("the command keeps Node's compile cache: a second run takes its compiled code from the first", async () => {
+    const cli = await bundledCli();
+    const temp = await mkdtemp(join(tmpdir(), "kubeforge-compile-cache-"));
+    dirs.push(temp);
+    // No NODE_COMPILE_CACHE: the cache is on because kubeforge turns it on, in the temporary folder.
+    const { NODE_COMPILE_CACHE: _, ...env } = process.env;
+    const once = () =>
+      run(process.execPath, [join(cli.dir, "cli.js"), "--version"], {
+        env: { ...env, TMPDIR: temp, NODE_DEBUG_NATIVE: "COMPILE_CACHE" },
+      });
+    const first = await once();
+    expect(first.stdout).toMatch(/^kubeforge /);
+    expect(await readdir(join(temp, "node-compile-cache"))).toHaveLength(1);
+    const second = await once();
+    expect(second.stdout).toMatch(/^kubeforge /);
+    // The command's own chunk (imported after the cache is on) came from the cache.
+    expect(second.stderr).toMatch(
+      /V8 code cache for ESM file:\S+\/chunks\/program-\w+\.js was accepted/,
+    );
   });
 
   it("give bundled code all of node:http, accessors too, without loading Node's undici", async () => {
