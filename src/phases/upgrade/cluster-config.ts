@@ -122,13 +122,16 @@ export async function nodeNameFromKubeletConfig(host: Host): Promise<string> {
 
 /** The value of a kubelet flag or config field, from the files `join`/`init` wrote. */
 async function localCRISocket(host: Host): Promise<string | undefined> {
-  const instance = await readFileIfExists(host, INSTANCE_CONFIG_PATH);
+  // Both asked at once (one command on the host); the instance configuration wins.
+  const [instance, flags] = await Promise.all([
+    readFileIfExists(host, INSTANCE_CONFIG_PATH),
+    readFileIfExists(host, FLAGS_ENV_PATH),
+  ]);
   if (instance !== undefined) {
     const doc = parseYAMLDocuments(instance.toString("utf8"), INSTANCE_CONFIG_PATH)[0] as
       { containerRuntimeEndpoint?: string } | undefined;
     if (doc?.containerRuntimeEndpoint) return doc.containerRuntimeEndpoint;
   }
-  const flags = await readFileIfExists(host, FLAGS_ENV_PATH);
   if (flags !== undefined) {
     const arg = parseKubeletFlagsEnv(flags.toString("utf8"), FLAGS_ENV_PATH).find(
       (a) => a.name === "container-runtime-endpoint",
@@ -148,6 +151,9 @@ export async function nodeCRISocket(
   host: Host,
   nodeName: string,
 ): Promise<string | undefined> {
+  // The node's files are read while the Node is asked; they count only without the annotation.
+  const local = localCRISocket(host);
+  local.catch(() => {});
   try {
     const node = await client.get({ apiVersion: "v1", kind: "Node", name: nodeName });
     const annotated = node.metadata.annotations?.[CRI_SOCKET_ANNOTATION];
@@ -156,7 +162,7 @@ export async function nodeCRISocket(
     if (!isNotFound(e))
       throw new Error(`failed to get corresponding node: ${(e as Error).message}`, { cause: e });
   }
-  return localCRISocket(host);
+  return local;
 }
 
 /** getAPIEndpointFromPodAnnotation: this node's kube-apiserver mirror Pod's endpoint annotation. */

@@ -17,9 +17,6 @@ export default async function setup(): Promise<() => Promise<void>> {
   for (const sub of [SHARED_DIR_NAME, NAMES_DIR_NAME]) await mkdir(join(run, sub), { mode: 0o755 });
   process.env[RUN_DIR_ENV] = run;
   process.env.TMPDIR = run;
-  // kubeforge keeps Node's compile cache, by default in the temporary folder (a test file's own,
-  // which must be left empty): for the run, in the shared folder.
-  process.env.NODE_COMPILE_CACHE = join(run, SHARED_DIR_NAME, "node-compile-cache");
 
   return async () => {
     const names = join(run, NAMES_DIR_NAME);

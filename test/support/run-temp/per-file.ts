@@ -3,7 +3,7 @@ import { chmodSync, mkdirSync, writeFileSync } from "node:fs";
 import { rmdir } from "node:fs/promises";
 import { join, relative } from "node:path";
 import { afterAll, expect } from "vitest";
-import { NAMES_DIR_NAME, RUN_DIR_ENV, describeEntries } from "./leftovers.js";
+import { NAMES_DIR_NAME, RUN_DIR_ENV, SHARED_DIR_NAME, describeEntries } from "./leftovers.js";
 
 // Each test file gets its own temporary folder inside the run's (global-setup.ts) as TMPDIR, for
 // itself and every program it starts that keeps TMPDIR; after the file's own afterAll hooks (this
@@ -20,6 +20,10 @@ if (run) {
   chmodSync(dir, 0o755);
   writeFileSync(join(run, NAMES_DIR_NAME, id), file);
   process.env.TMPDIR = dir;
+  // kubeforge keeps Node's compile cache, by default in the temporary folder (this file's, which
+  // must be left empty): the programs this file starts keep it in the run's shared folder. Not
+  // for the test processes themselves, which would write theirs while the run removes its folder.
+  process.env.NODE_COMPILE_CACHE = join(run, SHARED_DIR_NAME, "node-compile-cache");
 
   afterAll(async () => {
     const left = await describeEntries(dir);
