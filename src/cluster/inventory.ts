@@ -4,6 +4,7 @@ import type { IPFamily } from "../config/network.js";
 import { detectAdvertiseAddress, detectNodeIPs } from "../node/address.js";
 import { criSocketPath, KNOWN_CRI_SOCKETS } from "../node/preflight/cri.js";
 import { CommandError, type Host, type HostFacts } from "../remote/host.js";
+import { presentPathsLoop } from "../remote/present-paths.js";
 import { nodeCondition, type NodeCondition } from "./node-state.js";
 
 // What `up` learns about every host before it changes any: the machine, its address, its
@@ -34,7 +35,7 @@ const MACHINE_SCRIPT = [
   "cat /etc/os-release 2>/dev/null",
   `printf '\n%s\n' '${MACHINE_MARK}'`,
   "if [ -f /sys/fs/cgroup/cgroup.controllers ]; then echo 2; else echo 1; fi",
-  'for s; do if [ -S "$s" ]; then echo "$s"; fi; done',
+  presentPathsLoop("-S"),
 ].join("\n");
 
 export interface Machine {

@@ -7,6 +7,7 @@ import {
   isTransient,
 } from "./errors.js";
 import { poll, type PollOptions } from "./poll.js";
+import { allOrFirstError } from "../remote/fleet.js";
 import { displayName } from "./resources.js";
 import { createTwoWayMergePatch, NODE_MERGE_LISTS } from "./two-way-patch.js";
 import { refOf, type KubeClient, type KubeObject, type ObjectRef } from "./types.js";
@@ -88,9 +89,7 @@ export async function createOrUpdateAll(
   objs: readonly KubeObject[],
   opts: ApiCallOptions,
 ): Promise<void> {
-  const results = await Promise.allSettled(objs.map((o) => createOrUpdate(client, o, opts)));
-  const failed = results.find((r) => r.status === "rejected");
-  if (failed) throw failed.reason;
+  await allOrFirstError(objs.map((o) => createOrUpdate(client, o, opts)));
 }
 
 /** kubeadm CreateOrRetain: an existing object is kept as it is (and returned); else create. */

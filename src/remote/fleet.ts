@@ -47,6 +47,17 @@ export async function failuresOf(run: Promise<unknown>): Promise<FleetError["fai
   }
 }
 
+/**
+ * Waits for every promise (none is left running unobserved), then throws the first failure in
+ * the list's order, not the first to happen; else their values, in order.
+ */
+export async function allOrFirstError<T>(promises: readonly Promise<T>[]): Promise<T[]> {
+  const settled = await Promise.allSettled(promises);
+  const failed = settled.find((s) => s.status === "rejected");
+  if (failed) throw failed.reason;
+  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+}
+
 /** Runs op for every item with at most `concurrency` at once; never stops at the first failure. */
 export async function fleet<T, R>(
   items: readonly T[],

@@ -3,6 +3,7 @@
 // /proc/swaps with entries, a cgroup v1 /proc/mounts) and commands (a kubelet of a chosen
 // version). It exists for what cannot be arranged on the test machine for real.
 import type { ExecOptions, ExecResult, FileStat, Host, HostFacts } from "../../src/remote/host.js";
+import { presentPathsLoop, type PathTest } from "../../src/remote/present-paths.js";
 
 /** Content of an overridden file, or null for "does not exist". */
 export type FileOverride = string | Buffer | null;
@@ -112,23 +113,28 @@ export function onPath(name: string, path: string | undefined): CommandStub {
 }
 
 /**
- * Stub for the CA trust directories' check (src/phases/init/control-plane.ts
- * existingCATrustDirs: one `sh -c` testing `[ -e ]` of each, naming the ones that exist): only
- * `existing` exist on the imaginary node.
+ * Stub for "which of these paths pass `test`" (src/remote/present-paths.ts: one `sh -c` loop
+ * over the paths, naming those that pass): only `existing` pass on the imaginary node.
  */
-export function caTrustDirs(existing: ReadonlySet<string>): CommandStub {
+export function presentPathsAre(test: PathTest, existing: ReadonlySet<string>): CommandStub {
   return {
-    match: asksCATrustDirs,
+    match: asksPresentPaths(test),
     result: (argv) => ({
       stdout: argv
         .slice(4)
-        .filter((d) => existing.has(d))
-        .map((d) => `${d}\n`)
+        .filter((p) => existing.has(p))
+        .map((p) => `${p}\n`)
         .join(""),
     }),
   };
 }
 
+/** Whether argv asks which paths pass `test` (presentPaths). */
+export const asksPresentPaths = (test: PathTest) => (argv: readonly string[]) =>
+  argv[0] === "sh" && argv[2] === presentPathsLoop(test);
+
+/** The CA trust directories' check (existingCATrustDirs): only `existing` exist. */
+export const caTrustDirs = (existing: ReadonlySet<string>) => presentPathsAre("-e", existing);
+
 /** Whether argv is the CA trust directories' check. */
-export const asksCATrustDirs = (argv: readonly string[]) =>
-  argv[0] === "sh" && (argv[2] ?? "").includes('[ -e "$d" ]');
+export const asksCATrustDirs = asksPresentPaths("-e");

@@ -19,7 +19,7 @@ import { prepareHostSettings } from "../../node/host-settings.js";
 import { prePullImages } from "../../node/images.js";
 import { installKubeletService } from "../../node/kubelet-service.js";
 import { prepareContainerd } from "../../node/runtime/containerd.js";
-import { fleet } from "../../remote/fleet.js";
+import { allOrFirstError, fleet } from "../../remote/fleet.js";
 import type { Host } from "../../remote/host.js";
 import type { Reporter } from "../../workflow/reporter.js";
 
@@ -93,14 +93,6 @@ export function nodeImages(
     ...(cluster.proxy.disabled === true ? [] : [kubeProxyImage(cluster)]),
     ...(cluster.dns.disabled === true ? [] : [coreDNSImage(cluster, release)]),
   ];
-}
-
-/** Waits for every promise; throws the first failure (none is left running unobserved). */
-async function allOrFirstError<T>(promises: Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
-  const failed = settled.find((s) => s.status === "rejected");
-  if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
 }
 
 export interface Downloads {

@@ -20,7 +20,7 @@ import {
 } from "../../phases/upgrade/node-workflows.js";
 import { KUBEADM_TMP_DIR } from "../../phases/upgrade/paths.js";
 import { nodeCRISocket } from "../../phases/upgrade/cluster-config.js";
-import { fleet } from "../../remote/fleet.js";
+import { allOrFirstError, fleet } from "../../remote/fleet.js";
 import { summarizeTimings } from "../../workflow/runner.js";
 import type { HostInventory } from "../inventory.js";
 import { writeMarker } from "../node-state.js";
@@ -143,11 +143,10 @@ export class HostUpgradeWork implements UpgradeWork {
           const images = stageImages(cluster, inv.node.role, to, this.d.options.workloadProbes);
           await prePullImages(host, images, { criSocket, log });
         };
-        const [binaries, images] = await Promise.allSettled([
+        await allOrFirstError([
           (async () => stageBinaries(host, await this.binariesOf(inv.node.name), to, log))(),
           pull(),
         ]);
-        for (const r of [binaries, images]) if (r.status === "rejected") throw r.reason;
       },
       { concurrency: Math.max(this.d.session.spec.concurrency, nodes.length) },
     );

@@ -7,7 +7,8 @@
 // only see whether the socket exists, and then trusts a present socket.
 import { runtimeConfigFallbackRemovedIn } from "../../config/patch-level.js";
 import type { Release } from "../../config/release.js";
-import type { Host } from "../../remote/host.js";
+import { CommandError, type Host } from "../../remote/host.js";
+import { presentPaths } from "../../remote/present-paths.js";
 import { lookPath, type LookupOptions } from "../lookpath.js";
 import { socketExists } from "../runtime/socket.js";
 import { type Check, fail, makeCheck, pass, warn } from "./checks.js";
@@ -24,12 +25,19 @@ export const KNOWN_CRI_SOCKETS = [
   "unix:///var/run/cri-dockerd.sock",
 ];
 
-/** The known CRI endpoints whose socket exists on the host, in kubeadm's order. */
+/**
+ * The known CRI endpoints whose socket exists on the host, in kubeadm's order. A socket that
+ * cannot be looked at is not there, as kubeadm's isExistingSocket (a failed stat) has it.
+ */
 export async function presentCRISockets(host: Host): Promise<string[]> {
-  const present = await Promise.all(
-    KNOWN_CRI_SOCKETS.map((endpoint) => socketExists(host, criSocketPath(endpoint))),
+  const sockets = KNOWN_CRI_SOCKETS.map(criSocketPath);
+  const found = await presentPaths(host, "-S", sockets, { sudo: true }).catch(
+    (e: unknown): string[] => {
+      if (e instanceof CommandError) return [];
+      throw e;
+    },
   );
-  return KNOWN_CRI_SOCKETS.filter((_, i) => present[i]);
+  return KNOWN_CRI_SOCKETS.filter((_, i) => found.includes(sockets[i]!));
 }
 
 export type CRIConnection =

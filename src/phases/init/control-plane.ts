@@ -9,7 +9,8 @@ import { applyPatches, readPatchDirectory, type PatchSet } from "../../manifests
 import { renderStaticPod, type Pod } from "../../manifests/static-pod.js";
 import { CA_BASE_NAME } from "../../pki/paths.js";
 import { isExternalCA } from "../../node/pki-store.js";
-import { CommandError, type Host } from "../../remote/host.js";
+import type { Host } from "../../remote/host.js";
+import { presentPaths } from "../../remote/present-paths.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { InitData } from "./data.js";
 
@@ -66,17 +67,9 @@ export async function writeStaticPod(
   return path;
 }
 
-/**
- * Which CA trust directories exist on the node. Asked of the machine itself (a read-only
- * command, not the file operations), so a dry run or a --rootfs run still sees the real
- * distribution's layout: one command names the ones that exist.
- */
+/** Which CA trust directories exist on the node (the machine itself, also under --rootfs). */
 export async function existingCATrustDirs(host: Host): Promise<Set<string>> {
-  const argv = ["sh", "-c", 'for d; do if [ -e "$d" ]; then echo "$d"; fi; done', "sh"];
-  const r = await host.exec([...argv, ...CA_TRUST_DIRS], { readOnly: true });
-  if (r.code !== 0) throw new CommandError(host.name, argv, r);
-  const found = new Set(r.stdout.split("\n"));
-  return new Set(CA_TRUST_DIRS.filter((d) => found.has(d)));
+  return new Set(await presentPaths(host, "-e", CA_TRUST_DIRS));
 }
 
 function componentPhase(

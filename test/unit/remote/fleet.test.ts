@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { FleetError, failuresOf, fleet, hostReporter } from "../../../src/remote/fleet.js";
+import {
+  FleetError,
+  allOrFirstError,
+  failuresOf,
+  fleet,
+  hostReporter,
+} from "../../../src/remote/fleet.js";
 import { CommandError } from "../../../src/remote/host.js";
 import { TerminalReporter } from "../../../src/workflow/reporter.js";
 
@@ -116,6 +122,39 @@ describe("failuresOf", () => {
     await expect(failuresOf(Promise.reject(new Error("not a fleet")))).rejects.toThrow(
       "not a fleet",
     );
+  });
+});
+
+describe("allOrFirstError", () => {
+  it("waits for every promise, then throws the first failure in the list's order", async () => {
+    const ended: string[] = [];
+    const after = <T>(ms: number, name: string, value: () => T) =>
+      new Promise<T>((resolve, reject) =>
+        setTimeout(() => {
+          ended.push(name);
+          try {
+            resolve(value());
+          } catch (e) {
+            reject(e as Error);
+          }
+        }, ms),
+      );
+    const run = allOrFirstError([
+      after(5, "a", () => 1),
+      after(30, "b", () => {
+        throw new Error("b failed");
+      }),
+      after(1, "c", () => {
+        throw new Error("c failed first");
+      }),
+      after(40, "d", () => 4),
+    ]);
+    await expect(run).rejects.toThrow("b failed");
+    expect(ended.sort()).toEqual(["a", "b", "c", "d"]);
+    expect(await allOrFirstError([after(2, "e", () => "x"), Promise.resolve("y")])).toEqual([
+      "x",
+      "y",
+    ]);
   });
 });
 

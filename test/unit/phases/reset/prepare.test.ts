@@ -6,7 +6,7 @@ import { renderInstanceConfig } from "../../../../src/manifests/kubelet.js";
 import type { ClusterAccess, KubeClient, KubeObject } from "../../../../src/kube/types.js";
 import { ReportingDryRunHost } from "../../../../src/remote/dry-run.js";
 import type { LocalHost } from "../../../../src/remote/local.js";
-import { HostDouble, type CommandStub } from "../../../support/host-double.js";
+import { HostDouble, presentPathsAre } from "../../../support/host-double.js";
 import { recordingLogger, tempRootHost } from "../../../support/init-fixtures.js";
 import { writeNodeFiles } from "./fixtures.js";
 
@@ -22,13 +22,9 @@ beforeEach(async () => {
 });
 afterEach(() => cleanup());
 
-/** `test -S <socket>` answers: which CRI sockets exist on the machine. */
+/** Which CRI sockets exist on the machine (the one command asking for all). */
 function withSockets(...present: string[]): HostDouble {
-  const stub: CommandStub = {
-    match: (argv) => argv[0] === "test" && argv[1] === "-S",
-    result: (argv) => ({ code: present.includes(argv[2]!) ? 0 : 1 }),
-  };
-  return new HostDouble(host, { commands: [stub] });
+  return new HostDouble(host, { commands: [presentPathsAre("-S", new Set(present))] });
 }
 
 /** An API whose kubeadm-config holds `clusterConfiguration`, or that fails with `error`. */
