@@ -86,6 +86,11 @@ export interface Host {
   copyTree?(src: string, dst: string): Promise<void>;
   /** Moves a file on the host itself (`mv`): its bytes, mode and owner kept. Absent: as copyTree. */
   rename?(from: string, to: string): Promise<void>;
+  /**
+   * rename for several files, in order, in one command, stopping at the first that fails; its
+   * error's `path` is the source of the move that failed.
+   */
+  renameAll?(moves: readonly (readonly [string, string])[]): Promise<void>;
   hostname(): Promise<string>;
   facts(): Promise<HostFacts>;
   /** Ends the host's connections (SshHost); LocalHost: no-op. Idempotent. */

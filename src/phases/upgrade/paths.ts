@@ -53,16 +53,35 @@ export async function moveFile(host: Host, from: string, to: string): Promise<vo
     try {
       return await host.rename(from, to);
     } catch (e) {
-      if ((e as NodeJS.ErrnoException).code === "ENOENT") {
-        throw new Error(`rename ${from} ${to}: no such file or directory`, { cause: e });
-      }
-      throw e;
+      throw renameError(e, from, to);
     }
   }
   const st = await host.stat(from);
   if (!st?.isFile) throw new Error(`rename ${from} ${to}: no such file or directory`);
   await host.writeFile(to, await host.readFile(from), st.mode & 0o7777);
   await host.remove(from);
+}
+
+/** A missing source said as Go's os.Rename says it. */
+function renameError(e: unknown, from: string, to: string): unknown {
+  return (e as NodeJS.ErrnoException).code === "ENOENT"
+    ? new Error(`rename ${from} ${to}: no such file or directory`, { cause: e })
+    : e;
+}
+
+/** moveFile for each pair in order, stopping at the first that fails: one command where it can. */
+export async function moveFiles(host: Host, moves: readonly [string, string][]): Promise<void> {
+  if (!host.renameAll || moves.length < 2) {
+    for (const [from, to] of moves) await moveFile(host, from, to);
+    return;
+  }
+  try {
+    await host.renameAll(moves);
+  } catch (e) {
+    const failed = (e as NodeJS.ErrnoException).path;
+    const [from, to] = moves.find(([f]) => f === failed) ?? moves[0]!;
+    throw renameError(e, from, to);
+  }
 }
 
 /**
@@ -128,6 +147,9 @@ export class StaticPodPathManager {
   }
   moveFile(from: string, to: string): Promise<void> {
     return moveFile(this.host, from, to);
+  }
+  moveFiles(moves: [string, string][]): Promise<void> {
+    return moveFiles(this.host, moves);
   }
 
   /** Removes the temporary folder, and the backups nobody asked to keep. */

@@ -125,14 +125,20 @@ async function moveManifests(
   const backup = pathMgr.backupManifestPath(component);
   const recoverEtcd = component === "etcd";
   try {
-    await pathMgr.moveFile(current, backup);
     if (restart) {
+      await pathMgr.moveFile(current, backup);
       up.log.info(
         `[upgrade/staticpods] Restarting the ${component} static pod and backing up its manifest to "${backup}"`,
       );
       await waitForStaticPodStopped(up, component);
+      await pathMgr.moveFile(pathMgr.tempManifestPath(component), current);
+    } else {
+      // The old manifest to the backup, then the new one in its place: one command on the host.
+      await pathMgr.moveFiles([
+        [current, backup],
+        [pathMgr.tempManifestPath(component), current],
+      ]);
     }
-    await pathMgr.moveFile(pathMgr.tempManifestPath(component), current);
   } catch (e) {
     return rollbackOldManifests(pathMgr, recover, e, recoverEtcd);
   }

@@ -90,6 +90,9 @@ export class DockerHost implements Host {
   rename(from: string, to: string): Promise<void> {
     return this.files.rename(from, to);
   }
+  renameAll(moves: readonly (readonly [string, string])[]): Promise<void> {
+    return this.files.renameAll(moves);
+  }
 
   async hostname(): Promise<string> {
     const r = await this.exec(["uname", "-n"]);

@@ -667,6 +667,9 @@ export class SshHost implements Host {
   rename(from: string, to: string): Promise<void> {
     return this.files.rename(from, to);
   }
+  renameAll(moves: readonly (readonly [string, string])[]): Promise<void> {
+    return this.files.renameAll(moves);
+  }
 
   // ---- facts -----------------------------------------------------------------------------
 

@@ -103,6 +103,16 @@ const REMOVE = 'exec rm -f -- "$1"';
 // connection it would travel twice), modes, owners and times kept.
 // -T: a directory at the target is an error, not a place to move the file into.
 const RENAME = `[ -f "$1" ] || exit ${MISSING}\nexec mv -f -T -- "$1" "$2"`;
+// RENAME for several pairs, in order, stopping at the first that fails: the index of the pair it
+// stopped at is the output.
+const RENAME_ALL = [
+  "i=0",
+  'while [ "$#" -gt 0 ]; do',
+  `  [ -f "$1" ] || { echo "$i"; exit ${MISSING}; }`,
+  '  mv -f -T -- "$1" "$2" || { echo "$i"; exit 1; }',
+  "  shift 2; i=$((i + 1))",
+  "done",
+].join("\n");
 // Runs of zeros are written as holes where cp can (GNU's --sparse=always): an etcd data folder
 // holds 64 MB WAL files preallocated with zeros, which then take neither the time nor the disk
 // of a full copy. The bytes read back are the same.
@@ -313,6 +323,21 @@ export class ShellFiles {
       throw fileError(this.host, "move", from, { ...r, stderr: "no such file" }, "ENOENT");
     }
     if (r.code !== 0) throw fileError(this.host, "move", from, r);
+  }
+
+  /** Host.renameAll: the files moved in order by one command, stopping at the first failure. */
+  async renameAll(moves: readonly (readonly [string, string])[]): Promise<void> {
+    const args = moves.flatMap(([from, to]) => [absolute(from), absolute(to)]);
+    const r = await this.exec(script(RENAME_ALL, ...args));
+    if (r.code === 0) return;
+    const at = Number(r.stdout.toString().trim());
+    const [from] = moves[Number.isInteger(at) && at < moves.length ? at : 0]!;
+    const e =
+      r.code === MISSING
+        ? fileError(this.host, "move", from, { ...r, stderr: "no such file" }, "ENOENT")
+        : fileError(this.host, "move", from, r);
+    (e as NodeJS.ErrnoException).path = from; // which move failed
+    throw e;
   }
 
   /** The content of folder `src` copied onto `dst` (made when missing), as `cp -a src/. dst/`. */

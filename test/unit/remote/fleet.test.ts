@@ -135,7 +135,7 @@ describe("allOrFirstError", () => {
           try {
             resolve(value());
           } catch (e) {
-            reject(e as Error);
+            reject(e instanceof Error ? e : new Error(String(e)));
           }
         }, ms),
       );

@@ -175,6 +175,39 @@ describe("ShellFiles", () => {
     expect((await stat(join(dst, "0.wal"))).blocks * 512).toBeLessThan(1024 * 1024);
   });
 
+  it("moves several files in order in one command, stopping at the first missing source, named", async () => {
+    const current = join(dir, "manifests", "etcd.yaml");
+    const backup = join(dir, "backup", "etcd.yaml");
+    const fresh = join(dir, "tmp $x", "etcd.yaml");
+    await files.writeFile(current, "old", 0o600);
+    await files.writeFile(fresh, "new", 0o600);
+    await mkdir(join(dir, "backup"));
+    const ino = (await stat(fresh)).ino;
+    const before = argvSeen.length;
+    await files.renameAll([
+      [current, backup],
+      [fresh, current],
+    ]);
+    expect(argvSeen.length - before).toBe(1);
+    expect((await readFile(backup)).toString()).toBe("old");
+    expect((await stat(current)).ino).toBe(ino);
+    expect(await files.exists(fresh)).toBe(false);
+    // The second source is missing: the first move is done, the error names the second.
+    const again = join(dir, "backup", "again.yaml");
+    await expect(
+      files.renameAll([
+        [current, again],
+        [fresh, current],
+      ]),
+    ).rejects.toMatchObject({
+      code: "ENOENT",
+      path: fresh,
+      message: `h1: cannot move ${fresh}: no such file`,
+    });
+    expect((await readFile(again)).toString()).toBe("new");
+    expect(await files.exists(current)).toBe(false);
+  });
+
   it("moves a file on the host: the same inode and mode, and a missing source named", async () => {
     const from = join(dir, "move me");
     const to = join(dir, "moved $x");
