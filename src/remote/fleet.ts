@@ -51,11 +51,17 @@ export async function failuresOf(run: Promise<unknown>): Promise<FleetError["fai
  * Waits for every promise (none is left running unobserved), then throws the first failure in
  * the list's order, not the first to happen; else their values, in order.
  */
-export async function allOrFirstError<T>(promises: readonly Promise<T>[]): Promise<T[]> {
-  const settled = await Promise.allSettled(promises);
+export async function allOrFirstError<T extends readonly unknown[] | []>(
+  promises: T,
+): Promise<{ -readonly [P in keyof T]: Awaited<T[P]> }> {
+  const settled: PromiseSettledResult<unknown>[] = await Promise.allSettled<unknown[]>(
+    promises as unknown[],
+  );
   const failed = settled.find((s) => s.status === "rejected");
   if (failed) throw failed.reason;
-  return settled.map((s) => (s as PromiseFulfilledResult<T>).value);
+  return settled.map((s) => (s as PromiseFulfilledResult<unknown>).value) as {
+    -readonly [P in keyof T]: Awaited<T[P]>;
+  };
 }
 
 /** Runs op for every item with at most `concurrency` at once; never stops at the first failure. */

@@ -293,7 +293,7 @@ export async function prepareNodes(input: PrepareNodesInput): Promise<ImagePulls
           ),
         );
       })();
-      await allOrFirstError<unknown>([binaries, runtime]);
+      await allOrFirstError([binaries, runtime]);
       const rt = await runtime;
       // Pulls start once containerd answers and crictl is installed, and run on while the
       // kubelet service is written, the other hosts prepare and the control plane initialises.

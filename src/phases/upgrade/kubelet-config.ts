@@ -58,26 +58,30 @@ async function migrateInstanceConfig(data: UpgradeData, ctx: PhaseContext): Prom
 }
 
 async function backUpKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promise<string> {
+  // The file backed up is read while its folder is made (a dry run reads it and takes nothing).
+  const current = Promise.all([data.host.stat(CONFIG_PATH), data.host.readFile(CONFIG_PATH)]);
+  current.catch(() => {}); // taken below
   const dir = await createTimestampDir(
     data.host,
     data.kubeletBackupParent,
     "kubeadm-kubelet-config",
     data.now(),
-  );
+  ).catch(async (e: unknown) => {
+    await current.catch(() => {});
+    throw e;
+  });
   ctx.log.warn(
     `Using temporary directory ${dir} for kubelet config. To override it set the environment variable KUBEADM_UPGRADE_DRYRUN_DIR`,
   );
   const dest = posix.join(dir, "config.yaml");
   if (data.dryRun) {
+    await current.catch(() => {});
     ctx.log.info(`[dryrun] Would back up kubelet config file to ${dest}`);
     return dir;
   }
   ctx.log.info(`[upgrade] Backing up kubelet config file to ${dest}`);
   try {
-    const [st, text] = await Promise.all([
-      data.host.stat(CONFIG_PATH),
-      data.host.readFile(CONFIG_PATH),
-    ]);
+    const [st, text] = await current;
     await data.host.writeFile(dest, text, (st?.mode ?? 0o644) & 0o7777);
   } catch (e) {
     throw new Error(`error backing up the kubelet config file: ${(e as Error).message}`, {

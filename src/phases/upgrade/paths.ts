@@ -2,6 +2,7 @@ import { randomInt } from "node:crypto";
 import { posix } from "node:path";
 import { KUBERNETES_DIR, MANIFESTS_DIR } from "../../config/paths.js";
 import type { Host } from "../../remote/host.js";
+import { allOrFirstError } from "../../remote/fleet.js";
 
 // The folders of a static Pod upgrade (kubeadm: phases/upgrade/staticpods.go
 // KubeStaticPodPathManager, constants.CreateTempDir / CreateTimestampDir): new manifests are
@@ -173,14 +174,12 @@ export async function pathManagerForUpgrade(
   now: Date,
   opts: { etcdUpgrade: boolean; externalEtcd: boolean },
 ): Promise<StaticPodPathManager> {
-  const tempManifestDir = await createTempDir(host, KUBEADM_TMP_DIR, "kubeadm-upgraded-manifests");
-  const backupManifestDir = await createTimestampDir(
-    host,
-    KUBEADM_TMP_DIR,
-    "kubeadm-backup-manifests",
-    now,
-  );
-  const backupEtcdDir = await createTimestampDir(host, KUBEADM_TMP_DIR, "kubeadm-backup-etcd", now);
+  // Three folders of their own: made at once, the first failure in kubeadm's order thrown.
+  const [tempManifestDir, backupManifestDir, backupEtcdDir] = await allOrFirstError([
+    createTempDir(host, KUBEADM_TMP_DIR, "kubeadm-upgraded-manifests"),
+    createTimestampDir(host, KUBEADM_TMP_DIR, "kubeadm-backup-manifests", now),
+    createTimestampDir(host, KUBEADM_TMP_DIR, "kubeadm-backup-etcd", now),
+  ]);
   return new StaticPodPathManager(host, {
     realManifestDir: MANIFESTS_DIR,
     tempManifestDir,

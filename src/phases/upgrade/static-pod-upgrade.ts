@@ -1,6 +1,7 @@
 import { SUPER_ADMIN_KUBECONFIG, ADMIN_KUBECONFIG } from "../../config/paths.js";
 import { CONTROL_PLANE_COMPONENTS } from "../../manifests/control-plane.js";
 import { kubeconfigFile } from "../../pki/paths.js";
+import { allOrFirstError } from "../../remote/fleet.js";
 import type { PhaseContext } from "../../workflow/phase.js";
 import type { UpgradeData } from "./data.js";
 import type { UpgradeEtcdCluster } from "./etcd-access.js";
@@ -69,8 +70,8 @@ async function upgradeEtcd(
   oldEtcd: UpgradeEtcdCluster,
   apiServerChanges: boolean,
   backedUp: Promise<void>,
+  written: Promise<void>,
 ): Promise<void> {
-  const patches = await upgradePatches(data, ctx);
   try {
     await performEtcdStaticPodUpgrade({
       up,
@@ -79,14 +80,7 @@ async function upgradeEtcd(
       oldEtcd,
       backedUp,
       restartIfEqual: apiServerChanges && data.renewCerts,
-      writeNewManifest: async () => {
-        await writeManifest(
-          data,
-          up.pathMgr.paths.tempManifestDir,
-          "etcd",
-          renderEtcdManifest(data, ctx, patches),
-        );
-      },
+      writeNewManifest: () => written,
     });
   } catch (e) {
     if (e instanceof FatalEtcdError) throw e;
@@ -114,28 +108,41 @@ function startRenewals(data: UpgradeData, renewal: RenewalContext): void {
 
 /**
  * The three control-plane manifests rendered into the temporary folder; whether the API
- * server's differs from the one in use.
+ * server's differs from the one in use. With `etcd`, etcd's too, which kubeadm writes at etcd's
+ * turn: the folder is this run's alone, so it is written beside them (its lines printed in the
+ * same order) and its outcome taken at etcd's turn.
  */
 async function writeNewManifests(
   data: UpgradeData,
   ctx: PhaseContext,
   pathMgr: StaticPodPathManager,
-): Promise<boolean> {
-  ctx.log.info(
-    `[upgrade/staticpods] Writing new Static Pod manifests to "${pathMgr.paths.tempManifestDir}"`,
-  );
-  const manifests = await renderControlPlaneManifests(data, ctx, await upgradePatches(data, ctx));
-  // Three files in a folder of their own: written at once.
-  await Promise.all(
-    [...manifests].map(([component, text]) =>
-      writeManifest(data, pathMgr.paths.tempManifestDir, component, text),
-    ),
-  );
-  return !(await manifestFilesAreEqual(
-    pathMgr,
-    pathMgr.realManifestPath("kube-apiserver"),
-    pathMgr.tempManifestPath("kube-apiserver"),
-  ));
+  etcd: boolean,
+): Promise<{ apiServerChanges: boolean; etcdWritten: Promise<void> | undefined }> {
+  const dir = pathMgr.paths.tempManifestDir;
+  ctx.log.info(`[upgrade/staticpods] Writing new Static Pod manifests to "${dir}"`);
+  const patches = await upgradePatches(data, ctx);
+  const manifests = await renderControlPlaneManifests(data, ctx, patches);
+  const etcdWritten = etcd
+    ? (async () => {
+        await writeManifest(data, dir, "etcd", renderEtcdManifest(data, ctx, patches));
+      })()
+    : undefined;
+  etcdWritten?.catch(() => {}); // taken at etcd's turn
+  try {
+    // Files in a folder of their own: written at once.
+    await allOrFirstError(
+      [...manifests].map(([component, text]) => writeManifest(data, dir, component, text)),
+    );
+    const apiServerChanges = !(await manifestFilesAreEqual(
+      pathMgr,
+      pathMgr.realManifestPath("kube-apiserver"),
+      pathMgr.tempManifestPath("kube-apiserver"),
+    ));
+    return { apiServerChanges, etcdWritten };
+  } catch (e) {
+    await etcdWritten?.catch(() => {});
+    throw e;
+  }
 }
 
 /** PerformStaticPodUpgrade for this node. */
@@ -147,12 +154,16 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
     intervalMs: data.timing.pollIntervalMs,
   };
   const external = data.cfg.cluster.etcd.external !== undefined;
-  const before = await waitForControlPlaneHashes(client, nodeName, wait);
-  const oldEtcd = external ? undefined : await data.etcd.connect(client);
-  const pathMgr = await pathManagerForUpgrade(data.host, data.now(), {
-    etcdUpgrade: data.etcdUpgrade,
-    externalEtcd: external,
-  });
+  // kubeadm makes its folders, reads the control plane's hashes, then connects to etcd: none of
+  // them reads another's result, so they run at once (the first failure in that order thrown).
+  const [pathMgr, before, oldEtcd] = await allOrFirstError([
+    pathManagerForUpgrade(data.host, data.now(), {
+      etcdUpgrade: data.etcdUpgrade,
+      externalEtcd: external,
+    }),
+    waitForControlPlaneHashes(client, nodeName, wait),
+    external ? Promise.resolve(undefined) : data.etcd.connect(client),
+  ]);
   const renewal: RenewalContext | undefined = data.renewCerts
     ? { host: data.host, cfg: data.cfg, release: data.release, keys: data.keys, now: data.now() }
     : undefined;
@@ -166,12 +177,23 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
   const recover: RecoverManifests = new Map();
 
   // A failure before etcd's turn first lets the copy it started finish: none is left half-made.
-  const apiServerChanges = await writeNewManifests(data, ctx, pathMgr).catch(async (e: unknown) => {
-    await etcdBackedUp?.catch(() => {});
-    throw e;
-  });
-  if (oldEtcd && etcdBackedUp) {
-    await upgradeEtcd(data, ctx, up, recover, oldEtcd, apiServerChanges, etcdBackedUp);
+  const written = await writeNewManifests(data, ctx, pathMgr, etcdBackedUp !== undefined).catch(
+    async (e: unknown) => {
+      await etcdBackedUp?.catch(() => {});
+      throw e;
+    },
+  );
+  if (oldEtcd && etcdBackedUp && written.etcdWritten) {
+    await upgradeEtcd(
+      data,
+      ctx,
+      up,
+      recover,
+      oldEtcd,
+      written.apiServerChanges,
+      etcdBackedUp,
+      written.etcdWritten,
+    );
   }
   for (const component of CONTROL_PLANE_COMPONENTS) {
     await upgradeComponent(up, component, before.get(component) ?? "", recover);
