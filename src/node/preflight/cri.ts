@@ -72,6 +72,8 @@ export async function connectCRI(
       timeoutMs: 30_000,
     });
     if (r.code === 0) return { connected: true, crictl, ...(runtimeConfig && { runtimeConfig }) };
+    // Nobody takes its answer now: it ends before the check does, not on its own later.
+    await runtimeConfig?.catch(() => {});
     const detail = (r.stderr || r.stdout).trim().split("\n").at(-1) ?? "";
     return {
       connected: false,

@@ -20,6 +20,7 @@ import {
   containerRuntimeVersionChecks,
   type CRIConnection,
 } from "../../../src/node/preflight/cri.js";
+import type { ExecOptions, Host } from "../../../src/remote/host.js";
 import { LocalHost } from "../../../src/remote/local.js";
 import { type CommandStub, HostDouble, onPath } from "../../support/host-double.js";
 
@@ -73,6 +74,34 @@ async function printed(version: string, answer: CommandStub): Promise<string[]> 
   await runChecks(checks, new Set(), { info: (l) => lines.push(l), warn: (l) => lines.push(l) });
   return lines;
 }
+
+describe("connectCRI", () => {
+  it("on a runtime that does not answer, lets its RuntimeConfig question end before it says so", async () => {
+    const base = hostWith(
+      onPath("crictl", crictl),
+      {
+        match: [crictl, "--runtime-endpoint", socket, "version"],
+        result: { code: 1, stderr: "connect: connection refused\n" },
+      },
+      answers.supported!,
+    );
+    const events: string[] = [];
+    const host = Object.assign(Object.create(base) as Host, {
+      exec: async (argv: string[], opts?: ExecOptions) => {
+        if (argv.at(-1) === "runtime-config") {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          events.push("runtime-config ended");
+        }
+        return base.exec(argv, opts);
+      },
+    });
+    const connection = await connectCRI(host, socket, {}, { runtimeConfig: true });
+    events.push("connectCRI returned");
+    expect(connection).toMatchObject({ connected: false });
+    // Nothing is left running on the node once the check has its answer.
+    expect(events).toEqual(["runtime-config ended", "connectCRI returned"]);
+  });
+});
 
 describe("ContainerRuntimeVersion", () => {
   it("warns, in kubeadm v1.35.0's words, when the runtime does not implement RuntimeConfig", async () => {
