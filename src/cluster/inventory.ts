@@ -2,7 +2,7 @@ import type { ClusterNodeSpec } from "../config/cluster/types.js";
 import { orderNodeIPs } from "../config/cluster/shortcuts.js";
 import type { IPFamily } from "../config/network.js";
 import { detectAdvertiseAddress, detectNodeIPs } from "../node/address.js";
-import { criSocketPath, KNOWN_CRI_SOCKETS } from "../node/preflight/cri.js";
+import { KNOWN_CRI_SOCKET_PATHS, knownCRISocketsAt } from "../node/preflight/cri.js";
 import { CommandError, type Host, type HostFacts } from "../remote/host.js";
 import { presentPathsLoop } from "../remote/present-paths.js";
 import { nodeCondition, type NodeCondition } from "./node-state.js";
@@ -47,8 +47,7 @@ export interface Machine {
 
 export async function inspectMachine(host: Host): Promise<Machine> {
   const argv = ["sh", "-c", MACHINE_SCRIPT, "sh"];
-  const sockets = KNOWN_CRI_SOCKETS.map(criSocketPath);
-  const r = await host.exec([...argv, ...sockets], {
+  const r = await host.exec([...argv, ...KNOWN_CRI_SOCKET_PATHS], {
     sudo: true,
     readOnly: true,
     timeoutMs: 10_000,
@@ -60,7 +59,7 @@ export async function inspectMachine(host: Host): Promise<Machine> {
   return {
     os: pretty ?? "unknown OS",
     cgroupVersion: cgroup === "2" ? 2 : 1,
-    criSockets: KNOWN_CRI_SOCKETS.filter((_, i) => found.includes(sockets[i]!)),
+    criSockets: knownCRISocketsAt(found),
   };
 }
 

@@ -25,19 +25,26 @@ export const KNOWN_CRI_SOCKETS = [
   "unix:///var/run/cri-dockerd.sock",
 ];
 
+/** The socket paths of KNOWN_CRI_SOCKETS, in its order. */
+export const KNOWN_CRI_SOCKET_PATHS = KNOWN_CRI_SOCKETS.map(criSocketPath);
+
+/** The known CRI endpoints, in kubeadm's order, whose socket path is among `paths`. */
+export function knownCRISocketsAt(paths: readonly string[]): string[] {
+  return KNOWN_CRI_SOCKETS.filter((_, i) => paths.includes(KNOWN_CRI_SOCKET_PATHS[i]!));
+}
+
 /**
  * The known CRI endpoints whose socket exists on the host, in kubeadm's order. A socket that
  * cannot be looked at is not there, as kubeadm's isExistingSocket (a failed stat) has it.
  */
 export async function presentCRISockets(host: Host): Promise<string[]> {
-  const sockets = KNOWN_CRI_SOCKETS.map(criSocketPath);
-  const found = await presentPaths(host, "-S", sockets, { sudo: true }).catch(
+  const found = await presentPaths(host, "-S", KNOWN_CRI_SOCKET_PATHS, { sudo: true }).catch(
     (e: unknown): string[] => {
       if (e instanceof CommandError) return [];
       throw e;
     },
   );
-  return KNOWN_CRI_SOCKETS.filter((_, i) => found.includes(sockets[i]!));
+  return knownCRISocketsAt(found);
 }
 
 export type CRIConnection =

@@ -134,6 +134,12 @@ function withDigest(bytes: Buffer): Buffer {
   return Buffer.concat([Buffer.from(`${digest}\n`), bytes]);
 }
 
+/** The item a WRITE_ALL or RENAME_ALL script stopped at: the index it printed (else the first). */
+function stoppedAt<T>(r: RawResult, items: readonly T[]): T {
+  const at = Number(r.stdout.toString().trim());
+  return items[Number.isInteger(at) && at < items.length ? at : 0]!;
+}
+
 function octal(mode: number): string {
   return `0${(mode & 0o7777).toString(8)}`;
 }
@@ -272,11 +278,7 @@ export class ShellFiles {
       String(bytes[i]!.length),
     ]);
     const r = await this.exec(script(WRITE_ALL, ...args), Buffer.concat(bytes.map(withDigest)));
-    if (r.code !== 0) {
-      const at = Number(r.stdout.toString().trim());
-      const failed = files[Number.isInteger(at) && at < files.length ? at : 0]!;
-      throw fileError(this.host, "write", failed.path, r);
-    }
+    if (r.code !== 0) throw fileError(this.host, "write", stoppedAt(r, files).path, r);
   }
 
   async mkdirp(path: string, mode = 0o755): Promise<void> {
@@ -330,8 +332,7 @@ export class ShellFiles {
     const args = moves.flatMap(([from, to]) => [absolute(from), absolute(to)]);
     const r = await this.exec(script(RENAME_ALL, ...args));
     if (r.code === 0) return;
-    const at = Number(r.stdout.toString().trim());
-    const [from] = moves[Number.isInteger(at) && at < moves.length ? at : 0]!;
+    const [from] = stoppedAt(r, moves);
     const e =
       r.code === MISSING
         ? fileError(this.host, "move", from, { ...r, stderr: "no such file" }, "ENOENT")
