@@ -5,7 +5,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 import { promisify } from "node:util";
 import { XMLParser } from "fast-xml-parser";
 import { load } from "js-yaml";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { DisruptionReport } from "../../../src/cluster/upgrade/disruptions.js";
 import { PROBE_NAMESPACE } from "../../../src/cluster/upgrade/probes/api-targets.js";
 import type { WorkloadsTimeline } from "../../../src/cluster/upgrade/probes/timeline.js";
@@ -391,6 +391,23 @@ describe("kubeforge upgrade -f: a control-plane component whose static Pod hash 
       kubernetesVersion: string;
       upgrade?: { to: string; step: string };
     };
+  /**
+   * cp-1's control-plane mirror Pods' kubernetes.io/config.hash by component, "" for one the API
+   * server does not list, and nothing while it does not answer.
+   */
+  const mirrorHashes = async (): Promise<Record<string, string>> => {
+    const pods = await r
+      .kubectl<{
+        items: { metadata: { name: string; annotations?: Record<string, string> } }[];
+      }>(kubeconfig, ["-n", "kube-system", "get", "pods"])
+      .catch(() => undefined);
+    if (!pods) return {};
+    const hash = (c: string) =>
+      pods.items.find((p) => p.metadata.name === `${c}-cp-1`)?.metadata.annotations?.[
+        "kubernetes.io/config.hash"
+      ] ?? "";
+    return Object.fromEntries(COMPONENTS.map((c) => [c, hash(c)]));
+  };
   let failed: CliResult;
   const before = new Map<string, Buffer>();
   const after = new Map<string, Buffer>();
@@ -398,6 +415,8 @@ describe("kubeforge upgrade -f: a control-plane component whose static Pod hash 
 
   beforeAll(async () => {
     for (const c of COMPONENTS) before.set(c, await manifest(c));
+    const hashesBefore = await mirrorHashes();
+    expect(Object.values(hashesBefore).filter((h) => h !== "")).toHaveLength(COMPONENTS.length);
     // The same Cluster with kubeadm's UpgradeConfiguration: each component gets 45 s.
     const text = (await readFile(clusterPath, "utf8")).trimEnd();
     const faultCluster = await r.writeClusterFile(
@@ -423,6 +442,16 @@ describe("kubeforge upgrade -f: a control-plane component whose static Pod hash 
     } finally {
       await bed.host("cp-1").node.setFaults({});
     }
+    // kubeadm puts the manifests back and returns without waiting for the kubelet to run them
+    // again (staticpods.go rollbackOldManifests): cp-1's API server restarts after the run. The
+    // next steps need it serving, so wait until every mirror Pod carries its old hash again (the
+    // kubelet writes it through the restarted API server).
+    await vi.waitFor(
+      async () => {
+        expect(await mirrorHashes()).toEqual(hashesBefore);
+      },
+      { timeout: 180_000, interval: 500 },
+    );
     faultReport = JSON.parse(await readFile(reportPath, "utf8")) as Report;
     nodes = await r.kubectl<NodeList>(kubeconfig, ["get", "nodes"]);
   }, 900_000);

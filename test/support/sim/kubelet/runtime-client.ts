@@ -30,6 +30,9 @@ function unixRequest(socket: string, method: string, path: string, body?: unknow
     const req = request(
       {
         socketPath: socket,
+        // A connection per call: one kept alive to a daemon since killed fails with ECONNRESET,
+        // where a new one is refused and the daemon started again.
+        agent: false,
         method,
         path,
         headers: payload ? { "Content-Type": "application/json" } : {},
@@ -131,7 +134,8 @@ export class RemoteRuntime implements PodRuntime, SandboxRuntime {
       } catch {
         /* not yet */
       }
-      if (child.exitCode !== null) break;
+      // One that exited 0 found another daemon answering (runtime-daemon.ts listenAlone).
+      if (child.exitCode !== null && child.exitCode !== 0) break;
       await sleep(50);
     }
     const log = await readFile(join(this.dir, RUNTIME_LOG), "utf8").catch(() => "");

@@ -1,6 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { rm, writeFile } from "node:fs/promises";
-import { createServer } from "node:http";
+import { createServer, type Server } from "node:http";
+import { connect } from "node:net";
 import { join } from "node:path";
 import { HostFiles } from "./host-files.js";
 import { InProcessRuntime, type DesiredPod, type PodStatus, type SyncOptions } from "./runtime.js";
@@ -38,7 +39,6 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
     faultsDir: o.dir,
   });
   const socket = join(o.dir, RUNTIME_SOCKET);
-  await rm(socket, { force: true });
   const recordChildren = (statuses: PodStatus[]) =>
     writeFile(
       join(o.dir, RUNTIME_CHILD_PIDS),
@@ -94,10 +94,10 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
       })();
     });
   });
-  await new Promise<void>((resolve, reject) => {
-    server.once("error", reject);
-    server.listen(socket, () => resolve());
-  });
+  if (!(await listenAlone(server, socket))) {
+    o.log(`a simulated container runtime answers on ${socket} already: this one exits`);
+    return;
+  }
   await writeFile(join(o.dir, RUNTIME_PIDFILE), `${process.pid}\n`);
   o.log(`simulated container runtime listening on ${socket} (pid ${process.pid})`);
   await new Promise<void>((resolve) => {
@@ -105,4 +105,40 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
     process.once("SIGTERM", onSignal);
     process.once("SIGINT", onSignal);
   });
+}
+
+const listen = (server: Server, socket: string) =>
+  new Promise<NodeJS.ErrnoException | undefined>((resolve) => {
+    const onError = (e: NodeJS.ErrnoException) => resolve(e);
+    server.once("error", onError);
+    server.listen(socket, () => {
+      server.off("error", onError);
+      resolve(undefined);
+    });
+  });
+
+const answers = (socket: string) =>
+  new Promise<boolean>((resolve) => {
+    const c = connect(socket, () => {
+      c.destroy();
+      resolve(true);
+    });
+    c.once("error", () => resolve(false));
+  });
+
+/**
+ * Listens on the socket unless a daemon answers there already (whoever asks first starts the
+ * daemon, and concurrent crictl calls may each start one): creating a unix socket is atomic, so
+ * only one of several daemons started at once gets it; the others return false and exit. A
+ * socket nobody answers on is left over from a killed daemon and replaced.
+ */
+async function listenAlone(server: Server, socket: string): Promise<boolean> {
+  let e = await listen(server, socket);
+  if (e?.code === "EADDRINUSE" && !(await answers(socket))) {
+    await rm(socket, { force: true });
+    e = await listen(server, socket);
+  }
+  if (e?.code === "EADDRINUSE") return false;
+  if (e) throw e;
+  return true;
 }

@@ -1,0 +1,109 @@
+// The simulated container runtime daemon (test/support/sim/kubelet/runtime-daemon.ts) is
+// started by whoever asks it first: the kubelet, or one of several simulated crictl processes
+// kubeforge runs at once. However many start together, one runs: the others find it answering
+// and exit, so a node's teardown (which shuts down the daemon on the socket) leaves none behind.
+import { spawn } from "node:child_process";
+import { readdirSync, readFileSync } from "node:fs";
+import { readFile } from "node:fs/promises";
+import { join } from "node:path";
+import { afterEach, describe, expect, it } from "vitest";
+import { bundleSimKubelet } from "../../support/sim/kubelet/bundle.js";
+import {
+  RemoteRuntime,
+  RUNTIME_PIDFILE,
+  RUNTIME_SOCKET,
+} from "../../support/sim/kubelet/runtime-client.js";
+import { fileDir } from "../../support/temp-dir.js";
+
+/** Pids of the runtime daemons whose --dir is `dir`. */
+function daemonsOf(dir: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    let argv: string[];
+    try {
+      argv = readFileSync(`/proc/${entry}/cmdline`, "utf8").split("\0");
+    } catch {
+      continue;
+    }
+    const at = argv.indexOf("--dir");
+    if (argv.includes("runtime") && at > 0 && argv[at + 1] === dir) pids.push(Number(entry));
+  }
+  return pids;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function settled(dir: string, count: number): Promise<number[]> {
+  const end = Date.now() + 30_000;
+  for (;;) {
+    const pids = daemonsOf(dir);
+    if (pids.length === count || Date.now() > end) return pids;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const runtimes: RemoteRuntime[] = [];
+afterEach(async () => {
+  await Promise.all(runtimes.splice(0).map((rt) => rt.shutdown()));
+});
+
+describe("the simulated container runtime daemon", () => {
+  it("runs once when several clients start it at the same moment; shutdown leaves none", async () => {
+    const script = await bundleSimKubelet();
+    const dir = await fileDir("sim-runtime-");
+    const rootfs = await fileDir("sim-rootfs-");
+    const command = [process.execPath, script, "runtime", "--dir", dir, "--rootfs", rootfs];
+    const clients = Array.from({ length: 4 }, () => new RemoteRuntime(dir, command, () => {}));
+    runtimes.push(clients[0]!);
+    // Each finds no socket and starts a daemon; all of them are answered.
+    const lists = await Promise.all(clients.map((c) => c.list()));
+    expect(lists).toEqual([[], [], [], []]);
+    const pids = await settled(dir, 1);
+    expect(pids).toHaveLength(1);
+    expect((await readFile(join(dir, RUNTIME_PIDFILE), "utf8")).trim()).toBe(String(pids[0]));
+    await clients[0]!.shutdown();
+    expect(await settled(dir, 0)).toEqual([]);
+  }, 60_000);
+
+  it("replaces a socket nobody answers on, left by a daemon that was killed", async () => {
+    const script = await bundleSimKubelet();
+    const dir = await fileDir("sim-runtime-");
+    const rootfs = await fileDir("sim-rootfs-");
+    const command = [process.execPath, script, "runtime", "--dir", dir, "--rootfs", rootfs];
+    const first = new RemoteRuntime(dir, command, () => {});
+    runtimes.push(first);
+    await first.list();
+    const [killed] = await settled(dir, 1);
+    process.kill(killed!, "SIGKILL");
+    // Gone, its socket closed: reaped (this process started it), not only exiting.
+    await expect.poll(() => alive(killed!), { timeout: 30_000 }).toBe(false);
+    expect(readdirSync(dir)).toContain(RUNTIME_SOCKET);
+    expect(await first.list()).toEqual([]);
+    const pids = await settled(dir, 1);
+    expect(pids).toHaveLength(1);
+    expect(pids[0]).not.toBe(killed);
+  }, 60_000);
+
+  it("exits at once when one answers on its socket already", async () => {
+    const script = await bundleSimKubelet();
+    const dir = await fileDir("sim-runtime-");
+    const rootfs = await fileDir("sim-rootfs-");
+    const command = [process.execPath, script, "runtime", "--dir", dir, "--rootfs", rootfs];
+    const client = new RemoteRuntime(dir, command, () => {});
+    runtimes.push(client);
+    await client.list();
+    const [running] = await settled(dir, 1);
+    const second = spawn(command[0]!, command.slice(1), { stdio: ["ignore", "ignore", "pipe"] });
+    const code = await new Promise<number | null>((resolve) => second.on("exit", resolve));
+    expect(code).toBe(0);
+    expect(daemonsOf(dir)).toEqual([running]);
+  }, 60_000);
+});
