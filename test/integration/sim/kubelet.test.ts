@@ -626,6 +626,10 @@ describe("simulated kubelet, TLS bootstrap and rotation against the fake API ser
         "--cluster-signing-key-file=/etc/kubernetes/pki/ca.key",
         "--controllers=*,bootstrapsigner,tokencleaner",
         "--kubeconfig=/etc/kubernetes/controller-manager.conf",
+        // At this file's time scale the default grace periods (50 s, 60 s) are 1 s and 1.2 s:
+        // a kubelet slowed that long on a loaded machine would turn Unknown. 20 s each here.
+        "--node-monitor-grace-period=1000s",
+        "--node-startup-grace-period=1000s",
       ]),
     );
     await writeNodeFile(

@@ -1,7 +1,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { readFile, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import {
   clusterFile,
@@ -231,6 +231,22 @@ describe("kubeforge up: 3 control planes + 1 worker behind the user's load balan
     expect(run.report).toMatchObject({ result: "failed" });
     expect(await markerOf("cp-1")).toMatchObject({ to: TARGET, step: "started" });
     for (const n of ["cp-2", "cp-3", "w-1"]) expect(await markerOf(n), n).toBeUndefined();
+    // The run stopped while cp-1's kubelet restarted etcd from its new manifest (nothing waits
+    // for it once the run is gone). The next run reads the cluster through the load balancer,
+    // cp-1's API server among the three: wait for its etcd member, then for reads through every
+    // API server in turn (round robin) to answer.
+    await vi.waitFor(() => etcdctl(bed.host("cp-1"), ["endpoint", "health"]), {
+      timeout: 120_000,
+      interval: 500,
+    });
+    await vi.waitFor(
+      async () => {
+        for (let i = 0; i < 6; i++) {
+          await r.kubectl(kubeconfig, ["-n", "kube-system", "get", "configmap", "kubeadm-config"]);
+        }
+      },
+      { timeout: 120_000, interval: 500 },
+    );
   }, 600_000);
 
   it("resumes at cp-1, upgrades the control planes one at a time, the last one moving the addons; w-1's dropped SSH connection fails the run naming it", async () => {
