@@ -13,8 +13,13 @@ export interface InitSystem {
   serviceIsActive(service: string): Promise<boolean>;
   /** Stops the service; throws naming the command that failed. */
   serviceStop(service: string): Promise<void>;
-  /** Reloads unit files (systemd) then restarts the service; throws naming the failed command. */
-  serviceRestart(service: string): Promise<void>;
+  /** Reloads unit files (systemd's daemon-reload; OpenRC has none to reload). */
+  reloadUnits(): Promise<void>;
+  /**
+   * Reloads unit files (unless the caller just did) then restarts the service; throws naming
+   * the failed command.
+   */
+  serviceRestart(service: string, opts?: { unitsReloaded?: boolean }): Promise<void>;
   /** The command a user runs to enable the service (for preflight's advice). */
   enableCommand(service: string): string;
 }
@@ -49,8 +54,11 @@ function systemd(host: Host, systemctl: string): InitSystem {
         (await query(host, [systemctl, "is-active", s])).stdout.trim(),
       ),
     serviceStop: (s) => change(host, [systemctl, "stop", s], `failed to stop ${s}`),
-    serviceRestart: async (s) => {
-      await change(host, [systemctl, "daemon-reload"], "failed to reload systemd");
+    reloadUnits: () => change(host, [systemctl, "daemon-reload"], "failed to reload systemd"),
+    serviceRestart: async (s, opts = {}) => {
+      if (!opts.unitsReloaded) {
+        await change(host, [systemctl, "daemon-reload"], "failed to reload systemd");
+      }
       await change(host, [systemctl, "restart", s], `failed to restart ${s}`);
     },
     enableCommand: (s) => `systemctl enable ${s}.service`,
@@ -70,6 +78,7 @@ function openrc(host: Host, rcService: string, rcUpdate: string): InitSystem {
     serviceIsActive: async (s) =>
       !(await query(host, [rcService, s, "status"])).stdout.includes("stopped"),
     serviceStop: (s) => change(host, [rcService, s, "stop"], `failed to stop ${s}`),
+    reloadUnits: () => Promise.resolve(),
     serviceRestart: (s) => change(host, [rcService, s, "restart"], `failed to restart ${s}`),
     enableCommand: (s) => `rc-update add ${s} default`,
   };

@@ -8,7 +8,7 @@ import {
   type FetchedArtifact,
 } from "../../node/artifacts/fetch.js";
 import { commandPath, installArtifacts } from "../../node/artifacts/install.js";
-import { getInitSystem } from "../../node/init-system.js";
+import { getInitSystem, type InitSystem } from "../../node/init-system.js";
 import { CommandError, type Host } from "../../remote/host.js";
 
 // The target kubelet and kubectl: downloaded on the runner once per architecture (checksums and
@@ -126,10 +126,15 @@ export async function swapBinaries(
   return files.filter((_, i) => lines[i] === "kept").map((f) => `${f.to}${PREVIOUS_SUFFIX}`);
 }
 
-/** `systemctl daemon-reload && systemctl restart kubelet`. */
-export async function restartKubelet(host: Host): Promise<void> {
+/**
+ * The kubelet's init system, its unit files reloaded (systemd's daemon-reload, kubeadm's first
+ * half of a restart): asked while the binaries are swapped, which it does not read.
+ */
+export async function kubeletInitSystem(host: Host): Promise<InitSystem> {
   const init = await getInitSystem(host);
-  if (!init)
+  if (!init) {
     throw new Error(`${host.name}: no supported init system detected to restart the kubelet`);
-  await init.serviceRestart("kubelet");
+  }
+  await init.reloadUnits();
+  return init;
 }

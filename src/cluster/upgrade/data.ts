@@ -144,10 +144,13 @@ export interface UpgradeWork {
   /** kubeforge upgrade apply|node on the node, through the node-level workflows. */
   upgradeNode(node: string, kind: NodeStepKind): Promise<void>;
   /**
-   * Starts `upgrade node phase preflight` on these workers ahead of their turns (only reads);
-   * their `upgradeNode` then skips it and prints its lines (preflight-ahead.ts).
+   * Starts the preflight phase of `upgrade node` (default) or `upgrade apply` on these nodes
+   * ahead of their turns (it only reads); their `upgradeNode` then skips it and prints its
+   * lines (preflight-ahead.ts).
    */
-  preflightAhead(nodes: readonly string[]): Promise<void>;
+  preflightAhead(nodes: readonly string[], kind?: NodeStepKind): Promise<void>;
+  /** Waits for every preflight started ahead and not taken (a run that stopped before). */
+  preflightsSettled(): Promise<void>;
   /** The staged kubelet and kubectl put in place (the previous ones kept), the kubelet restarted. */
   swapKubelet(node: string): Promise<void>;
   /** Waits until the Node is Ready with kubeletVersion at the target. */
@@ -208,6 +211,8 @@ export interface ClusterUpgradeData {
   readonly dryRunDir: string | undefined;
   /** The reading and the plan, settled on first use. */
   settled(): Promise<UpgradeSettled>;
+  /** Whether this run selected the phase (--phase, --skip-phases); its runIf still decides. */
+  selects(phase: string): boolean;
   readonly work: UpgradeWork;
   readonly report: ReportRecorder;
   readonly probes: UpgradeProbes;

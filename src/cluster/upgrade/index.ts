@@ -210,7 +210,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     dryRun: req.dryRun,
   };
   // Names and skipped dependencies are checked before any host is contacted.
-  runner.selected(runOpts);
+  const selected = runner.selected(runOpts);
   const session = new ClusterSession(req.spec, req.ports, req.reporter);
   const report = new ReportRecorder(req.spec.name);
   report.thresholds = req.options.thresholds ?? {};
@@ -228,6 +228,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
       dryRun: req.dryRun,
       dryRunDir: req.dryRunDir,
       report,
+      selects: (phase: string) => selected.get(phase) === true,
       settled: () => {
         settled ??= settle(base, route, i);
         if (i === 0) firstPlan = settled;
@@ -291,6 +292,8 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
       report.api ??= late.api;
       report.workloads ??= late.workloads;
       report.dns ??= late.dns;
+      // A run that stopped before a node's turn leaves nothing of its preflight running.
+      for (const hop of hops) await hop.work.preflightsSettled();
       for (const hop of hops) await hop.work.uncordonAll();
       // A refusal of the first plan changed nothing: no report of a run that did not happen.
       if (

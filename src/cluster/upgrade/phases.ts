@@ -183,6 +183,10 @@ const etcdSnapshot: Phase<ClusterUpgradeData> = {
   runIf: async (d) => (await toChange(d)).length > 0,
   run: async (d) => {
     const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
+    // Its `upgrade apply` preflight (it only reads) runs meanwhile, and while the probes start.
+    if (first?.action === "apply" && d.selects("first-control-plane")) {
+      await d.work.preflightAhead([first.name], "apply");
+    }
     // Timed as a step of the first control plane when it changes in this run.
     const snapshot =
       first && first.action !== "skip"

@@ -5,7 +5,10 @@ import type { Reporter } from "../../workflow/reporter.js";
 // container runtime's, kubeadm cmd/phases/upgrade/node/preflight.go), which only reads the node.
 // The cluster upgrade runs it as `upgrade node phase preflight` while the nodes before it
 // restart their kubelets, and at the node's turn `upgrade node --skip-phases preflight`: what
-// kubeadm's phases allow, and the same checks a few seconds earlier. Its lines are kept and
+// kubeadm's phases allow, and the same checks a few seconds earlier. The first control plane's
+// `upgrade apply phase preflight` (its checks, the cluster's health, the version policy, the
+// image pull: cmd/phases/upgrade/apply/preflight.go) likewise runs while etcd's snapshot is
+// taken and the probes start. Its lines are kept and
 // printed at the node's turn, where kubeadm prints them; a failed preflight fails the node's
 // turn, before anything on it changed.
 
@@ -55,6 +58,11 @@ export class PreflightsAhead {
         (error: unknown) => ({ lines, error }),
       ),
     );
+  }
+
+  /** Once every preflight started and not taken has ended (their outcomes are dropped). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.started.values()]);
   }
 
   /**

@@ -24,7 +24,12 @@ import { allOrFirstError, fleet } from "../../remote/fleet.js";
 import { summarizeTimings } from "../../workflow/runner.js";
 import type { HostInventory } from "../inventory.js";
 import { writeMarker } from "../node-state.js";
-import { downloadTargetBinaries, restartKubelet, stageBinaries, swapBinaries } from "./binaries.js";
+import {
+  downloadTargetBinaries,
+  kubeletInitSystem,
+  stageBinaries,
+  swapBinaries,
+} from "./binaries.js";
 import type { ClusterUpgradeData, EtcdSnapshot, NodeStepKind, UpgradeWork } from "./data.js";
 import { cordon, drain, uncordon } from "./drain.js";
 import { etcdProblem, storedClusterConfiguration } from "./read.js";
@@ -110,27 +115,34 @@ export class HostUpgradeWork implements UpgradeWork {
     return (await this.binaries()).get(goArch(inv.facts.arch)) ?? [];
   }
 
-  async stage(nodes: readonly HostInventory[]): Promise<void> {
-    const { plan } = await this.d.settled();
-    const to = plan.to;
-    const admin = await this.d.session.adminClient();
+  /** The ClusterConfiguration the target's images are named from (kubeadm-config's, at `to`). */
+  private async imageCluster(admin: KubeClient, to: string, ciBuild: boolean) {
     const { ciImageRepository: _before, ...stored } = (await storedClusterConfiguration(admin))
       .imageCluster;
     // The images the target's kubeadm names: a CI build's control plane from the CI registry.
-    const ciImageRepository = ciImageRepositoryFor(stored.imageRepository, plan.ciBuild === true);
-    const cluster = {
+    const ciImageRepository = ciImageRepositoryFor(stored.imageRepository, ciBuild);
+    return {
       ...stored,
       kubernetesVersion: to,
       ...(ciImageRepository ? { ciImageRepository } : {}),
     };
-    await this.binaries();
+  }
+
+  async stage(nodes: readonly HostInventory[]): Promise<void> {
+    const { plan } = await this.d.settled();
+    const to = plan.to;
+    const admin = await this.d.session.adminClient();
+    // The images are named and pulled while the binaries download and verify: neither reads
+    // the other. Each is awaited by the nodes' branches, which report their failures.
+    const cluster = this.imageCluster(admin, to, plan.ciBuild === true);
+    cluster.catch(() => {});
+    this.binaries().catch(() => {});
     await fleet(
       nodes,
       (i) => i.node.name,
       async (inv) => {
         const host = this.d.session.hostOf(inv.node.name);
         const log = this.log(inv.node.name);
-        // The binaries and the images are staged side by side: neither reads the other.
         const pull = async () => {
           if (!this.d.session.spec.prepare.prePullImages) return;
           // The runtime kubeadm's preflight will ask (the node's CRI socket as the upgrade reads
@@ -140,7 +152,12 @@ export class HostUpgradeWork implements UpgradeWork {
             log("no container runtime socket found: the target's images are not pre-pulled");
             return;
           }
-          const images = stageImages(cluster, inv.node.role, to, this.d.options.workloadProbes);
+          const images = stageImages(
+            await cluster,
+            inv.node.role,
+            to,
+            this.d.options.workloadProbes,
+          );
           await prePullImages(host, images, { criSocket, log });
         };
         await allOrFirstError([
@@ -218,26 +235,36 @@ export class HostUpgradeWork implements UpgradeWork {
     };
   }
 
-  async preflightAhead(names: readonly string[]): Promise<void> {
+  async preflightAhead(names: readonly string[], kind: NodeStepKind = "node"): Promise<void> {
     if (this.d.dryRun) return;
     for (const name of names) {
-      const run = await this.nodeRun(name, "node");
-      this.preflights.start(name, run.reporter, (reporter) =>
-        runUpgradeNode({ ...run, reporter, filterPhases: [PREFLIGHT_PHASE] }),
-      );
+      const run = await this.nodeRun(name, kind);
+      const version = await this.applyVersion();
+      this.preflights.start(name, run.reporter, (reporter) => {
+        const ahead = { ...run, reporter, filterPhases: [PREFLIGHT_PHASE] };
+        return kind === "apply" ? runUpgradeApply(ahead, version) : runUpgradeNode(ahead);
+      });
     }
   }
 
-  async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
+  preflightsSettled(): Promise<void> {
+    return this.preflights.settled();
+  }
+
+  /** The version `upgrade apply` is given: a CI build as kubeadm takes one, "ci/<version>". */
+  private async applyVersion(): Promise<string> {
     const { plan } = await this.d.settled();
+    return `${plan.ciBuild ? CI_VERSION_PREFIX : ""}${plan.to}`;
+  }
+
+  async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
     const before = new Set(await this.tmpEntries(name));
     const run = await this.nodeRun(name, kind);
-    const ahead = kind === "node" ? await this.preflights.take(name, run.reporter) : undefined;
+    const ahead = await this.preflights.take(name, run.reporter);
     if (ahead) run.flags = { ...run.flags, skipPhases: [PREFLIGHT_PHASE] };
-    // A CI build goes to `upgrade apply` as kubeadm takes one: "ci/<version>".
     const result =
       kind === "apply"
-        ? await runUpgradeApply(run, `${plan.ciBuild ? CI_VERSION_PREFIX : ""}${plan.to}`)
+        ? await runUpgradeApply(run, await this.applyVersion())
         : await runUpgradeNode(run);
     if (result.output.trim()) this.log(name)(result.output.trim());
     // Where the node's time went, phase by phase (the report has the step's total).
@@ -255,11 +282,14 @@ export class HostUpgradeWork implements UpgradeWork {
 
   async swapKubelet(name: string): Promise<void> {
     const host = this.d.session.hostOf(name);
-    const kept = await swapBinaries(host, await this.binariesOf(name), await this.target());
+    const [kept, init] = await allOrFirstError([
+      (async () => swapBinaries(host, await this.binariesOf(name), await this.target()))(),
+      kubeletInitSystem(host),
+    ]);
     const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
     for (const k of kept) if (!node.backups.includes(k)) node.backups.push(k);
     this.log(name)(`kubelet and kubectl ${await this.target()} in place; restarting the kubelet`);
-    await restartKubelet(host);
+    await init.serviceRestart("kubelet", { unitsReloaded: true });
   }
 
   async gate(name: string): Promise<void> {

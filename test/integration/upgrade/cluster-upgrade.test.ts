@@ -564,10 +564,17 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     report = JSON.parse(await readFile(reportPath, "utf8")) as Report;
   }, 1_500_000);
 
-  it("runs each worker's `upgrade node` preflight ahead of its turn, and prints it at its turn", () => {
+  it("runs cp-1's `upgrade apply` and each worker's `upgrade node` preflight ahead of its turn, and prints it at its turn", () => {
     const lines = blocked.stderr.split("\n");
     const at = (node: string, text: string) =>
       lines.findIndex((l) => l.startsWith(`${node}: `) && l.includes(text));
+    const applyChecks = lines.filter(
+      (l) => l.startsWith("cp-1: ") && l.includes("[upgrade/preflight] Running preflight checks"),
+    );
+    expect(applyChecks, blocked.stderr.slice(-4000)).toHaveLength(1);
+    expect(lines[at("cp-1", "upgrade apply: phase timings")]).toMatch(
+      /phase timings preflight \d+\.\d\ds, control-plane .*\(preflight ahead of its turn\)$/,
+    );
     for (const w of ["w-1", "w-2"]) {
       const checks = lines.filter(
         (l) =>

@@ -39,6 +39,24 @@ describe("getInitSystem", () => {
     ]);
   });
 
+  it("reloads systemd's units on their own, and restarts without reloading again when told", async () => {
+    const h = host([onPath("systemctl", "/usr/bin/systemctl")]);
+    const init = await getInitSystem(h);
+    await init!.reloadUnits();
+    await init!.serviceRestart("kubelet", { unitsReloaded: true });
+    expect(changes(h)).toEqual([
+      "systemctl daemon-reload (sudo)",
+      "systemctl restart kubelet (sudo)",
+    ]);
+  });
+
+  it("has no units to reload under OpenRC", async () => {
+    const h = host([onPath("systemctl", undefined), onPath("openrc", "/sbin/openrc")]);
+    const init = await getInitSystem(h);
+    await init!.reloadUnits();
+    expect(changes(h)).toEqual([]);
+  });
+
   it("is OpenRC when only openrc is on the PATH", async () => {
     const h = host([onPath("systemctl", undefined), onPath("openrc", "/sbin/openrc")]);
     const init = await getInitSystem(h);
