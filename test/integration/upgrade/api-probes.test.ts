@@ -621,6 +621,14 @@ describe("disruption accounting from watches of the simulated API server", () =>
   beforeAll(async () => {
     cp.api.store.create({ apiVersion: "v1", kind: "Node", metadata: { name: "w-1" } });
     nodeReady(true);
+    // "guarded"'s node: a Pod bound to no Node is the pod garbage collector's to delete
+    // (sim/apiserver/controllers/pod-gc.ts), which left w-2's drain nothing to be refused.
+    cp.api.store.create({
+      apiVersion: "v1",
+      kind: "Node",
+      metadata: { name: "w-2" },
+      status: { conditions: [{ type: "Ready", status: "True" }] },
+    });
     for (const name of ["web", "blip", "gone"]) {
       cp.api.store.create({
         apiVersion: "v1",
