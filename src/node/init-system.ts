@@ -41,6 +41,7 @@ async function change(host: Host, argv: string[], what: string): Promise<void> {
 }
 
 function systemd(host: Host, systemctl: string): InitSystem {
+  const reloadUnits = () => change(host, [systemctl, "daemon-reload"], "failed to reload systemd");
   return {
     name: "systemd",
     // kubeadm looks only at stdout: a unit systemd does not know shows "Loaded: not-found".
@@ -54,11 +55,9 @@ function systemd(host: Host, systemctl: string): InitSystem {
         (await query(host, [systemctl, "is-active", s])).stdout.trim(),
       ),
     serviceStop: (s) => change(host, [systemctl, "stop", s], `failed to stop ${s}`),
-    reloadUnits: () => change(host, [systemctl, "daemon-reload"], "failed to reload systemd"),
+    reloadUnits,
     serviceRestart: async (s, opts = {}) => {
-      if (!opts.unitsReloaded) {
-        await change(host, [systemctl, "daemon-reload"], "failed to reload systemd");
-      }
+      if (!opts.unitsReloaded) await reloadUnits();
       await change(host, [systemctl, "restart", s], `failed to restart ${s}`);
     },
     enableCommand: (s) => `systemctl enable ${s}.service`,

@@ -13,6 +13,7 @@ import {
   RUNTIME_PIDFILE,
   RUNTIME_SOCKET,
 } from "../../support/sim/kubelet/runtime-client.js";
+import { eventually } from "../../support/processes.js";
 import { fileDir } from "../../support/temp-dir.js";
 
 /** Pids of the runtime daemons whose --dir is `dir`. */
@@ -32,22 +33,20 @@ function daemonsOf(dir: string): number[] {
   return pids;
 }
 
-function alive(pid: number): boolean {
+/** Whether the process is gone from the process table (kill 0 finds no such process). */
+function reaped(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
-  } catch {
     return false;
+  } catch {
+    return true;
   }
 }
 
+/** The daemons of `dir` once there are `count` of them, or after 30 s whatever there are. */
 async function settled(dir: string, count: number): Promise<number[]> {
-  const end = Date.now() + 30_000;
-  for (;;) {
-    const pids = daemonsOf(dir);
-    if (pids.length === count || Date.now() > end) return pids;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await eventually(() => daemonsOf(dir).length === count, 30_000);
+  return daemonsOf(dir);
 }
 
 const runtimes: RemoteRuntime[] = [];
@@ -83,8 +82,9 @@ describe("the simulated container runtime daemon", () => {
     await first.list();
     const [killed] = await settled(dir, 1);
     process.kill(killed!, "SIGKILL");
-    // Gone, its socket closed: reaped (this process started it), not only exiting.
-    await expect.poll(() => alive(killed!), { timeout: 30_000 }).toBe(false);
+    // Gone, its socket closed: reaped (this process started it), not only exiting — its command
+    // line is empty, and `running` (processes.ts) false, before its socket is closed.
+    await expect.poll(() => reaped(killed!), { timeout: 30_000 }).toBe(true);
     expect(readdirSync(dir)).toContain(RUNTIME_SOCKET);
     expect(await first.list()).toEqual([]);
     const pids = await settled(dir, 1);
