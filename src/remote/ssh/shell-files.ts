@@ -23,35 +23,15 @@ const NOT_A_DIRECTORY = 45;
 // A write checks what landed before it takes the target's place: its size and its sha256 must be
 // those of the bytes sent. Whatever came into the command's stdin ahead of them (a sudo password
 // line sudo did not consume) or went missing is caught here, and the target is left as it was.
-// The sha256 comes first on stdin, on a line of its own (`read` takes one byte at a time from a
-// pipe, leaving the content to `cat`): a hash of a key is no secret, but argv is public.
-const WRITE = [
-  "set -e",
-  'target=$1 mode=$2 size=$3 dir=$(dirname -- "$1")',
-  "IFS= read -r digest",
-  // umask 022: parents are created 0755 whatever the login's umask is.
-  "umask 022",
-  'mkdir -p -- "$dir"',
-  'tmp=$(mktemp -- "$target.kubeforge-XXXXXX")',
-  "trap 'rm -f -- \"$tmp\"' EXIT",
-  'cat > "$tmp"',
-  'got=$(wc -c < "$tmp")',
-  'if [ "$got" -ne "$size" ]; then echo "$got bytes landed where $size were sent" >&2; exit 1; fi',
-  'sum=$(sha256sum < "$tmp") && sum=${sum%% *}',
-  'if [ "$sum" != "$digest" ]; then echo "what landed differs from what was sent (sha256)" >&2; exit 1; fi',
-  'chmod "$mode" "$tmp"',
-  // -T: a directory at the target is an error, not a place to move the file into.
-  'mv -f -T -- "$tmp" "$target"',
-  "trap - EXIT",
-].join("\n");
-
-// WRITE for several files, one after another: each file's sha256 line then its bytes on stdin
-// (`head -c` takes exactly the size asked), its path, mode and size in argv. On a failure the
-// index of the file it stopped at is the output.
+// Files are written one after another: each file's sha256 comes first on stdin, on a line of its
+// own (`read` takes one byte at a time from a pipe), then its bytes (`head -c` takes exactly the
+// size asked); its path, mode and size are in argv (a hash of a key is no secret, but argv is
+// public). On a failure the index of the file it stopped at is the output.
 const WRITE_ALL = [
   "set -e",
   "i=0 tmp=",
   `trap 'echo "$i"; [ -z "$tmp" ] || rm -f -- "$tmp"' EXIT`,
+  // umask 022: parents are created 0755 whatever the login's umask is.
   "umask 022",
   'while [ "$#" -gt 0 ]; do',
   "  target=$1 mode=$2 size=$3; shift 3",
@@ -64,6 +44,7 @@ const WRITE_ALL = [
   '  sum=$(sha256sum < "$tmp") && sum=${sum%% *}',
   '  if [ "$sum" != "$digest" ]; then echo "what landed differs from what was sent (sha256)" >&2; exit 1; fi',
   '  chmod "$mode" "$tmp"',
+  // -T: a directory at the target is an error, not a place to move the file into.
   '  mv -f -T -- "$tmp" "$target"',
   "  tmp= i=$((i + 1))",
   "done",
@@ -262,11 +243,8 @@ export class ShellFiles {
     return r.stdout;
   }
 
-  async writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
-    const bytes = typeof data === "string" ? Buffer.from(data) : data;
-    const args = [absolute(path), octal(mode), String(bytes.length)];
-    const r = await this.exec(script(WRITE, ...args), withDigest(bytes));
-    if (r.code !== 0) throw fileError(this.host, "write", path, r);
+  writeFile(path: string, data: string | Buffer, mode: number): Promise<void> {
+    return this.writeFiles([{ path, data, mode }]);
   }
 
   /** Host.writeFiles: the files written in order by one command, stopping at the first failure. */

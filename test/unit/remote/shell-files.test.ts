@@ -285,13 +285,21 @@ describe("ShellFiles", () => {
     const swapped = new ShellFiles("h1", (argv, stdin) =>
       hostileExec(argv, stdin && Buffer.concat([stdin.subarray(0, -1), Buffer.from("X")])),
     );
+    // The end lost on the way.
+    const truncated = new ShellFiles("h1", (argv, stdin) =>
+      hostileExec(argv, stdin?.subarray(0, -3)),
+    );
     const p = join(dir, "verified", "ca.key");
     await files.writeFile(p, "the key as it was\n", 0o600);
+    // The stray line is read as the digest, and the digest line as the content's start.
     await expect(corrupted.writeFile(p, "new key\n", 0o600)).rejects.toThrow(
-      /^h1: cannot write .*ca\.key: \d+ bytes landed where 8 were sent$/,
+      /^h1: cannot write .*ca\.key: what landed differs from what was sent \(sha256\)$/,
     );
     await expect(swapped.writeFile(p, "new key\n", 0o600)).rejects.toThrow(
       /^h1: cannot write .*ca\.key: what landed differs from what was sent \(sha256\)$/,
+    );
+    await expect(truncated.writeFile(p, "new key\n", 0o600)).rejects.toThrow(
+      /^h1: cannot write .*ca\.key: 5 bytes landed where 8 were sent$/,
     );
     expect(await local.readFile(p)).toEqual(Buffer.from("the key as it was\n"));
     expect(await readdir(join(dir, "verified"))).toEqual(["ca.key"]);
