@@ -14,8 +14,10 @@ import {
 } from "../../node/apiserver-proxy.js";
 import { prePullImages } from "../../node/images.js";
 import {
+  prepareNodeUpgrade,
   runUpgradeApply,
   runUpgradeNode,
+  type PreparedNodeUpgrade,
   type UpgradeNodeRun,
 } from "../../phases/upgrade/node-workflows.js";
 import { KUBEADM_TMP_DIR } from "../../phases/upgrade/paths.js";
@@ -55,7 +57,7 @@ const isReady = (n: NodeObject) =>
 export class HostUpgradeWork implements UpgradeWork {
   private downloads: Promise<Map<string, FetchedArtifact[]>> | undefined;
   private readonly cordoned = new Set<string>();
-  private readonly preflights = new PreflightsAhead();
+  private readonly preflights = new PreflightsAhead<PreparedNodeUpgrade>();
 
   constructor(
     private readonly d: Pick<
@@ -239,10 +241,11 @@ export class HostUpgradeWork implements UpgradeWork {
     if (this.d.dryRun) return;
     for (const name of names) {
       const run = await this.nodeRun(name, kind);
-      const version = await this.applyVersion();
-      this.preflights.start(name, run.reporter, (reporter) => {
-        const ahead = { ...run, reporter, filterPhases: [PREFLIGHT_PHASE] };
-        return kind === "apply" ? runUpgradeApply(ahead, version) : runUpgradeNode(ahead);
+      const version = kind === "apply" ? await this.applyVersion() : undefined;
+      this.preflights.start(name, run.reporter, async (reporter) => {
+        const rest = await prepareNodeUpgrade(kind, { ...run, reporter }, version);
+        const { timings } = await rest.run({ filterPhases: [PREFLIGHT_PHASE] });
+        return { timings, rest };
       });
     }
   }
@@ -260,16 +263,17 @@ export class HostUpgradeWork implements UpgradeWork {
   async upgradeNode(name: string, kind: NodeStepKind): Promise<void> {
     const before = new Set(await this.tmpEntries(name));
     const run = await this.nodeRun(name, kind);
+    // The run whose preflight ran ahead goes on; else the whole run, here.
     const ahead = await this.preflights.take(name, run.reporter);
-    if (ahead) run.flags = { ...run.flags, skipPhases: [PREFLIGHT_PHASE] };
-    const result =
-      kind === "apply"
+    const result = ahead?.rest
+      ? await ahead.rest.run({ skipPhases: [PREFLIGHT_PHASE] })
+      : kind === "apply"
         ? await runUpgradeApply(run, await this.applyVersion())
         : await runUpgradeNode(run);
     if (result.output.trim()) this.log(name)(result.output.trim());
     // Where the node's time went, phase by phase (the report has the step's total).
     const timings = ahead
-      ? [...ahead, ...result.timings.filter((t) => t.path !== PREFLIGHT_PHASE)]
+      ? [...ahead.timings, ...result.timings.filter((t) => t.path !== PREFLIGHT_PHASE)]
       : result.timings;
     this.log(name)(
       `upgrade ${kind}: phase timings ${summarizeTimings(timings)}${ahead ? ` (${PREFLIGHT_PHASE} ahead of its turn)` : ""}`,

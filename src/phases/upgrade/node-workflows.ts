@@ -47,12 +47,12 @@ export const DRY_RUN_SUCCESS_MESSAGE = "[upgrade/successful] Finished dryrunning
 /** Runs a prepared upgrade, then says what kubeadm says after the whole workflow. */
 export async function runPreparedUpgrade(
   prepared: PreparedUpgrade,
-  opts: { filterPhases?: string[]; say: (text: string) => void },
+  opts: { filterPhases?: string[]; skipPhases?: string[]; say: (text: string) => void },
 ): Promise<void> {
   const { data, runner } = prepared;
   try {
     await runner.run(data, {
-      skipPhases: prepared.skipPhases,
+      skipPhases: [...prepared.skipPhases, ...(opts.skipPhases ?? [])],
       ...(opts.filterPhases ? { filterPhases: opts.filterPhases } : {}),
       dryRun: data.dryRun,
     });
@@ -66,13 +66,28 @@ export async function runPreparedUpgrade(
   );
 }
 
-async function runUpgrade(
+/**
+ * `upgrade apply|node` prepared on the node once (its configuration read from the cluster and
+ * the node), its phases run in one or more parts: a cluster upgrade runs the preflight ahead of
+ * the node's turn and the rest at its turn.
+ */
+export interface PreparedNodeUpgrade {
+  /**
+   * Runs the phases `filterPhases` names (every phase when absent) but `skipPhases`, as
+   * kubeadm's `phase` subcommands and `--skip-phases` select them. What a part writes is dated
+   * when the part starts (backup folders, renewed certificates).
+   */
+  run(opts?: { filterPhases?: string[]; skipPhases?: string[] }): Promise<UpgradeNodeResult>;
+}
+
+export async function prepareNodeUpgrade(
   command: "apply" | "node",
   run: UpgradeNodeRun,
   version: string | undefined,
-): Promise<UpgradeNodeResult> {
+): Promise<PreparedNodeUpgrade> {
   let output = "";
   const collect = (text: string) => (output += text);
+  let partStarted: Date | undefined;
   const prepared = await prepareUpgrade({
     command,
     ...(version !== undefined ? { version } : {}),
@@ -85,30 +100,35 @@ async function runUpgrade(
     env: run.env,
     stdout: collect,
     ...(run.cluster ? { cluster: run.cluster } : {}),
-    ...(run.now ? { now: run.now } : {}),
+    now: run.now ?? (() => partStarted ?? new Date()),
     ...(run.timing ? { timing: run.timing } : {}),
   });
-  await runPreparedUpgrade(prepared, {
-    ...(run.filterPhases ? { filterPhases: run.filterPhases } : {}),
-    say: collect,
-  });
   return {
-    timings: prepared.runner.timings,
-    output,
-    version: prepared.data.cfg.cluster.kubernetesVersion,
-    dryRunDir: prepared.dryRunDir,
+    run: async (opts = {}) => {
+      output = "";
+      partStarted = new Date();
+      await runPreparedUpgrade(prepared, { ...opts, say: collect });
+      return {
+        timings: [...prepared.runner.timings],
+        output,
+        version: prepared.data.cfg.cluster.kubernetesVersion,
+        dryRunDir: prepared.dryRunDir,
+      };
+    },
   };
 }
 
 /** `upgrade apply <version>` on the first control plane (non-interactive). */
-export function runUpgradeApply(
+export async function runUpgradeApply(
   run: UpgradeNodeRun,
   version: string | undefined,
 ): Promise<UpgradeNodeResult> {
-  return runUpgrade("apply", run, version);
+  const prepared = await prepareNodeUpgrade("apply", run, version);
+  return prepared.run(run.filterPhases ? { filterPhases: run.filterPhases } : {});
 }
 
 /** `upgrade node` on any other node: the version kube-system/kubeadm-config names. */
-export function runUpgradeNode(run: UpgradeNodeRun): Promise<UpgradeNodeResult> {
-  return runUpgrade("node", run, undefined);
+export async function runUpgradeNode(run: UpgradeNodeRun): Promise<UpgradeNodeResult> {
+  const prepared = await prepareNodeUpgrade("node", run, undefined);
+  return prepared.run(run.filterPhases ? { filterPhases: run.filterPhases } : {});
 }

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createPrivateKey, createPublicKey } from "node:crypto";
 import { readdir, readFile, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { setTimeout as sleep } from "node:timers/promises";
@@ -35,6 +36,47 @@ import {
 // then on each worker `upgrade node`, a drain, its kubelet upgraded and restarted, uncordoned).
 
 const exec = promisify(execFile);
+
+/**
+ * The private keys an upgrade of a control plane renews, as kubeadm's renewCertsByComponent and
+ * the admin.conf and super-admin.conf renewals do (phases/upgrade/staticpods.go), and the CA
+ * keys it never touches; each renewal makes a new key (certs/renewal: pkiutil.NewCertAndKey).
+ */
+const RENEWED_KEY_FILES = [
+  "pki/apiserver.key",
+  "pki/apiserver-kubelet-client.key",
+  "pki/front-proxy-client.key",
+  "pki/apiserver-etcd-client.key",
+  "pki/etcd/server.key",
+  "pki/etcd/peer.key",
+  "pki/etcd/healthcheck-client.key",
+];
+const RENEWED_KUBECONFIGS = [
+  "controller-manager.conf",
+  "scheduler.conf",
+  "admin.conf",
+  "super-admin.conf",
+];
+const CA_KEY_FILES = ["pki/ca.key", "pki/front-proxy-ca.key", "pki/etcd/ca.key"];
+
+/** The SubjectPublicKeyInfo (base64) of each key cp-1 keeps, by file. */
+async function controlPlaneKeys(): Promise<Map<string, string>> {
+  const path = (f: string) => bed.host("cp-1").path(`etc/kubernetes/${f}`);
+  const spki = (pem: string | Buffer) =>
+    createPublicKey(createPrivateKey(pem))
+      .export({ type: "spki", format: "der" })
+      .toString("base64");
+  const keys = new Map<string, string>();
+  for (const f of [...RENEWED_KEY_FILES, ...CA_KEY_FILES])
+    keys.set(f, spki(await readFile(path(f))));
+  for (const f of RENEWED_KUBECONFIGS) {
+    const kc = load(await readFile(path(f), "utf8")) as {
+      users: { user: { "client-key-data": string } }[];
+    };
+    keys.set(f, spki(Buffer.from(kc.users[0]!.user["client-key-data"], "base64")));
+  }
+  return keys;
+}
 const FROM = "v1.35.0";
 const TARGET = "v1.36.3";
 const WORKER_STEPS = ["upgrade-node", "cordon", "drain", "kubelet", "gate", "uncordon"];
@@ -516,8 +558,10 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
   let report: Report;
   let hold: CanaryHold;
   let namespacesAfterFailure: string[];
+  let keysBefore: Map<string, string>;
 
   beforeAll(async () => {
+    keysBefore = await controlPlaneKeys();
     await createGuardedPod();
     const holding = holdCanaryReplacement();
     blocked = await upgrade(
@@ -587,6 +631,19 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
     }
     // w-2's lines come at w-2's turn, after w-1's batch (its drain), though its checks ran then.
     expect(at("w-2", "Running pre-flight checks")).toBeGreaterThan(at("w-1", "drained: "));
+    // One run per node, prepared once: kubeadm reads its configuration from the cluster once
+    // per command, when it makes the command's data, before the workflow's phases run
+    // (cmd/upgrade/apply.go, node.go → configutil.FetchInitConfigurationFromCluster).
+    for (const node of ["cp-1", "w-1", "w-2"]) {
+      const reads = lines.filter(
+        (l) =>
+          l.startsWith(`${node}: `) &&
+          l.includes('Reading configuration from the "kubeadm-config"'),
+      );
+      expect(reads, node).toHaveLength(1);
+      const checks = node === "cp-1" ? "Running preflight checks" : "Running pre-flight checks";
+      expect(at(node, "Reading configuration from")).toBeLessThan(at(node, checks));
+    }
   });
 
   it("a PodDisruptionBudget that allows no disruption fails w-2's drain within --drain-timeout, naming Pod, budget and node", () => {
@@ -826,6 +883,14 @@ describe("kubeforge upgrade -f --to v1.36.3: one control plane and two workers",
       await readFile(bed.host("cp-1").path("etc/kubernetes/manifests/kube-apiserver.yaml"), "utf8"),
     ) as { spec: { containers: { image: string }[] } };
     expect(manifest.spec.containers[0]!.image).toBe(`registry.k8s.io/kube-apiserver:${TARGET}`);
+  });
+
+  it("renews cp-1's certificates and kubeconfigs each with a key of its own, new; the CAs' keys stay", async () => {
+    const after = await controlPlaneKeys();
+    const renewed = [...RENEWED_KEY_FILES, ...RENEWED_KUBECONFIGS];
+    for (const f of renewed) expect(after.get(f), f).not.toBe(keysBefore.get(f));
+    expect(new Set(renewed.map((f) => after.get(f))).size).toBe(renewed.length);
+    for (const f of CA_KEY_FILES) expect(after.get(f), f).toBe(keysBefore.get(f));
   });
 
   it("installs your kubelet (--kubelet-binary) and the target kubectl everywhere, and leaves nothing half-done in the markers", async () => {

@@ -4,7 +4,8 @@ import type { Reporter } from "../../../../src/workflow/reporter.js";
 import type { PhaseTiming } from "../../../../src/workflow/runner.js";
 
 // A worker's `upgrade node` preflight run ahead of its turn: its lines wait for the turn, a
-// secret is masked at once, a failure is the turn's.
+// secret is masked at once, a failure is the turn's; the rest of its run, taken at the turn,
+// prints straight on.
 
 function recorder() {
   const seen: string[] = [];
@@ -22,27 +23,34 @@ const TIMING: PhaseTiming = { path: "preflight", outcome: "done", startedAt: 0, 
 describe("PreflightsAhead", () => {
   it("keeps the lines until the node's turn, then prints them in order and gives the timings", async () => {
     const { seen, reporter } = recorder();
-    const ahead = new PreflightsAhead();
+    const ahead = new PreflightsAhead<{ go: () => void }>();
     let runs = 0;
     ahead.start("w-1", reporter, (r) => {
       runs++;
       r.info("[upgrade/preflight] Running pre-flight checks");
       r.mask("token-secret");
       r.warn("[WARNING ContainerRuntimeVersion]: update your runtime");
-      return Promise.resolve({ timings: [TIMING] });
+      return Promise.resolve({
+        timings: [TIMING],
+        // The rest of the run reports through the same reporter.
+        rest: { go: () => r.info("[upgrade/kubelet-config] Writing kubelet configuration") },
+      });
     });
     // A second start for the same node runs nothing more.
     ahead.start("w-1", reporter, () => Promise.reject(new Error("not run")));
     await new Promise((r) => setImmediate(r));
     expect(seen).toEqual(["mask token-secret"]);
 
-    expect(await ahead.take("w-1", reporter)).toEqual([TIMING]);
+    const taken = await ahead.take("w-1", reporter);
+    expect(taken?.timings).toEqual([TIMING]);
     expect(runs).toBe(1);
     expect(seen).toEqual([
       "mask token-secret",
       "info [upgrade/preflight] Running pre-flight checks",
       "warn [WARNING ContainerRuntimeVersion]: update your runtime",
     ]);
+    taken!.rest!.go();
+    expect(seen.at(-1)).toBe("info [upgrade/kubelet-config] Writing kubelet configuration");
     // Taken once: the node's next turn (a retry) runs its own preflight.
     expect(await ahead.take("w-1", reporter)).toBeUndefined();
   });
