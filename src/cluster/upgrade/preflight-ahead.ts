@@ -20,13 +20,11 @@ interface Line {
   message: string;
 }
 
-/** What a preflight run ahead left: its lines, and its timings and the rest of its run, or its error. */
-interface PreflightOutcome<R> {
-  lines: Line[];
-  timings?: PhaseTiming[];
+/** A preflight run ahead: its timings and the rest of its run. */
+export interface TakenPreflight<R> {
+  timings: PhaseTiming[];
   /** The run the preflight is the first part of, to go on with at the node's turn. */
-  rest?: R;
-  error?: unknown;
+  rest: R;
 }
 
 /**
@@ -34,7 +32,7 @@ interface PreflightOutcome<R> {
  * after straight on (the rest of the run). Secrets go to `real` at once, so they stay masked.
  */
 class HeldReporter implements Reporter {
-  readonly lines: Line[] = [];
+  private readonly lines: Line[] = [];
   private to: Reporter | undefined;
 
   constructor(private readonly real: Reporter) {}
@@ -67,17 +65,11 @@ class HeldReporter implements Reporter {
   }
 }
 
-/** A preflight taken at its node's turn: its timings and the rest of its run. */
-export interface TakenPreflight<R> {
-  timings: PhaseTiming[];
-  rest: R | undefined;
-}
-
 /** Preflights started ahead of their nodes' turns, each taken once. */
 export class PreflightsAhead<R = never> {
   private readonly started = new Map<
     string,
-    { held: HeldReporter; outcome: Promise<PreflightOutcome<R>> }
+    { held: HeldReporter; outcome: Promise<TakenPreflight<R> | { error: unknown }> }
   >();
 
   /**
@@ -87,14 +79,11 @@ export class PreflightsAhead<R = never> {
   start(
     name: string,
     real: Reporter,
-    run: (reporter: Reporter) => Promise<{ timings: PhaseTiming[]; rest?: R }>,
+    run: (reporter: Reporter) => Promise<TakenPreflight<R>>,
   ): void {
     if (this.started.has(name)) return;
     const held = new HeldReporter(real);
-    const outcome = run(held).then(
-      (r): PreflightOutcome<R> => ({ lines: held.lines, timings: r.timings, rest: r.rest }),
-      (error: unknown): PreflightOutcome<R> => ({ lines: held.lines, error }),
-    );
+    const outcome = run(held).catch((error: unknown) => ({ error }));
     this.started.set(name, { held, outcome });
   }
 
@@ -114,6 +103,6 @@ export class PreflightsAhead<R = never> {
     const outcome = await started.outcome;
     started.held.release(real);
     if ("error" in outcome) throw outcome.error;
-    return { timings: outcome.timings ?? [], rest: outcome.rest };
+    return outcome;
   }
 }

@@ -265,7 +265,7 @@ export class HostUpgradeWork implements UpgradeWork {
     const run = await this.nodeRun(name, kind);
     // The run whose preflight ran ahead goes on; else the whole run, here.
     const ahead = await this.preflights.take(name, run.reporter);
-    const result = ahead?.rest
+    const result = ahead
       ? await ahead.rest.run({ skipPhases: [PREFLIGHT_PHASE] })
       : kind === "apply"
         ? await runUpgradeApply(run, await this.applyVersion())

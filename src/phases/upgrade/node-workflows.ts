@@ -118,17 +118,25 @@ export async function prepareNodeUpgrade(
   };
 }
 
-/** `upgrade apply <version>` on the first control plane (non-interactive). */
-export async function runUpgradeApply(
+/** Prepares and runs the whole workflow, or the phases `run.filterPhases` names. */
+async function runUpgrade(
+  command: "apply" | "node",
   run: UpgradeNodeRun,
   version: string | undefined,
 ): Promise<UpgradeNodeResult> {
-  const prepared = await prepareNodeUpgrade("apply", run, version);
+  const prepared = await prepareNodeUpgrade(command, run, version);
   return prepared.run(run.filterPhases ? { filterPhases: run.filterPhases } : {});
 }
 
+/** `upgrade apply <version>` on the first control plane (non-interactive). */
+export function runUpgradeApply(
+  run: UpgradeNodeRun,
+  version: string | undefined,
+): Promise<UpgradeNodeResult> {
+  return runUpgrade("apply", run, version);
+}
+
 /** `upgrade node` on any other node: the version kube-system/kubeadm-config names. */
-export async function runUpgradeNode(run: UpgradeNodeRun): Promise<UpgradeNodeResult> {
-  const prepared = await prepareNodeUpgrade("node", run, undefined);
-  return prepared.run(run.filterPhases ? { filterPhases: run.filterPhases } : {});
+export function runUpgradeNode(run: UpgradeNodeRun): Promise<UpgradeNodeResult> {
+  return runUpgrade("node", run, undefined);
 }

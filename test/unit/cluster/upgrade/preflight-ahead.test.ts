@@ -49,7 +49,7 @@ describe("PreflightsAhead", () => {
       "info [upgrade/preflight] Running pre-flight checks",
       "warn [WARNING ContainerRuntimeVersion]: update your runtime",
     ]);
-    taken!.rest!.go();
+    taken!.rest.go();
     expect(seen.at(-1)).toBe("info [upgrade/kubelet-config] Writing kubelet configuration");
     // Taken once: the node's next turn (a retry) runs its own preflight.
     expect(await ahead.take("w-1", reporter)).toBeUndefined();
