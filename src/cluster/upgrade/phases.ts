@@ -154,18 +154,6 @@ const plan: Phase<ClusterUpgradeData> = {
   },
 };
 
-/**
- * The first control plane's `upgrade apply`, prepared and its preflight run ahead of its turn (it
- * only reads; its image check pulls what stage has not pulled yet, which the runtime pulls
- * once). Started with stage, it runs while every node stages, the snapshot is taken and the
- * probes start.
- */
-async function aheadOfFirstTurn(d: ClusterUpgradeData): Promise<void> {
-  const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
-  if (first?.action !== "apply" || !d.selects("first-control-plane")) return;
-  await d.work.preflightAhead([first.name], "apply");
-}
-
 const stage: Phase<ClusterUpgradeData> = {
   name: "stage",
   short: "Download the target kubelet and kubectl, stage them and pre-pull images on every node",
@@ -173,7 +161,6 @@ const stage: Phase<ClusterUpgradeData> = {
   run: async (d) => {
     const names = new Set((await toChange(d)).map((n) => n.name));
     const inventory = (await d.settled()).inventory.filter((i) => names.has(i.node.name));
-    await aheadOfFirstTurn(d);
     await d.work.stage(inventory);
   },
 };
@@ -196,8 +183,11 @@ const etcdSnapshot: Phase<ClusterUpgradeData> = {
   runIf: async (d) => (await toChange(d)).length > 0,
   run: async (d) => {
     const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
-    // Started with stage; here when stage did not run.
-    await aheadOfFirstTurn(d);
+    // Its `upgrade apply`, prepared and its preflight run (it only reads) meanwhile, and while
+    // the probes start.
+    if (first?.action === "apply" && d.selects("first-control-plane")) {
+      await d.work.preflightAhead([first.name], "apply");
+    }
     // Timed as a step of the first control plane when it changes in this run.
     const snapshot =
       first && first.action !== "skip"

@@ -9,7 +9,7 @@ import type { Reporter } from "../../workflow/reporter.js";
 // allow (`phase preflight`, then `--skip-phases preflight`), the same checks a few seconds
 // earlier. The first control plane's `upgrade apply` preflight (its checks, the cluster's
 // health, the version policy, the image pull: cmd/phases/upgrade/apply/preflight.go) likewise
-// runs while the nodes stage, etcd's snapshot is taken and the probes start. Its lines are kept
+// runs while etcd's snapshot is taken and the probes start. Its lines are kept
 // and printed at the node's turn, where kubeadm prints them; a failed preflight fails the node's
 // turn, before anything on it changed.
 

@@ -45,19 +45,14 @@ describe("onlyPhases", () => {
   });
 });
 
-describe("what runs ahead of the first control plane's turn", () => {
-  const node = (name: string, role: string, action: string) => ({ name, role, action });
-  /** A phase over a stand-in of the work, its calls logged in order. */
-  async function run(phaseName: string, o: { action: string; selects: boolean }) {
+describe("the etcd-snapshot phase", () => {
+  const node = (name: string, action: string) => ({ name, role: "control-plane", action });
+  /** The phase over a stand-in of the work, its calls logged in order. */
+  async function run(o: { action: string; selects: boolean }): Promise<string[]> {
     const events: string[] = [];
-    const nodes = [node("cp-1", "control-plane", o.action), node("w-1", "worker", "node")];
     const data = {
       session: { firstControlPlane: { name: "cp-1" } },
-      settled: () =>
-        Promise.resolve({
-          plan: { nodes },
-          inventory: nodes.map((n) => ({ node: { name: n.name } })),
-        }),
+      settled: () => Promise.resolve({ plan: { nodes: [node("cp-1", o.action)] } }),
       selects: (phase: string) => o.selects && phase === "first-control-plane",
       work: {
         preflightAhead: (names: string[], kind: string) => {
@@ -68,35 +63,23 @@ describe("what runs ahead of the first control plane's turn", () => {
           events.push("snapshot");
           return Promise.resolve(undefined);
         },
-        stage: (inventory: { node: { name: string } }[]) => {
-          events.push(`stage ${inventory.map((i) => i.node.name).join(" ")}`);
-          return Promise.resolve();
-        },
       },
       report: new ReportRecorder("ci"),
     } as unknown as ClusterUpgradeData;
-    const phase = clusterUpgradePhases().find((p) => p.name === phaseName)!;
-    await phase.run!(data, { path: phaseName, log: { info: () => {}, warn: () => {} } });
+    const phase = clusterUpgradePhases().find((p) => p.name === "etcd-snapshot")!;
+    await phase.run!(data, { path: "etcd-snapshot", log: { info: () => {}, warn: () => {} } });
     return events;
   }
 
-  it("starts the first control plane's `upgrade apply` preflight, then stages every node", async () => {
-    expect(await run("stage", { action: "apply", selects: true })).toEqual([
-      "preflight ahead of [cp-1] apply",
-      "stage cp-1 w-1",
-    ]);
-  });
-
-  it("starts them in the etcd-snapshot phase when stage did not (the work starts each once)", async () => {
-    expect(await run("etcd-snapshot", { action: "apply", selects: true })).toEqual([
+  it("starts the first control plane's `upgrade apply` preflight, then takes the snapshot", async () => {
+    expect(await run({ action: "apply", selects: true })).toEqual([
       "preflight ahead of [cp-1] apply",
       "snapshot",
     ]);
   });
 
   it("starts none when the run does not reach `upgrade apply` (--phase) or the node is at the target", async () => {
-    expect(await run("etcd-snapshot", { action: "apply", selects: false })).toEqual(["snapshot"]);
-    expect(await run("etcd-snapshot", { action: "skip", selects: true })).toEqual(["snapshot"]);
-    expect(await run("stage", { action: "apply", selects: false })).toEqual(["stage cp-1 w-1"]);
+    expect(await run({ action: "apply", selects: false })).toEqual(["snapshot"]);
+    expect(await run({ action: "skip", selects: true })).toEqual(["snapshot"]);
   });
 });
