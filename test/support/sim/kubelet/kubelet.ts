@@ -6,6 +6,7 @@ import {
 } from "./client-certificates.js";
 import { installedKubelet } from "./binary.js";
 import { readFaults } from "./faults.js";
+import { FolderChanges } from "./folder-changes.js";
 import { startKubeletHealthz, type ListeningServer } from "./health-servers.js";
 import { HostFiles } from "./host-files.js";
 import { readKubeletStartConfig, type KubeletStartConfig } from "./kubelet-config.js";
@@ -201,13 +202,21 @@ export class SimulatedKubelet {
   // ---- static pods ------------------------------------------------------------------------
 
   private async podSyncLoop(): Promise<void> {
-    while (!this.signal.aborted) {
-      try {
-        await this.syncPodsOnce();
-      } catch (e) {
-        this.log(`pod sync failed: ${(e as Error).message}`);
+    const path = this.cfg!.settings.staticPodPath;
+    const changes = path ? new FolderChanges(this.files.real(path)) : undefined;
+    try {
+      while (!this.signal.aborted) {
+        try {
+          await this.syncPodsOnce();
+        } catch (e) {
+          this.log(`pod sync failed: ${(e as Error).message}`);
+        }
+        await (changes
+          ? changes.next(this.timing.staticPodPollMs, this.signal)
+          : sleep(this.timing.staticPodPollMs, this.signal));
       }
-      await sleep(this.timing.staticPodPollMs, this.signal);
+    } finally {
+      changes?.close();
     }
   }
 

@@ -15,9 +15,10 @@ export const TEST_TIME_SCALE = 0.25;
 export interface KubeletTiming {
   /** The factor every scaled interval was multiplied by (passed on to simulated controllers). */
   timeScale: number;
-  /** How often the static pod folder is read. The kubelet reads it every 20 s
-   * (fileCheckFrequency) but also watches it with inotify (pkg/kubelet/config/file_linux.go),
-   * so changes are seen at once; a 1 s poll stands in for both. Not scaled. */
+  /** How often the static pod folder is read besides watching it. The kubelet reads it every
+   * 20 s (fileCheckFrequency) and watches it with inotify (pkg/kubelet/config/file_linux.go), so
+   * changes are seen at once: the simulation watches it too (folder-changes.ts), with this poll
+   * for what a watch misses. Not scaled. */
   staticPodPollMs: number;
   /** nodeStatusUpdateFrequency, 10 s (pkg/kubelet/apis/config/v1beta1/defaults.go). */
   nodeStatusUpdateMs: number;
