@@ -10,6 +10,7 @@ import type { Release } from "../../config/release.js";
 import { CommandError, type Host } from "../../remote/host.js";
 import { presentPaths } from "../../remote/present-paths.js";
 import { lookPath, type LookupOptions } from "../lookpath.js";
+import { CrictlImages } from "../runtime/crictl-images.js";
 import { socketExists } from "../runtime/socket.js";
 import { type Check, fail, makeCheck, pass, warn } from "./checks.js";
 
@@ -47,40 +48,75 @@ export async function presentCRISockets(host: Host): Promise<string[]> {
   return knownCRISocketsAt(found);
 }
 
+/** The answers of questions asked beside the Version call (connectCRI's `ahead`). */
+export interface CRIAnswersAhead {
+  /** Whether the runtime implements RuntimeConfig (the ContainerRuntimeVersion check's). */
+  runtimeConfig?: Promise<boolean | undefined>;
+  /** `crictl info` (the image pull's sandbox image). */
+  info?: Promise<RuntimeInfoAnswer>;
+  /** Whether the runtime has every one of `images` (the image pull's first question). */
+  imagesPresent?: { images: readonly string[]; answer: Promise<boolean> };
+}
+
 export type CRIConnection =
-  | {
-      connected: true;
-      crictl: string | undefined;
-      /** The RuntimeConfig answer, asked beside the Version call (connectCRI's `ahead`). */
-      runtimeConfig?: Promise<boolean | undefined>;
-    }
+  | ({ connected: true; crictl: string | undefined } & CRIAnswersAhead)
   | { connected: false; reason: string };
 
+/** Questions the checks after the connection will ask; each only reads. */
+export interface CRIQuestionsAhead {
+  runtimeConfig?: boolean;
+  /** The image pull's: the runtime's info and whether it has these images. */
+  imagePull?: { images: readonly string[] };
+}
+
+function askAhead(
+  host: Host,
+  crictl: string,
+  endpoint: string,
+  ahead: CRIQuestionsAhead,
+): CRIAnswersAhead {
+  const asked: CRIAnswersAhead = {};
+  if (ahead.runtimeConfig) asked.runtimeConfig = supportsRuntimeConfig(host, crictl, endpoint);
+  if (ahead.imagePull) {
+    const { images } = ahead.imagePull;
+    asked.info = runtimeInfo(host, crictl, endpoint);
+    asked.imagesPresent = {
+      images,
+      answer: new CrictlImages(host, crictl, endpoint).allExist(images),
+    };
+  }
+  // A question nobody takes must not surface as an unhandled rejection.
+  for (const p of answersOf(asked)) p.catch(() => {});
+  return asked;
+}
+
+const answersOf = (a: CRIAnswersAhead): Promise<unknown>[] =>
+  [a.runtimeConfig, a.info, a.imagesPresent?.answer].filter((p) => p !== undefined);
+
 /**
- * kubeadm's ContainerRuntime.Connect, done with crictl (a Version call) or a socket test. With
- * `ahead.runtimeConfig` the RuntimeConfig call the ContainerRuntimeVersion check makes next is
- * sent beside the Version call (both only read; its answer counts only once connected).
+ * kubeadm's ContainerRuntime.Connect, done with crictl (a Version call) or a socket test. The
+ * questions in `ahead` — what the checks after it ask next: the ContainerRuntimeVersion check's
+ * RuntimeConfig call, the image pull's info and image questions — are sent beside the Version
+ * call (all only read; their answers count only once connected), which saves the round trips
+ * after it.
  */
 export async function connectCRI(
   host: Host,
   endpoint: string,
   opts: LookupOptions = {},
-  ahead: { runtimeConfig?: boolean } = {},
+  ahead: CRIQuestionsAhead = {},
 ): Promise<CRIConnection> {
   const crictl = await lookPath(host, "crictl", opts);
   if (crictl !== undefined) {
-    const runtimeConfig = ahead.runtimeConfig
-      ? supportsRuntimeConfig(host, crictl, endpoint)
-      : undefined;
-    runtimeConfig?.catch(() => {});
+    const asked = askAhead(host, crictl, endpoint, ahead);
     const r = await host.exec([crictl, "--runtime-endpoint", endpoint, "version"], {
       sudo: true,
       readOnly: true,
       timeoutMs: 30_000,
     });
-    if (r.code === 0) return { connected: true, crictl, ...(runtimeConfig && { runtimeConfig }) };
-    // Nobody takes its answer now: it ends before the check does, not on its own later.
-    await runtimeConfig?.catch(() => {});
+    if (r.code === 0) return { connected: true, crictl, ...asked };
+    // Nobody takes their answers now: they end before the check does, not on their own later.
+    await Promise.allSettled(answersOf(asked));
     const detail = (r.stderr || r.stdout).trim().split("\n").at(-1) ?? "";
     return {
       connected: false,
@@ -105,12 +141,14 @@ interface CRIInfo {
   config?: { sandboxImage?: unknown };
 }
 
+type RuntimeInfoAnswer = { info: CRIInfo } | { problem: string };
+
 /** `crictl info`: the runtime's status and configuration, or why it gave none. */
 export async function runtimeInfo(
   host: Host,
   crictl: string,
   endpoint: string,
-): Promise<{ info: CRIInfo } | { problem: string }> {
+): Promise<RuntimeInfoAnswer> {
   const r = await host.exec([crictl, "--runtime-endpoint", endpoint, "info"], {
     sudo: true,
     readOnly: true,

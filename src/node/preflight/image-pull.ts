@@ -17,7 +17,7 @@ import { withHeartbeat, type HeartbeatOptions } from "../../workflow/heartbeat.j
 import type { LookupOptions } from "../lookpath.js";
 import { CrictlImages } from "../runtime/crictl-images.js";
 import { type Check, type CheckResult, type PreflightOutput, runChecks } from "./checks.js";
-import { connectCRI, runtimeInfo, type CRIConnection } from "./cri.js";
+import { connectCRI, runtimeInfo, type CRIAnswersAhead, type CRIConnection } from "./cri.js";
 
 export interface ImagePullInput {
   host: Host;
@@ -67,12 +67,27 @@ const PULL_NOTICE = [
 /** What a dry run prints instead (kubeadm's words). */
 const DRY_RUN_PULL_NOTICE = "Would pull the required images (like 'kubeadm config images pull')";
 
-/** The ImagePull check over a connected runtime. */
+/** Whether the runtime has every image: the answer asked beside the connection, if for these. */
+function allExist(
+  runtime: CrictlImages,
+  images: readonly string[],
+  asked: CRIAnswersAhead["imagesPresent"],
+): Promise<boolean> {
+  const same =
+    asked?.images.length === images.length && asked.images.every((x, i) => x === images[i]);
+  return same ? asked.answer : runtime.allExist(images);
+}
+
+/**
+ * The ImagePull check over a connected runtime; its first two questions (the runtime's info and
+ * whether it has every image) answered by those asked beside the connection when there are.
+ */
 export function imagePullCheck(
   input: ImagePullInput,
-  crictl: string | undefined,
+  runtimeAnswers: { crictl: string | undefined } & CRIAnswersAhead,
   out: PreflightOutput,
 ): Check {
+  const { crictl } = runtimeAnswers;
   return {
     name: () => "ImagePull",
     check: async (): Promise<CheckResult> => {
@@ -94,8 +109,8 @@ export function imagePullCheck(
       // Images pulled ahead (node preparation, the upgrade's stage) are the usual case: one
       // question to the runtime answers for all of them, while it is asked its sandbox image.
       const [inUse, allPresent] = await Promise.all([
-        runtimeSandboxImage(host, crictl, input.criSocket),
-        ifNotPresent ? runtime.allExist(input.images) : false,
+        sandboxImageOf(runtimeAnswers.info ?? runtimeInfo(host, crictl, input.criSocket)),
+        ifNotPresent ? allExist(runtime, input.images, runtimeAnswers.imagesPresent) : false,
       ]);
       if (inUse !== undefined && inUse !== input.sandboxImage) {
         out.warn(
@@ -153,12 +168,8 @@ async function pullAll(
 }
 
 /** The runtime's sandbox image from `crictl info` (config.sandboxImage), when it tells. */
-async function runtimeSandboxImage(
-  host: Host,
-  crictl: string,
-  criSocket: string,
-): Promise<string | undefined> {
-  const got = await runtimeInfo(host, crictl, criSocket);
+async function sandboxImageOf(info: ReturnType<typeof runtimeInfo>): Promise<string | undefined> {
+  const got = await info;
   if ("problem" in got) return undefined; // kubeadm only logs this at verbosity 4
   const image = got.info.config?.sandboxImage;
   return typeof image === "string" && image !== "" ? image : undefined;
@@ -180,7 +191,7 @@ export async function runPullImagesCheck(
   if (!connection.connected) {
     throw new Error(`cannot pull the control-plane images: ${connection.reason}`);
   }
-  await runChecks([imagePullCheck(input, connection.crictl, out)], ignore, out);
+  await runChecks([imagePullCheck(input, connection, out)], ignore, out);
 }
 
 /**

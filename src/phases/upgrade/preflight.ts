@@ -12,7 +12,11 @@ import {
   containerRuntimeVersionChecks,
   type CRIConnection,
 } from "../../node/preflight/cri.js";
-import { imagePullInput, runPullImagesCheck } from "../../node/preflight/image-pull.js";
+import {
+  imagePullInput,
+  runPullImagesCheck,
+  type ImagePullInput,
+} from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { UpgradeData } from "./data.js";
@@ -46,14 +50,31 @@ function upgradeChecks(data: UpgradeData, cri: CRIConnection): Check[] {
   ];
 }
 
-/** The runtime's answer, asked once: the checks and the image pull both read it. */
-const runtimeConnection = (data: UpgradeData) =>
-  connectCRI(
+/** The images the preflight ends by pulling: on a control plane, not in a dry run. */
+function pulledImages(data: UpgradeData): ImagePullInput | undefined {
+  if (data.dryRun || !data.isControlPlaneNode) return undefined;
+  return imagePullInput(data.cfg.cluster, data.release, data.cfg.init.nodeRegistration, data.host);
+}
+
+/**
+ * The runtime's answer, asked once: the checks and the image pull both read it. The pull's
+ * questions to the runtime are asked beside it: the checks between only read the cluster.
+ */
+const runtimeConnection = (data: UpgradeData) => {
+  const pull = pulledImages(data);
+  return connectCRI(
     data.host,
     data.cfg.init.nodeRegistration.criSocket,
     {},
-    { runtimeConfig: asksRuntimeConfig({ version: data.kubeadmVersion, release: data.release }) },
+    {
+      runtimeConfig: asksRuntimeConfig({ version: data.kubeadmVersion, release: data.release }),
+      // With IfNotPresent (the default) the pull first asks whether every image is there.
+      ...(pull && pull.policy !== "Never"
+        ? { imagePull: { images: pull.policy === "IfNotPresent" ? pull.images : [] } }
+        : {}),
+    },
   );
+};
 
 /** The pull at the end of preflight, in kubeadm's upgrade words. */
 async function pullImages(data: UpgradeData, ctx: PhaseContext, cri: CRIConnection): Promise<void> {

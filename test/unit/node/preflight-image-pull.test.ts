@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { ImagePullPolicy } from "../../../src/config/types.js";
 import { controlPlaneImages } from "../../../src/manifests/images.js";
 import { PreflightError } from "../../../src/node/preflight/checks.js";
+import { connectCRI, type CRIConnection } from "../../../src/node/preflight/cri.js";
 import {
   imagePullInput,
   runPullImagesCheck,
@@ -99,13 +100,15 @@ function input(over: Partial<ImagePullInput> = {}): ImagePullInput {
   };
 }
 
-async function run(i: ImagePullInput, ignore: string[] = []) {
+async function run(i: ImagePullInput, ignore: string[] = [], connected?: CRIConnection) {
   const warns: string[] = [];
   const infos: string[] = [];
-  const error = await runPullImagesCheck(i, new Set(ignore), {
-    info: (l) => infos.push(l),
-    warn: (l) => warns.push(l),
-  }).catch((e: unknown) => e as Error);
+  const error = await runPullImagesCheck(
+    i,
+    new Set(ignore),
+    { info: (l) => infos.push(l), warn: (l) => warns.push(l) },
+    connected,
+  ).catch((e: unknown) => e as Error);
   return { error, warns, infos };
 }
 
@@ -208,6 +211,53 @@ describe("preflight image pull (kubeadm RunPullImagesCheck)", () => {
     ]);
     await writeFile(join(dir, "sandbox"), "registry.k8s.io/pause:3.10.1");
     expect((await run(input())).warns).toEqual([]);
+  });
+
+  it("asked beside the connection, the runtime's info and the images' presence are not asked again", async () => {
+    await have("a", "b", "c");
+    await writeFile(join(dir, "sandbox"), "registry.k8s.io/pause:3.8");
+    const i = input();
+    const connection = await connectCRI(host, SOCKET, i.lookup, {
+      imagePull: { images: i.images },
+    });
+    if (!connection.connected) throw new Error(connection.reason);
+    await Promise.all([connection.info, connection.imagesPresent?.answer]);
+    expect([await calls("info"), await calls("inspecti")]).toEqual([
+      [""],
+      [images("a", "b", "c").join(" ")],
+    ]);
+    const warns: string[] = [];
+    await runPullImagesCheck(
+      i,
+      new Set(),
+      { info: () => {}, warn: (l) => warns.push(l) },
+      connection,
+    );
+    // The check took both answers: the sandbox warning from the info, no pull, no new question.
+    expect(warns).toEqual([
+      expect.stringContaining('the sandbox image "registry.k8s.io/pause:3.8"'),
+    ]);
+    expect([await calls("info"), await calls("inspecti"), await calls("pull")]).toEqual([
+      [""],
+      [images("a", "b", "c").join(" ")],
+      [],
+    ]);
+  });
+
+  it("an answer asked beside the connection for other images is not taken", async () => {
+    await have("a", "b");
+    const connection = await connectCRI(host, SOCKET, input().lookup, {
+      imagePull: { images: images("a", "b") },
+    });
+    if (!connection.connected) throw new Error(connection.reason);
+    const { error } = await run(input(), [], connection);
+    expect(error).toBeUndefined();
+    expect(await calls("inspecti")).toEqual([
+      images("a", "b").join(" "),
+      images("a", "b", "c").join(" "),
+      ...images("a", "b", "c"),
+    ]);
+    expect(await calls("pull")).toEqual(images("c"));
   });
 
   it("a runtime that does not answer fails preflight, whatever is ignored", async () => {

@@ -76,7 +76,7 @@ async function printed(version: string, answer: CommandStub): Promise<string[]> 
 }
 
 describe("connectCRI", () => {
-  it("on a runtime that does not answer, lets its RuntimeConfig question end before it says so", async () => {
+  it("on a runtime that does not answer, lets the questions asked beside it end before it says so", async () => {
     const base = hostWith(
       onPath("crictl", crictl),
       {
@@ -88,18 +88,27 @@ describe("connectCRI", () => {
     const events: string[] = [];
     const host = Object.assign(Object.create(base) as Host, {
       exec: async (argv: string[], opts?: ExecOptions) => {
-        if (argv.at(-1) === "runtime-config") {
+        const verb = ["runtime-config", "info", "inspecti"].find((v) => argv.includes(v));
+        if (verb) {
           await new Promise((resolve) => setTimeout(resolve, 50));
-          events.push("runtime-config ended");
+          events.push(`${verb} ended`);
         }
         return base.exec(argv, opts);
       },
     });
-    const connection = await connectCRI(host, socket, {}, { runtimeConfig: true });
+    const connection = await connectCRI(
+      host,
+      socket,
+      {},
+      { runtimeConfig: true, imagePull: { images: ["registry.k8s.io/pause:3.10.1"] } },
+    );
     events.push("connectCRI returned");
     expect(connection).toMatchObject({ connected: false });
     // Nothing is left running on the node once the check has its answer.
-    expect(events).toEqual(["runtime-config ended", "connectCRI returned"]);
+    expect(events.at(-1)).toBe("connectCRI returned");
+    expect(events.slice(0, -1).sort()).toEqual(
+      ["info ended", "inspecti ended", "runtime-config ended"].sort(),
+    );
   });
 });
 
