@@ -9,6 +9,7 @@ import { applyPatches, type PatchSet } from "../../manifests/patches.js";
 import { renderStaticPod, type Pod } from "../../manifests/static-pod.js";
 import { CA_BASE_NAME } from "../../pki/paths.js";
 import { isExternalCA } from "../../node/pki-store.js";
+import { writeFiles } from "../../remote/host.js";
 import type { PhaseContext } from "../../workflow/phase.js";
 import { existingCATrustDirs, loadPatches, MANIFEST_MODE } from "../init/control-plane.js";
 import type { UpgradeData } from "./data.js";
@@ -57,6 +58,22 @@ export function upgradePatches(
   ctx: PhaseContext,
 ): Promise<PatchSet | undefined> {
   return loadPatches(data, ctx);
+}
+
+/** Writes rendered manifests into `dir` with kubeadm's mode, in one command on the host. */
+export async function writeManifests(
+  data: UpgradeData,
+  dir: string,
+  manifests: ReadonlyMap<string, string>,
+): Promise<void> {
+  await writeFiles(
+    data.host,
+    [...manifests].map(([component, text]) => ({
+      path: posix.join(dir, `${component}.yaml`),
+      data: text,
+      mode: MANIFEST_MODE,
+    })),
+  );
 }
 
 /** Writes a rendered manifest into `dir` with kubeadm's mode. */

@@ -190,7 +190,7 @@ async function prepareKubeConfigFile(
 const prepare = (ctx: RenewalContext, name: string): Promise<PreparedRenewal> =>
   name.endsWith(".conf") ? prepareKubeConfigFile(ctx, name) : prepareCertificateFile(ctx, name);
 
-/** Renewals prepared ahead (prepareRenewals), each taken once by renewUsingLocalCA. */
+/** Renewals prepared ahead (prepareRenewals), each taken once at its turn. */
 const preparedAhead = new WeakMap<RenewalContext, Map<string, Promise<PreparedRenewal>>>();
 
 /**
@@ -230,8 +230,9 @@ export async function renewUsingLocalCA(ctx: RenewalContext, name: string): Prom
 
 /**
  * renewCertsByComponent, with kubeadm's lines in its order. The component's certificates are
- * independent files: they are renewed at once (kubeadm renews one after another), and the first
- * failure in kubeadm's order is the one thrown.
+ * independent files: every one that could be read and signed is written at once, in one command
+ * on the host (kubeadm renews one after another), and the first failure in kubeadm's order is
+ * the one thrown.
  */
 export async function renewCertsByComponent(
   ctx: RenewalContext,
@@ -239,13 +240,22 @@ export async function renewCertsByComponent(
   log: (line: string) => void,
 ): Promise<void> {
   const names = certificatesOf(component, ctx.cfg);
-  const results = await Promise.allSettled(names.map((name) => renewUsingLocalCA(ctx, name)));
+  const prepared = await Promise.allSettled(names.map((name) => takePrepared(ctx, name)));
+  const files = prepared.flatMap((p) =>
+    p.status === "fulfilled" && p.value !== "external CA" ? p.value : [],
+  );
+  const written = await writeFiles(ctx.host, files).then(
+    () => undefined,
+    (e: unknown) => e as Error,
+  );
   for (const [i, name] of names.entries()) {
-    const result = results[i]!;
+    const result = prepared[i]!;
     log(`[upgrade/staticpods] Renewing ${name} certificate`);
     if (result.status === "rejected") throw result.reason;
-    if (!result.value) {
+    if (result.value === "external CA") {
       log(`[upgrade/staticpods] External CA detected, ${name} certificate can't be renewed`);
+    } else if (written !== undefined) {
+      throw written;
     }
   }
 }

@@ -11,6 +11,7 @@ import {
   renderEtcdManifest,
   upgradePatches,
   writeManifest,
+  writeManifests,
 } from "./manifests.js";
 import { pathManagerForUpgrade, type StaticPodPathManager } from "./paths.js";
 import {
@@ -129,10 +130,8 @@ async function writeNewManifests(
     : undefined;
   etcdWritten?.catch(() => {}); // taken at etcd's turn
   try {
-    // Files in a folder of their own: written at once.
-    await allOrFirstError(
-      [...manifests].map(([component, text]) => writeManifest(data, dir, component, text)),
-    );
+    // Files in a folder of their own: written in one go.
+    await writeManifests(data, dir, manifests);
     const apiServerChanges = !(await manifestFilesAreEqual(
       pathMgr,
       pathMgr.realManifestPath("kube-apiserver"),
