@@ -58,6 +58,20 @@ describe("the simulated kubelet's static pod folder watch", () => {
     expect(await within(changes.next(NEVER, signal), 300)).toBe("still waiting");
   });
 
+  it("watches the folder again after it was removed and made anew", async () => {
+    const manifests = join(dir, "manifests");
+    await mkdir(manifests);
+    changes = new FolderChanges(manifests);
+    const removed = changes.next(NEVER, signal);
+    await rm(manifests, { recursive: true });
+    expect(await within(removed, 10_000)).toBe("changed");
+    await mkdir(manifests);
+    await changes.next(10, signal); // watching the new folder from here on
+    const waiting = changes.next(NEVER, signal);
+    await writeFile(join(manifests, "etcd.yaml"), "kind: Pod\n");
+    expect(await within(waiting, 10_000)).toBe("changed");
+  });
+
   it("polls a folder that is not there yet, and watches it once it is", async () => {
     const manifests = join(dir, "manifests");
     changes = new FolderChanges(manifests);

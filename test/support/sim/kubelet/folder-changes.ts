@@ -1,4 +1,4 @@
-import { watch, type FSWatcher } from "node:fs";
+import { existsSync, watch, type FSWatcher } from "node:fs";
 import { sleep } from "./timing.js";
 
 // SIMULATION (test double). The kubelet's file source watches staticPodPath with inotify
@@ -37,11 +37,13 @@ export class FolderChanges {
   private ensureWatching(): void {
     if (this.watcher) return;
     try {
-      this.watcher = watch(this.folder, { persistent: false }, () => {
+      this.watcher = watch(this.folder, { persistent: false }, (event) => {
         this.changed = true;
         this.wake?.abort();
+        // The folder itself removed or moved away: inotify says "rename" and the watch goes
+        // quiet (no error). The poll goes on, and the folder is watched again once it is back.
+        if (event === "rename" && !existsSync(this.folder)) this.close();
       });
-      // The folder removed (kubeadm reset): the poll goes on and watches it again once it is back.
       this.watcher.on("error", () => this.close());
     } catch {
       // Not there yet: the poll alone until it is.
