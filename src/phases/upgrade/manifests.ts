@@ -9,7 +9,7 @@ import { applyPatches, type PatchSet } from "../../manifests/patches.js";
 import { renderStaticPod, type Pod } from "../../manifests/static-pod.js";
 import { CA_BASE_NAME } from "../../pki/paths.js";
 import { isExternalCA } from "../../node/pki-store.js";
-import { writeFiles } from "../../remote/host.js";
+import { writeFiles, type FileWrite } from "../../remote/host.js";
 import type { PhaseContext } from "../../workflow/phase.js";
 import { existingCATrustDirs, loadPatches, MANIFEST_MODE } from "../init/control-plane.js";
 import type { UpgradeData } from "./data.js";
@@ -60,7 +60,14 @@ export function upgradePatches(
   return loadPatches(data, ctx);
 }
 
-/** Writes rendered manifests into `dir` with kubeadm's mode, in one command on the host. */
+/** A rendered manifest as the file kubeadm writes into `dir`, with its mode. */
+const manifestFile = (dir: string, component: string, text: string): FileWrite => ({
+  path: posix.join(dir, `${component}.yaml`),
+  data: text,
+  mode: MANIFEST_MODE,
+});
+
+/** Writes rendered manifests into `dir`, in one command on the host. */
 export async function writeManifests(
   data: UpgradeData,
   dir: string,
@@ -68,22 +75,18 @@ export async function writeManifests(
 ): Promise<void> {
   await writeFiles(
     data.host,
-    [...manifests].map(([component, text]) => ({
-      path: posix.join(dir, `${component}.yaml`),
-      data: text,
-      mode: MANIFEST_MODE,
-    })),
+    [...manifests].map(([component, text]) => manifestFile(dir, component, text)),
   );
 }
 
-/** Writes a rendered manifest into `dir` with kubeadm's mode. */
+/** Writes a rendered manifest into `dir`; returns its path. */
 export async function writeManifest(
   data: UpgradeData,
   dir: string,
   component: string,
   text: string,
 ): Promise<string> {
-  const path = posix.join(dir, `${component}.yaml`);
-  await data.host.writeFile(path, text, MANIFEST_MODE);
-  return path;
+  const file = manifestFile(dir, component, text);
+  await data.host.writeFile(file.path, file.data, file.mode);
+  return file.path;
 }

@@ -12,11 +12,7 @@ import {
   containerRuntimeVersionChecks,
   type CRIConnection,
 } from "../../node/preflight/cri.js";
-import {
-  imagePullInput,
-  runPullImagesCheck,
-  type ImagePullInput,
-} from "../../node/preflight/image-pull.js";
+import { imagePullInput, runPullImagesCheck } from "../../node/preflight/image-pull.js";
 import { isPrivilegedUserCheck } from "../../node/preflight/resource-checks.js";
 import type { Phase, PhaseContext } from "../../workflow/phase.js";
 import type { UpgradeData } from "./data.js";
@@ -50,10 +46,21 @@ function upgradeChecks(data: UpgradeData, cri: CRIConnection): Check[] {
   ];
 }
 
-/** The images the preflight ends by pulling: on a control plane, not in a dry run. */
-function pulledImages(data: UpgradeData): ImagePullInput | undefined {
+/**
+ * The questions the image pull at the end of preflight asks the runtime first: on a control
+ * plane, not in a dry run, not with pull policy Never; with IfNotPresent (the default) whether
+ * every image is there.
+ */
+function pullQuestions(data: UpgradeData): { images: readonly string[] } | undefined {
   if (data.dryRun || !data.isControlPlaneNode) return undefined;
-  return imagePullInput(data.cfg.cluster, data.release, data.cfg.init.nodeRegistration, data.host);
+  const pull = imagePullInput(
+    data.cfg.cluster,
+    data.release,
+    data.cfg.init.nodeRegistration,
+    data.host,
+  );
+  if (pull.policy === "Never") return undefined;
+  return { images: pull.policy === "IfNotPresent" ? pull.images : [] };
 }
 
 /**
@@ -61,17 +68,14 @@ function pulledImages(data: UpgradeData): ImagePullInput | undefined {
  * questions to the runtime are asked beside it: the checks between only read the cluster.
  */
 const runtimeConnection = (data: UpgradeData) => {
-  const pull = pulledImages(data);
+  const imagePull = pullQuestions(data);
   return connectCRI(
     data.host,
     data.cfg.init.nodeRegistration.criSocket,
     {},
     {
       runtimeConfig: asksRuntimeConfig({ version: data.kubeadmVersion, release: data.release }),
-      // With IfNotPresent (the default) the pull first asks whether every image is there.
-      ...(pull && pull.policy !== "Never"
-        ? { imagePull: { images: pull.policy === "IfNotPresent" ? pull.images : [] } }
-        : {}),
+      ...(imagePull ? { imagePull } : {}),
     },
   );
 };
