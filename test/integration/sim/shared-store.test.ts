@@ -148,8 +148,9 @@ async function until<T>(what: string, f: () => Promise<T | undefined>, ms = 10_0
   }
 }
 
-function apiServer(): Promise<FakeApiServer> {
+function apiServer(log?: (line: string) => void): Promise<FakeApiServer> {
   return startFakeApiServer({
+    ...(log ? { log } : {}),
     securePort: 0,
     tlsCertFile: join(dir, "apiserver.crt"),
     tlsPrivateKeyFile: join(dir, "apiserver.key"),
@@ -617,6 +618,34 @@ describe("two simulated API servers on one etcd", () => {
     await until("the dependent to be collected", async () =>
       (await call(a, "GET", cmPath("default", "dependent"))).status === 404 ? true : undefined,
     );
+  });
+
+  it("log a synchronous etcd call that held the server 500 ms or more, naming the call", async () => {
+    const lines: string[] = [];
+    const c = await apiServer((l) => lines.push(l));
+    try {
+      const write = (name: string) =>
+        call(c, "POST", cmPath("default"), {
+          body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name } },
+        });
+      expect((await write("quick")).status).toBe(201);
+      expect(lines.filter((l) => l.includes("held the API server"))).toEqual([]);
+      // etcd frozen (SIGSTOP) for 800 ms: the write's transaction waits for it. The server runs
+      // in this process, whose event loop the wait blocks: another process thaws etcd.
+      etcd.child.kill("SIGSTOP");
+      const thaw = spawn("sh", ["-c", `sleep 0.8; kill -CONT ${etcd.child.pid}`]);
+      const thawed = new Promise((r) => thaw.once("exit", r));
+      const slow = await write("held");
+      await thawed;
+      expect(slow.status, slow.text).toBe(201);
+      const held = lines.filter((l) => l.includes("held the API server"));
+      expect(held.length, lines.join("\n")).toBeGreaterThan(0);
+      expect(held[0]).toMatch(/^etcd (txn|through|range) held the API server for \d+ ms$/);
+      expect(Number(/for (\d+) ms/.exec(held[0]!)![1])).toBeGreaterThanOrEqual(500);
+    } finally {
+      etcd.child.kill("SIGCONT");
+      await c.stop();
+    }
   });
 
   it("start a new API server on the same etcd with every object, and survive an etcd restart", async () => {

@@ -219,3 +219,46 @@ export async function treeDigest(dir: string): Promise<string> {
   await walk(dir);
   return hash.digest("hex");
 }
+
+/** One line of a container's log: when it was written, and what. */
+export interface LogLine {
+  at: number;
+  text: string;
+}
+
+/**
+ * Every line the simulated kube-apiserver of `node` logged, across its restarts: the container
+ * logs the simulated kubelet keeps under /var/log/pods (CRI format: `<RFC 3339> <stream> F
+ * <line>`), oldest first.
+ */
+export async function apiServerLog(host: SshTestHost, node: string): Promise<LogLine[]> {
+  const pods = host.path("/var/log/pods");
+  const lines: LogLine[] = [];
+  for (const dir of await readdir(pods)) {
+    if (!dir.startsWith(`kube-system_kube-apiserver-${node}_`)) continue;
+    const container = join(pods, dir, "kube-apiserver");
+    for (const file of await readdir(container)) {
+      for (const line of (await readFile(join(container, file), "utf8")).split("\n")) {
+        const m = /^(\S+) (?:stdout|stderr) [FP] (.*)$/.exec(line);
+        if (m) lines.push({ at: Date.parse(m[1]!), text: m[2]! });
+      }
+    }
+  }
+  return lines.sort((a, b) => a.at - b.at);
+}
+
+/**
+ * Why an API server gave a probe no answer from `from` to `to` although it was up, when its log
+ * says: it answered other requests meanwhile (the probe's request was late to reach it: a loaded
+ * machine), or a synchronous etcd call held every request (the simulation's limit, etcd-backend.ts:
+ * the real server holds only that one).
+ */
+export function upButSilent(log: LogLine[], from: number, to: number): string | undefined {
+  const answered = log.filter((l) => l.at >= from && l.at <= to && / → \d{3}\b/.test(l.text));
+  if (answered.length > 0) return `answered ${answered.length} other request(s) meanwhile`;
+  for (const l of log) {
+    const held = /etcd \w+ held the API server for (\d+) ms/.exec(l.text);
+    if (held && l.at >= from && l.at - Number(held[1]) <= to) return l.text;
+  }
+  return undefined;
+}

@@ -11,11 +11,14 @@ import { alive } from "../../support/processes.js";
 import { createTestbed, type SshTestbed } from "../../support/testbed.js";
 import { SUDO_USER } from "../../support/testbed-ssh.js";
 import {
+  apiServerLog,
   clusterFile,
   diagnostics,
   eventually,
   nodeReadiness,
   runner,
+  upButSilent,
+  type LogLine,
   type Runner,
 } from "./support.js";
 
@@ -316,10 +319,23 @@ describe("kubeforge up: 3 control planes + 2 workers, no endpoint of the user's"
       endpoints.find((e) => e.name === n)!.outages.map((o) => ({ n, o })),
     );
     expect(ownOutages.length, JSON.stringify(endpoints)).toBeGreaterThan(0);
+    const logs = new Map<string, LogLine[]>();
+    for (const n of CONTROL_PLANES) logs.set(n, await apiServerLog(bed.host(n), n));
     for (const { n, o } of ownOutages) {
-      expect(o.during.length, JSON.stringify(o)).toBeGreaterThan(0);
-      for (const step of o.during)
-        expect(step, `${n}: ${JSON.stringify(o)}`).toMatch(new RegExp(`^${n} `));
+      const what = `${n}: ${JSON.stringify(o)}`;
+      // A sample with no answer at all, while the server's own log shows it was up (answering
+      // others, or held by the simulation's synchronous etcd call), says the machine was slow,
+      // not that the endpoint went away; it may fall outside the node's own steps.
+      const start = Date.parse(o.start);
+      const silent = /^no answer within/.test(o.error)
+        ? upButSilent(logs.get(n)!, start, start + o.seconds * 1000)
+        : undefined;
+      if (silent) {
+        expect(o.samples, `${what}: ${silent}`).toBeLessThanOrEqual(2);
+        continue;
+      }
+      expect(o.during.length, what).toBeGreaterThan(0);
+      for (const step of o.during) expect(step, what).toMatch(new RegExp(`^${n} `));
     }
     // The stable endpoint never failed because a control plane's API server went away: before
     // each control plane changed, kubeforge took it out of every node's proxy through HAProxy's

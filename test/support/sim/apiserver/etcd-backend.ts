@@ -56,6 +56,12 @@ function unavailable(message: string): StatusError {
   return internalError(message);
 }
 
+/**
+ * A synchronous call this long is logged: it held every request of this API server (the real
+ * one serves others meanwhile; it traces a request over 500 ms, k8s: utiltrace).
+ */
+const SLOW_CALL_MS = 500;
+
 export class EtcdBackend {
   readonly prefix: string;
   private readonly wake: Int32Array;
@@ -239,6 +245,16 @@ export class EtcdBackend {
   }
 
   private syncCall(req: SyncRequest): unknown {
+    const started = Date.now();
+    try {
+      return this.waitFor(req);
+    } finally {
+      const took = Date.now() - started;
+      if (took >= SLOW_CALL_MS) this.log(`etcd ${req.op} held the API server for ${took} ms`);
+    }
+  }
+
+  private waitFor(req: SyncRequest): unknown {
     if (this.closed) throw unavailable("etcd client is closed");
     const id = ++this.nextId;
     this.port.postMessage({ ...req, id, sync: true });

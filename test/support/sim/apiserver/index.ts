@@ -35,7 +35,8 @@
 // without a server has no RBAC bootstrap policy until ensureBootstrapPolicy(store) is called.
 // SIMULATION LIMITS of the etcd mode: a synchronous store call blocks its process's event loop
 // while etcd answers (bounded by requestTimeoutMs, 15 s by default; an etcd without quorum holds
-// requests about 7 s); the propagation policy of a deletion reaches only the garbage collector
+// requests about 7 s; a call that holds it 500 ms or more is logged, "etcd <op> held the API
+// server for <n> ms"); the propagation policy of a deletion reaches only the garbage collector
 // of the server that deleted (others see a plain deletion: Background); controllers run on every
 // node that runs them (no leader election), relying on conflicts to settle races; values are
 // JSON, so the simulation cannot read a real kube-apiserver's protobuf data, nor it ours.
