@@ -25,6 +25,7 @@ import {
   UnservedKindError,
   type ApiOperation,
 } from "./errors.js";
+import { withGetRetry } from "./get-retry.js";
 import { collectionPathOf, knownResource, objectPathOf, type ResourceInfo } from "./resources.js";
 import type {
   CollectionWatch,
@@ -112,6 +113,7 @@ class KubeConfigClient implements KubeClient {
     readonly description: string,
     private readonly server: string,
     private readonly requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
+    private readonly singleAttempt = false,
   ) {
     this.configuration = kc.makeApiClient(ConfigurationHolder).configuration;
   }
@@ -163,39 +165,57 @@ class KubeConfigClient implements KubeClient {
     };
   }
 
-  /** One request; rejects with an ApiError only when no response arrived. */
+  /**
+   * One request; rejects with an ApiError only when no response arrived. A GET whose connection
+   * was reset is tried again as client-go does (get-retry.ts), unless this client makes single
+   * attempts.
+   */
   private async send(
     op: ApiOperation,
     method: HttpMethod,
     path: string,
     opts: SendOptions = {},
   ): Promise<RawResponse> {
-    const cfg = this.configuration;
     try {
-      let ctx = cfg.baseServer.makeRequestContext(path, method);
-      ctx.setHeaderParam("Accept", "application/json, */*");
-      for (const [key, value] of Object.entries(opts.query ?? {})) {
-        if (value !== undefined && value !== "") ctx.setQueryParam(key, value);
+      if (method !== HttpMethod.GET || this.singleAttempt) {
+        return await this.sendOnce(method, path, opts, this.requestTimeoutMs);
       }
-      if (opts.body !== undefined) {
-        ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
-        ctx.setBody(JSON.stringify(opts.body));
-      }
-      await this.kc.applySecurityAuthentication(ctx);
-      // client-node makes a new connection pool per request; keep the first one so requests
-      // reuse connections (its idle sockets do not hold the process open).
-      if (this.dispatcher === undefined) this.dispatcher = ctx.getDispatcher();
-      else ctx.setDispatcher(this.dispatcher);
-      for (const middleware of cfg.middleware) ctx = await middleware.pre(ctx).toPromise();
-      ctx.setSignal(AbortSignal.timeout(this.requestTimeoutMs));
-      let response = await cfg.httpApi.send(ctx).toPromise();
-      for (const middleware of cfg.middleware) {
-        response = await middleware.post(response).toPromise();
-      }
-      return { status: response.httpStatusCode, body: await response.body.text() };
+      return await withGetRetry(this.requestTimeoutMs, (left) =>
+        this.sendOnce(method, path, opts, left),
+      );
     } catch (e) {
       throw apiErrorFromNetwork(op, this.server, e, this.requestTimeoutMs);
     }
+  }
+
+  private async sendOnce(
+    method: HttpMethod,
+    path: string,
+    opts: SendOptions,
+    timeoutMs: number,
+  ): Promise<RawResponse> {
+    const cfg = this.configuration;
+    let ctx = cfg.baseServer.makeRequestContext(path, method);
+    ctx.setHeaderParam("Accept", "application/json, */*");
+    for (const [key, value] of Object.entries(opts.query ?? {})) {
+      if (value !== undefined && value !== "") ctx.setQueryParam(key, value);
+    }
+    if (opts.body !== undefined) {
+      ctx.setHeaderParam("Content-Type", opts.contentType ?? "application/json");
+      ctx.setBody(JSON.stringify(opts.body));
+    }
+    await this.kc.applySecurityAuthentication(ctx);
+    // client-node makes a new connection pool per request; keep the first one so requests
+    // reuse connections (its idle sockets do not hold the process open).
+    if (this.dispatcher === undefined) this.dispatcher = ctx.getDispatcher();
+    else ctx.setDispatcher(this.dispatcher);
+    for (const middleware of cfg.middleware) ctx = await middleware.pre(ctx).toPromise();
+    ctx.setSignal(AbortSignal.timeout(timeoutMs));
+    let response = await cfg.httpApi.send(ctx).toPromise();
+    for (const middleware of cfg.middleware) {
+      response = await middleware.post(response).toPromise();
+    }
+    return { status: response.httpStatusCode, body: await response.body.text() };
   }
 
   /** A request whose success carries a JSON object. */
@@ -371,9 +391,17 @@ export function kubeConfigClient(
     /** TLS settings that check the server's certificate against its own name (routed). */
     identity?: ConnectionOptions;
     requestTimeoutMs?: number;
+    /** Every request one attempt, a reset GET too (probes: a sample is one request). */
+    singleAttempt?: boolean;
   },
 ): KubeClient {
   const kc = o.identity ? new RoutedKubeConfig(o.identity) : new KubeConfig();
   kc.loadFromClusterAndUser(cluster, user);
-  return new KubeConfigClient(kc, o.description, o.server, o.requestTimeoutMs);
+  return new KubeConfigClient(
+    kc,
+    o.description,
+    o.server,
+    o.requestTimeoutMs,
+    o.singleAttempt ?? false,
+  );
 }

@@ -11,6 +11,7 @@ import {
   isNotFound,
   isTransient,
 } from "../../../src/kube/errors.js";
+import { GET_RETRY_AFTER_MS, isResetOrEOF } from "../../../src/kube/get-retry.js";
 import type { KubeClient, KubeObject } from "../../../src/kube/types.js";
 import type { Route } from "../../../src/remote/route.js";
 import {
@@ -500,5 +501,124 @@ describe("route", () => {
     );
     await expect(client.getRaw("/livez")).rejects.toThrow(/certificate/);
     expect(server.requests).toHaveLength(0);
+  });
+});
+
+// client-go retries a GET whose connection was reset or closed before the response, a second
+// apart, within the request's timeout; it never retries a write, nor a refused connection
+// (k8s.io/client-go/rest/request.go, isErrRetryableFunc).
+
+const CM_PATH = "/api/v1/namespaces/kube-system/configmaps/kubeadm-config";
+const ref = {
+  apiVersion: "v1",
+  kind: "ConfigMap",
+  name: "kubeadm-config",
+  namespace: "kube-system",
+};
+
+function retryClient(
+  opts: { requestTimeoutMs?: number; singleAttempt?: boolean } = {},
+  url = server.url,
+) {
+  const text = kubeconfigText(
+    url,
+    { "certificate-authority-data": b64(pki.caCert) },
+    { "client-certificate-data": b64(pki.clientCert), "client-key-data": b64(pki.clientKey) },
+  );
+  return kubeClientFromKubeConfig(text, { description: "admin.conf", ...opts });
+}
+
+/** The first `n` requests get their connection dropped (the socket destroyed, no response). */
+function dropFirst(n: number): void {
+  let dropped = 0;
+  server.hooks.push(() => (dropped++ < n ? { status: -1, body: "" } : undefined));
+}
+
+function seed(): void {
+  server.objects.set(CM_PATH, {
+    apiVersion: "v1",
+    kind: "ConfigMap",
+    metadata: { name: "kubeadm-config", namespace: "kube-system", resourceVersion: "7" },
+    data: { a: "1" },
+  });
+}
+
+describe("a GET whose connection was dropped", () => {
+  it("is tried again a second later, and again, until it is answered", async () => {
+    seed();
+    dropFirst(2);
+    const c = await retryClient();
+    const started = Date.now();
+    const cm = await c.get<KubeObject & { data: Record<string, string> }>(ref);
+    expect(cm.data).toEqual({ a: "1" });
+    expect(server.requests.map((r) => `${r.method} ${r.path}`)).toEqual([
+      `GET ${CM_PATH}`,
+      `GET ${CM_PATH}`,
+      `GET ${CM_PATH}`,
+    ]);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(2 * GET_RETRY_AFTER_MS);
+  });
+
+  it("is tried no more once the next try would start after the request's timeout", async () => {
+    seed();
+    dropFirst(100);
+    const c = await retryClient({ requestTimeoutMs: 1_500 });
+    const e = (await c.get(ref).catch((x: unknown) => x)) as ApiError;
+    expect(e.code).toBe(0);
+    expect(e.message).toMatch(/^getting ConfigMap kube-system\/kubeadm-config: no response from /);
+    expect(server.requests).toHaveLength(2);
+  });
+
+  it("is one attempt for a client that makes single attempts (a probe's sample)", async () => {
+    seed();
+    dropFirst(1);
+    const c = await retryClient({ singleAttempt: true });
+    await expect(c.getRaw(CM_PATH)).rejects.toThrow(/no response from/);
+    expect(server.requests).toHaveLength(1);
+  });
+});
+
+describe("not tried again", () => {
+  it("a write whose connection was dropped: it may have been applied", async () => {
+    dropFirst(1);
+    const c = await retryClient();
+    const e = (await c
+      .create({
+        apiVersion: "v1",
+        kind: "ConfigMap",
+        metadata: { name: "kubeadm-config", namespace: "kube-system" },
+      })
+      .catch((x: unknown) => x)) as ApiError;
+    expect(e.code).toBe(0);
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it("a GET refused: nothing listens, that is no hiccup", async () => {
+    const closed = createNetServer();
+    await new Promise<void>((r) => closed.listen(0, "127.0.0.1", r));
+    const port = (closed.address() as AddressInfo).port;
+    await new Promise<void>((r) => closed.close(() => r()));
+    const c = await retryClient({}, `https://127.0.0.1:${port}`);
+    const started = Date.now();
+    await expect(c.getRaw("/livez")).rejects.toThrow(/ECONNREFUSED/);
+    expect(Date.now() - started).toBeLessThan(GET_RETRY_AFTER_MS);
+  });
+});
+
+describe("isResetOrEOF", () => {
+  const wrapped = (code: string) =>
+    new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code }) });
+
+  it("finds a reset or a closed connection anywhere in the cause chain", () => {
+    expect(isResetOrEOF(wrapped("ECONNRESET"))).toBe(true);
+    expect(isResetOrEOF(wrapped("UND_ERR_SOCKET"))).toBe(true);
+    expect(isResetOrEOF(wrapped("EPIPE"))).toBe(true);
+  });
+
+  it("says no to a refusal, a timeout or a TLS failure", () => {
+    expect(isResetOrEOF(wrapped("ECONNREFUSED"))).toBe(false);
+    expect(isResetOrEOF(wrapped("UND_ERR_CONNECT_TIMEOUT"))).toBe(false);
+    expect(isResetOrEOF(wrapped("ERR_TLS_CERT_ALTNAME_INVALID"))).toBe(false);
+    expect(isResetOrEOF(new Error("plain"))).toBe(false);
   });
 });
