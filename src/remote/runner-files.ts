@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import { chmod, rename, rm, writeFile } from "node:fs/promises";
+import { basename, dirname, join } from "node:path";
 import { MAX_YAML_LENGTH } from "../config/yaml.js";
 
 // Files on the runner. Configuration files kubeforge reads (a Cluster file, a kubeadm --config,
@@ -77,7 +78,8 @@ export async function writeRunnerFile(
   data: string | Buffer,
   mode: number,
 ): Promise<void> {
-  const tmp = `${path}.kubeforge-${randomBytes(8).toString("hex")}`;
+  // Hidden: the kubelet takes every other file in its static Pod folder for a manifest, at once.
+  const tmp = join(dirname(path), `.${basename(path)}.kubeforge-${randomBytes(8).toString("hex")}`);
   try {
     await writeFile(tmp, data, { mode, flag: "wx" });
     await chmod(tmp, mode);

@@ -37,7 +37,9 @@ const WRITE_ALL = [
   "  target=$1 mode=$2 size=$3; shift 3",
   "  IFS= read -r digest",
   '  mkdir -p -- "$(dirname -- "$target")"',
-  '  tmp=$(mktemp -- "$target.kubeforge-XXXXXX")',
+  // A hidden name beside the target: the kubelet reads every other file in its static Pod
+  // folder as a manifest, at once (inotify), a half-written one too.
+  '  tmp=$(mktemp -- "$(dirname -- "$target")/.$(basename -- "$target").kubeforge-XXXXXX")',
   '  head -c "$size" > "$tmp"',
   '  got=$(wc -c < "$tmp")',
   '  if [ "$got" -ne "$size" ]; then echo "$got bytes landed where $size were sent" >&2; exit 1; fi',

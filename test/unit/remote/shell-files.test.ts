@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { watch } from "node:fs";
 import { createHash, randomBytes } from "node:crypto";
 import { chmod, mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -102,6 +103,32 @@ describe("ShellFiles", () => {
     expect(after.ino).not.toBe(before.ino);
     expect((await files.readFile(p)).toString()).toBe("two");
     expect(await readdir(join(dir, "replace"))).toEqual(["f.conf"]);
+  });
+
+  it("writes through a hidden temporary name, which a kubelet watching its static Pod folder ignores", async () => {
+    // pkg/kubelet/config/file_linux.go: every file but those starting with "." is a manifest,
+    // read at its inotify event. Seen here the same way, for the shell's write and LocalHost's.
+    for (const [name, host] of [
+      ["shell", files],
+      ["local", local],
+    ] as const) {
+      const folder = join(dir, `static-pods-${name}`);
+      await mkdir(folder, { recursive: true });
+      const seen = new Set<string>();
+      const watcher = watch(folder, (_event, file) => {
+        if (file) seen.add(file);
+      });
+      try {
+        await host.writeFile(join(folder, "kube-apiserver.yaml"), "kind: Pod\n", 0o600);
+        await new Promise((r) => setTimeout(r, 100));
+      } finally {
+        watcher.close();
+      }
+      const others = [...seen].filter((f) => f !== "kube-apiserver.yaml");
+      expect(others.length, name).toBeGreaterThan(0);
+      for (const f of others) expect(f, name).toMatch(/^\.kube-apiserver\.yaml\.kubeforge-/);
+      expect(await readdir(folder)).toEqual(["kube-apiserver.yaml"]);
+    }
   });
 
   it("keeps the old file and removes its temporary file when the write fails", async () => {
