@@ -17,8 +17,6 @@ import type { ClusterAccess, KubeClient, ProbeOptions, RawResponse } from "./typ
 export interface NodeClusterAccessOptions {
   /** Bound on each API request (default 30 s). */
   requestTimeoutMs?: number;
-  /** Every API request one attempt (KubeClientOptions.singleAttempt). */
-  singleAttempt?: boolean;
   /** How connections reach what the node sees; default the node's shared routeThrough(host). */
   route?: Route;
 }
@@ -130,7 +128,6 @@ export class NodeClusterAccess implements ClusterAccess {
       ...(this.opts.requestTimeoutMs === undefined
         ? {}
         : { requestTimeoutMs: this.opts.requestTimeoutMs }),
-      ...(this.opts.singleAttempt ? { singleAttempt: true } : {}),
     });
   }
 

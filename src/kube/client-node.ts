@@ -35,6 +35,7 @@ import type {
   ObjectRef,
   PatchType,
   RawResponse,
+  ReadOptions,
   WatchEventType,
   WatchOptions,
 } from "./types.js";
@@ -68,7 +69,7 @@ class ConfigurationHolder {
 
 type Dispatcher = ReturnType<RequestContext["getDispatcher"]>;
 
-interface SendOptions {
+interface SendOptions extends ReadOptions {
   body?: unknown;
   contentType?: string;
   query?: Record<string, string | undefined>;
@@ -113,7 +114,6 @@ class KubeConfigClient implements KubeClient {
     readonly description: string,
     private readonly server: string,
     private readonly requestTimeoutMs = DEFAULT_REQUEST_TIMEOUT_MS,
-    private readonly singleAttempt = false,
   ) {
     this.configuration = kc.makeApiClient(ConfigurationHolder).configuration;
   }
@@ -167,8 +167,8 @@ class KubeConfigClient implements KubeClient {
 
   /**
    * One request; rejects with an ApiError only when no response arrived. A GET whose connection
-   * was reset is tried again as client-go does (get-retry.ts), unless this client makes single
-   * attempts.
+   * was reset is tried again as client-go does (get-retry.ts), unless the caller asks for one
+   * attempt.
    */
   private async send(
     op: ApiOperation,
@@ -177,7 +177,7 @@ class KubeConfigClient implements KubeClient {
     opts: SendOptions = {},
   ): Promise<RawResponse> {
     try {
-      if (method !== HttpMethod.GET || this.singleAttempt) {
+      if (method !== HttpMethod.GET || opts.singleAttempt) {
         return await this.sendOnce(method, path, opts, this.requestTimeoutMs);
       }
       return await withGetRetry(this.requestTimeoutMs, (left) =>
@@ -243,9 +243,9 @@ class KubeConfigClient implements KubeClient {
     }
   }
 
-  async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef, opts: ReadOptions = {}): Promise<T> {
     const path = objectPathOf(await this.resource(ref.apiVersion, ref.kind), ref);
-    return await this.call<T>(operationOf("get", ref), HttpMethod.GET, path);
+    return await this.call<T>(operationOf("get", ref), HttpMethod.GET, path, opts);
   }
 
   async list<T extends KubeObject = KubeObject>(
@@ -364,9 +364,9 @@ class KubeConfigClient implements KubeClient {
     };
   }
 
-  async getRaw(path: string): Promise<RawResponse> {
+  async getRaw(path: string, opts: ReadOptions = {}): Promise<RawResponse> {
     const absolute = path.startsWith("/") ? path : `/${path}`;
-    return await this.send({ verb: "getRaw", path: absolute }, HttpMethod.GET, absolute);
+    return await this.send({ verb: "getRaw", path: absolute }, HttpMethod.GET, absolute, opts);
   }
 }
 
@@ -391,17 +391,9 @@ export function kubeConfigClient(
     /** TLS settings that check the server's certificate against its own name (routed). */
     identity?: ConnectionOptions;
     requestTimeoutMs?: number;
-    /** Every request one attempt, a reset GET too (probes: a sample is one request). */
-    singleAttempt?: boolean;
   },
 ): KubeClient {
   const kc = o.identity ? new RoutedKubeConfig(o.identity) : new KubeConfig();
   kc.loadFromClusterAndUser(cluster, user);
-  return new KubeConfigClient(
-    kc,
-    o.description,
-    o.server,
-    o.requestTimeoutMs,
-    o.singleAttempt ?? false,
-  );
+  return new KubeConfigClient(kc, o.description, o.server, o.requestTimeoutMs);
 }

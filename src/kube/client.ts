@@ -28,8 +28,6 @@ export interface KubeClientOptions {
   server?: string;
   /** Bound on each request, so a silent server cannot stall a retry loop. Default 30 s. */
   requestTimeoutMs?: number;
-  /** Every request one attempt: no retry of a GET whose connection was reset (probes). */
-  singleAttempt?: boolean;
   /**
    * How the server is reached from this process (remote/route.ts): requests go to the routed
    * address while the serving certificate is still checked against the server's own name.
@@ -168,7 +166,6 @@ export async function kubeClientFromKubeConfig(
     server,
     ...(identity ? { identity } : {}),
     ...(opts.requestTimeoutMs !== undefined ? { requestTimeoutMs: opts.requestTimeoutMs } : {}),
-    ...(opts.singleAttempt ? { singleAttempt: true } : {}),
   });
 }
 

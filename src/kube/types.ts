@@ -25,10 +25,19 @@ export interface RawResponse {
  * One authenticated view of the API. Methods throw ApiError (kube/errors.ts) for any response
  * that is not a success, with a short message naming the verb and the object.
  */
+/** How a read is made. */
+export interface ReadOptions {
+  /**
+   * One attempt, even when the connection is reset (a probe's sample is one request); by default
+   * a reset read is tried again, as client-go does (kube/get-retry.ts).
+   */
+  singleAttempt?: boolean;
+}
+
 export interface KubeClient {
   /** What the client authenticates as, for messages: "/etc/kubernetes/admin.conf". */
   readonly description: string;
-  get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T>;
+  get<T extends KubeObject = KubeObject>(ref: ObjectRef, opts?: ReadOptions): Promise<T>;
   list<T extends KubeObject = KubeObject>(
     apiVersion: string,
     kind: string,
@@ -46,7 +55,7 @@ export interface KubeClient {
   /** POST to a subresource of the object ("eviction" of a Pod); returns the answer's body. */
   createSubresource<T = unknown>(ref: ObjectRef, subresource: string, body: unknown): Promise<T>;
   /** GET of an absolute API path ("/livez") with this client's credentials; never throws on status. */
-  getRaw(path: string): Promise<RawResponse>;
+  getRaw(path: string, opts?: ReadOptions): Promise<RawResponse>;
   /**
    * Where objects of a kind live: kubeforge's own table, else (for the real client) the server's
    * discovery, as kubectl resolves a manifest's kinds. Throws UnservedKindError when the server

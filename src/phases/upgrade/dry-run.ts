@@ -9,6 +9,7 @@ import type {
   PatchType,
   ProbeOptions,
   RawResponse,
+  ReadOptions,
 } from "../../kube/types.js";
 import type { ResourceInfo } from "../../kube/resources.js";
 
@@ -37,8 +38,8 @@ export class ReadThroughDryRunClient implements KubeClient {
     }
   }
 
-  async get<T extends KubeObject = KubeObject>(ref: ObjectRef): Promise<T> {
-    return (this.recorder.stored(ref) as T | undefined) ?? this.real.get<T>(ref);
+  async get<T extends KubeObject = KubeObject>(ref: ObjectRef, opts?: ReadOptions): Promise<T> {
+    return (this.recorder.stored(ref) as T | undefined) ?? this.real.get<T>(ref, opts);
   }
   list<T extends KubeObject = KubeObject>(apiVersion: string, kind: string, opts?: ListOptions) {
     return this.real.list<T>(apiVersion, kind, opts);
@@ -61,8 +62,8 @@ export class ReadThroughDryRunClient implements KubeClient {
   createSubresource<T = unknown>(ref: ObjectRef, subresource: string, body: unknown): Promise<T> {
     return this.recorder.createSubresource<T>(ref, subresource, body);
   }
-  getRaw(path: string): Promise<RawResponse> {
-    return this.real.getRaw(path);
+  getRaw(path: string, opts?: ReadOptions): Promise<RawResponse> {
+    return this.real.getRaw(path, opts);
   }
   resource(apiVersion: string, kind: string): Promise<ResourceInfo> {
     return this.real.resource(apiVersion, kind);

@@ -7,6 +7,9 @@ import type { ProbeTarget } from "./prober.js";
 // of the cluster reach) gets a read and a write — kubeadm-config read, then a Lease renewed in a
 // namespace kubeforge owns, created before the first sample and removed after the last.
 
+/** A sample is one request: a reset is what it saw, not something to try again. */
+export const ONE_ATTEMPT = { singleAttempt: true } as const;
+
 /** The namespace of the probes' objects: kubeforge's own, nothing else lives there. */
 export const PROBE_NAMESPACE = "kubeforge-probes";
 export const PROBE_LEASE = "kubeforge-upgrade-probe";
@@ -35,7 +38,7 @@ export function readyzTarget(name: string, url: string, client: KubeClient): Pro
     url,
     checks: "GET /readyz",
     check: async () => {
-      const res = await client.getRaw("/readyz");
+      const res = await client.getRaw("/readyz", ONE_ATTEMPT);
       if (res.status !== 200) {
         throw new Error(`/readyz answered ${res.status}: ${res.body.trim().split("\n").pop()}`);
       }
@@ -51,12 +54,10 @@ export function stableTarget(url: string, client: KubeClient, now = Date.now): P
     url,
     checks: `GET kube-system/kubeadm-config, renew Lease ${PROBE_NAMESPACE}/${PROBE_LEASE}`,
     check: async () => {
-      await client.get({
-        apiVersion: "v1",
-        kind: "ConfigMap",
-        name: "kubeadm-config",
-        namespace: "kube-system",
-      });
+      await client.get(
+        { apiVersion: "v1", kind: "ConfigMap", name: "kubeadm-config", namespace: "kube-system" },
+        ONE_ATTEMPT,
+      );
       await client.patch(leaseRef, { spec: { renewTime: microTime(now()) } }, "merge");
     },
   };

@@ -92,10 +92,8 @@ export class SessionProbes implements UpgradeProbes {
   }
 
   private async client(node: string, server?: string): Promise<KubeClient> {
-    // A sample is one request: a reset is what the sample saw, not something to retry.
     const access = new NodeClusterAccess(this.d.session.hostOf(node), {
       requestTimeoutMs: PROBE_TIMEOUT_MS,
-      singleAttempt: true,
     });
     return access.clientFor(ADMIN_CONF, server ? { server } : {});
   }

@@ -7,7 +7,7 @@ import {
   canaryObjects,
   serviceProxyPath,
 } from "../../../manifests/probe-canary.js";
-import { PROBE_NAMESPACE } from "./api-targets.js";
+import { ONE_ATTEMPT, PROBE_NAMESPACE } from "./api-targets.js";
 import { PathUnavailable, type ProbeTarget } from "./prober.js";
 import type { AvailabilityChange } from "./timeline.js";
 
@@ -117,7 +117,7 @@ function statusMessage(body: string): string | undefined {
 export async function throughServiceProxy(client: KubeClient, path: string): Promise<RawResponse> {
   let res: RawResponse;
   try {
-    res = await client.getRaw(path);
+    res = await client.getRaw(path, ONE_ATTEMPT);
   } catch (e) {
     // No answer in time: the API server may be the one waiting, on a Pod that hangs. That cannot
     // be told apart, so it is the workload's failed request (the prober's timeout would be too).
