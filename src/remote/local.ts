@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { lstat, mkdir, readdir, readFile, rm, stat } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rename, rm, stat } from "node:fs/promises";
 import { arch, cpus, hostname, constants as osConstants, release, totalmem } from "node:os";
 import { dirname } from "node:path";
 import {
@@ -183,6 +183,14 @@ export class LocalHost implements Host {
     const target = this.writePath(path);
     await mkdir(dirname(target), { recursive: true, mode: 0o755 });
     await writeRunnerFile(target, data, mode);
+  }
+
+  /** kubeadm's MoveFile is os.Rename: the file keeps its inode and no copy of it appears. */
+  rename(from: string, to: string): Promise<void> {
+    return this.withSudo(
+      () => rename(this.writePath(from), this.writePath(to)),
+      (f) => f.rename(from, to),
+    );
   }
 
   async mkdirp(path: string, mode = 0o755): Promise<void> {

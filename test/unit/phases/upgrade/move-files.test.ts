@@ -1,5 +1,5 @@
 import { spawnSync } from "node:child_process";
-import { mkdir, mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -48,9 +48,17 @@ describe("moveFiles", () => {
     ["in one command", () => shellHost()],
     ["one by one", () => ({ host: new LocalHost() as Host, commands: 0 })],
   ] as const) {
-    it(`moves the old manifest out and the new one in, ${kind}`, async () => {
+    it(`moves the old manifest out and the new one in, ${kind}: renamed, each keeping its inode`, async () => {
       const h = make();
+      const inodes = [
+        (await stat(p("manifests/etcd.yaml"))).ino,
+        (await stat(p("tmp/etcd.yaml"))).ino,
+      ];
       await moveFiles(h.host, manifestMoves());
+      expect([
+        (await stat(p("backup/etcd.yaml"))).ino,
+        (await stat(p("manifests/etcd.yaml"))).ino,
+      ]).toEqual(inodes);
       expect(await readFile(p("backup/etcd.yaml"), "utf8")).toBe("old");
       expect(await readFile(p("manifests/etcd.yaml"), "utf8")).toBe("new");
       expect(h.commands).toBe(kind === "in one command" ? 1 : 0);
