@@ -11,7 +11,7 @@ import { setTimeout as delay } from "node:timers/promises";
 export const GET_RETRY_AFTER_MS = 1_000;
 export const GET_MAX_RETRIES = 10;
 
-/** Error codes of a connection reset or closed before the response (net.IsConnectionReset, IsProbableEOF). */
+/** Codes of a connection reset or closed under a request (IsConnectionReset, IsProbableEOF). */
 const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"]);
 
 /** Whether `error` (or an error it wraps) is a connection reset or closed under the request. */

@@ -21,10 +21,6 @@ export interface RawResponse {
   body: string;
 }
 
-/**
- * One authenticated view of the API. Methods throw ApiError (kube/errors.ts) for any response
- * that is not a success, with a short message naming the verb and the object.
- */
 /** How a read is made. */
 export interface ReadOptions {
   /**
@@ -34,6 +30,10 @@ export interface ReadOptions {
   singleAttempt?: boolean;
 }
 
+/**
+ * One authenticated view of the API. Methods throw ApiError (kube/errors.ts) for any response
+ * that is not a success, with a short message naming the verb and the object.
+ */
 export interface KubeClient {
   /** What the client authenticates as, for messages: "/etc/kubernetes/admin.conf". */
   readonly description: string;
