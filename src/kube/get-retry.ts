@@ -1,4 +1,5 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { describeNetworkFailure } from "./errors.js";
 
 // client-go's retry of a GET whose connection was reset or closed before its response
 // (k8s.io/client-go/rest/request.go, isErrRetryableFunc: "Connection reset by peer" or
@@ -14,14 +15,10 @@ export const GET_MAX_RETRIES = 10;
 /** Codes of a connection reset or closed under a request (IsConnectionReset, IsProbableEOF). */
 const RESET_CODES = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET"]);
 
-/** Whether `error` (or an error it wraps) is a connection reset or closed under the request. */
+/** Whether `error` is a connection reset or closed under the request (its innermost cause). */
 export function isResetOrEOF(error: unknown): boolean {
-  let current = error as { code?: unknown; cause?: unknown } | undefined;
-  for (let depth = 0; depth < 10 && current && typeof current === "object"; depth++) {
-    if (typeof current.code === "string" && RESET_CODES.has(current.code)) return true;
-    current = current.cause as typeof current;
-  }
-  return false;
+  const { code } = describeNetworkFailure(error);
+  return code !== undefined && RESET_CODES.has(code);
 }
 
 /**

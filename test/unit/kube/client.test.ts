@@ -606,7 +606,7 @@ describe("isResetOrEOF", () => {
   const wrapped = (code: string) =>
     new TypeError("fetch failed", { cause: Object.assign(new Error("x"), { code }) });
 
-  it("finds a reset or a closed connection anywhere in the cause chain", () => {
+  it("finds a reset or a closed connection in the cause chain", () => {
     expect(isResetOrEOF(wrapped("ECONNRESET"))).toBe(true);
     expect(isResetOrEOF(wrapped("UND_ERR_SOCKET"))).toBe(true);
     expect(isResetOrEOF(wrapped("EPIPE"))).toBe(true);
