@@ -20,13 +20,15 @@ export type RootExec = (argv: string[], stdin?: Buffer) => Promise<RawResult>;
 const MISSING = 44;
 const NOT_A_DIRECTORY = 45;
 
-// A write checks what landed before it takes the target's place: its size and its sha256 must be
-// those of the bytes sent. Whatever came into the command's stdin ahead of them (a sudo password
-// line sudo did not consume) or went missing is caught here, and the target is left as it was.
-// Files are written one after another: each file's sha256 comes first on stdin, on a line of its
-// own (`read` takes one byte at a time from a pipe), then its bytes (`head -c` takes exactly the
-// size asked); its path, mode and size are in argv (a hash of a key is no secret, but argv is
-// public). On a failure the index of the file it stopped at is the output.
+// A write checks what landed before it takes the target's place: its sha256 must be that of the
+// bytes sent (and its size, named when it differs). Whatever came into the command's stdin
+// ahead of them (a sudo password line sudo did not consume) or went missing is caught here, and
+// the target is left as it was. Files are written one after another: each file's sha256 comes
+// first on stdin, on a line of its own (`read` takes one byte at a time from a pipe), then its
+// bytes (`head -c` takes exactly the size asked); its path, mode and size are in argv (a hash of
+// a key is no secret, but argv is public). On a failure the index of the file it stopped at is
+// the output. Each program started costs the host a process start: paths are split by the
+// shell itself, and mktemp's file is already 0600 (a key's, a kubeconfig's, a manifest's mode).
 const WRITE_ALL = [
   "set -e",
   "i=0 tmp=",
@@ -36,16 +38,21 @@ const WRITE_ALL = [
   'while [ "$#" -gt 0 ]; do',
   "  target=$1 mode=$2 size=$3; shift 3",
   "  IFS= read -r digest",
-  '  mkdir -p -- "$(dirname -- "$target")"',
+  // Paths are absolute: the folder is what comes before the last slash ("/" for "/name").
+  "  dir=${target%/*}; dir=${dir:-/}",
+  '  [ -d "$dir" ] || mkdir -p -- "$dir"',
   // A hidden name beside the target: the kubelet reads every other file in its static Pod
   // folder as a manifest, at once (inotify), a half-written one too.
-  '  tmp=$(mktemp -- "$(dirname -- "$target")/.$(basename -- "$target").kubeforge-XXXXXX")',
+  '  tmp=$(mktemp -- "$dir/.${target##*/}.kubeforge-XXXXXX")',
   '  head -c "$size" > "$tmp"',
-  '  got=$(wc -c < "$tmp")',
-  '  if [ "$got" -ne "$size" ]; then echo "$got bytes landed where $size were sent" >&2; exit 1; fi',
   '  sum=$(sha256sum < "$tmp") && sum=${sum%% *}',
-  '  if [ "$sum" != "$digest" ]; then echo "what landed differs from what was sent (sha256)" >&2; exit 1; fi',
-  '  chmod "$mode" "$tmp"',
+  '  if [ "$sum" != "$digest" ]; then',
+  '    got=$(wc -c < "$tmp")',
+  '    if [ "$got" -ne "$size" ]; then echo "$got bytes landed where $size were sent" >&2',
+  '    else echo "what landed differs from what was sent (sha256)" >&2; fi',
+  "    exit 1",
+  "  fi",
+  '  [ "$mode" = 0600 ] || chmod "$mode" "$tmp"',
   // -T: a directory at the target is an error, not a place to move the file into.
   '  mv -f -T -- "$tmp" "$target"',
   "  tmp= i=$((i + 1))",
