@@ -138,9 +138,12 @@ export interface UpgradeWork {
   /**
    * A snapshot of etcd kept on the first control plane, or the one an earlier run of this
    * upgrade took; undefined when there is none to take (external etcd, an upgrade resumed after
-   * a first run that took none).
+   * a first run that took none). Taken once: later calls get the first call's outcome.
+   * `timed` runs the taking (the report's step).
    */
-  etcdSnapshot(): Promise<EtcdSnapshot | undefined>;
+  etcdSnapshot(
+    timed?: (take: () => Promise<EtcdSnapshot | undefined>) => Promise<EtcdSnapshot | undefined>,
+  ): Promise<EtcdSnapshot | undefined>;
   /** kubeforge upgrade apply|node on the node, through the node-level workflows. */
   upgradeNode(node: string, kind: NodeStepKind): Promise<void>;
   /**
@@ -149,8 +152,11 @@ export interface UpgradeWork {
    * lines (preflight-ahead.ts).
    */
   preflightAhead(nodes: readonly string[], kind?: NodeStepKind): Promise<void>;
-  /** Waits for every preflight started ahead and not taken (a run that stopped before). */
-  preflightsSettled(): Promise<void>;
+  /**
+   * Waits for what was started ahead and not taken (a run that stopped before): preflights,
+   * etcd's snapshot.
+   */
+  aheadSettled(): Promise<void>;
   /** The staged kubelet and kubectl put in place (the previous ones kept), the kubelet restarted. */
   swapKubelet(node: string): Promise<void>;
   /** Waits until the Node is Ready with kubeletVersion at the target. */

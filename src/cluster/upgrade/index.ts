@@ -292,8 +292,8 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
       report.api ??= late.api;
       report.workloads ??= late.workloads;
       report.dns ??= late.dns;
-      // A run that stopped before a node's turn leaves nothing of its preflight running.
-      for (const hop of hops) await hop.work.preflightsSettled();
+      // A run that stopped before a node's turn leaves nothing started ahead running.
+      for (const hop of hops) await hop.work.aheadSettled();
       for (const hop of hops) await hop.work.uncordonAll();
       // A refusal of the first plan changed nothing: no report of a run that did not happen.
       if (

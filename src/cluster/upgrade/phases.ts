@@ -2,7 +2,7 @@ import { fleet } from "../../remote/fleet.js";
 import type { Phase } from "../../workflow/phase.js";
 import { connectPhase, factsPhase } from "../session-phases.js";
 import { customKubeletOf } from "../up/prepare.js";
-import type { ClusterUpgradeData, NodeStepKind, PlannedUpgradeNode } from "./data.js";
+import type { ClusterUpgradeData, EtcdSnapshot, NodeStepKind, PlannedUpgradeNode } from "./data.js";
 
 // `kubeforge upgrade -f cluster.yaml --to V` as a phase list on the workflow Runner, the second
 // cluster workflow after `up` (DESIGN.md "Every workflow runs on the Runner"): connect, read and
@@ -154,6 +154,33 @@ const plan: Phase<ClusterUpgradeData> = {
   },
 };
 
+/** The node `upgrade apply` runs on in this run, if any. */
+const applyNode = async (d: ClusterUpgradeData) =>
+  (await planned(d)).find((n) => n.action === "apply");
+
+/** Starts the first control plane's `upgrade apply` preflight ahead of its turn (it only reads). */
+async function applyPreflightAhead(d: ClusterUpgradeData): Promise<void> {
+  const first = await applyNode(d);
+  if (first && d.selects("first-control-plane")) {
+    await d.work.preflightAhead([first.name], "apply");
+  }
+}
+
+/**
+ * etcd's snapshot, taken once per hop whoever asks first (the staging, beside it, or its own
+ * phase); timed as a step of the first control plane when that node changes in this run.
+ */
+async function snapshotOnce(d: ClusterUpgradeData): Promise<EtcdSnapshot | undefined> {
+  const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
+  return d.work.etcdSnapshot((take) =>
+    first && first.action !== "skip"
+      ? step(d, first, "etcd-snapshot", take, (s) =>
+          s ? `${s.path} (${s.bytes} bytes, taken by ${s.takenBy})` : "none taken",
+        )
+      : take(),
+  );
+}
+
 const stage: Phase<ClusterUpgradeData> = {
   name: "stage",
   short: "Download the target kubelet and kubectl, stage them and pre-pull images on every node",
@@ -161,6 +188,12 @@ const stage: Phase<ClusterUpgradeData> = {
   run: async (d) => {
     const names = new Set((await toChange(d)).map((n) => n.name));
     const inventory = (await d.settled()).inventory.filter((i) => names.has(i.node.name));
+    // What only reads goes on beside the staging, nothing changing before all of it ended:
+    // etcd's snapshot, and the first control plane's `upgrade apply` prepared and its preflight
+    // run (an image its check finds missing is pulled beside the staging's pull of it, which
+    // the runtime fetches once).
+    if (d.selects("etcd-snapshot")) snapshotOnce(d).catch(() => {}); // awaited by its phase
+    applyPreflightAhead(d).catch(() => {}); // taken at the node's turn
     await d.work.stage(inventory);
   },
 };
@@ -182,24 +215,9 @@ const etcdSnapshot: Phase<ClusterUpgradeData> = {
   group: (d) => `etcd snapshot ${d.session.firstControlPlane.name}`,
   runIf: async (d) => (await toChange(d)).length > 0,
   run: async (d) => {
-    const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
-    // Its `upgrade apply`, prepared and its preflight run (it only reads) meanwhile, and while
-    // the probes start.
-    if (first?.action === "apply" && d.selects("first-control-plane")) {
-      await d.work.preflightAhead([first.name], "apply");
-    }
-    // Timed as a step of the first control plane when it changes in this run.
-    const snapshot =
-      first && first.action !== "skip"
-        ? await step(
-            d,
-            first,
-            "etcd-snapshot",
-            () => d.work.etcdSnapshot(),
-            (s) => (s ? `${s.path} (${s.bytes} bytes, taken by ${s.takenBy})` : "none taken"),
-          )
-        : await d.work.etcdSnapshot();
-    d.report.snapshotTaken(snapshot);
+    // Both started beside the staging, unless it did not run (--phase etcd-snapshot).
+    await applyPreflightAhead(d);
+    d.report.snapshotTaken(await snapshotOnce(d));
   },
 };
 
@@ -209,9 +227,9 @@ const firstControlPlane: Phase<ClusterUpgradeData> = {
   dependencies: ["stage"],
   group: (d) =>
     `${d.dryRun ? "render upgrade apply" : "upgrade apply"} ${d.session.firstControlPlane.name}`,
-  runIf: async (d) => (await planned(d)).some((n) => n.action === "apply"),
+  runIf: async (d) => (await applyNode(d)) !== undefined,
   run: async (d) => {
-    const n = (await planned(d)).find((p) => p.action === "apply")!;
+    const n = (await applyNode(d))!;
     if (d.dryRun) {
       await d.work.upgradeNode(n.name, "apply");
       return;

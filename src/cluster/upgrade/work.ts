@@ -58,6 +58,7 @@ export class HostUpgradeWork implements UpgradeWork {
   private downloads: Promise<Map<string, FetchedArtifact[]>> | undefined;
   private readonly cordoned = new Set<string>();
   private readonly preflights = new PreflightsAhead<PreparedNodeUpgrade>();
+  private snapshot: Promise<EtcdSnapshot | undefined> | undefined;
 
   constructor(
     private readonly d: Pick<
@@ -171,7 +172,16 @@ export class HostUpgradeWork implements UpgradeWork {
     );
   }
 
-  async etcdSnapshot(): Promise<EtcdSnapshot | undefined> {
+  etcdSnapshot(
+    timed: (take: () => Promise<EtcdSnapshot | undefined>) => Promise<EtcdSnapshot | undefined> = (
+      take,
+    ) => take(),
+  ): Promise<EtcdSnapshot | undefined> {
+    this.snapshot ??= timed(() => this.takeEtcdSnapshot());
+    return this.snapshot;
+  }
+
+  private async takeEtcdSnapshot(): Promise<EtcdSnapshot | undefined> {
     const s = await this.d.settled();
     const node = this.d.session.firstControlPlane.name;
     const host = this.d.session.hostOf(node);
@@ -250,8 +260,8 @@ export class HostUpgradeWork implements UpgradeWork {
     }
   }
 
-  preflightsSettled(): Promise<void> {
-    return this.preflights.settled();
+  async aheadSettled(): Promise<void> {
+    await Promise.allSettled([this.preflights.settled(), this.snapshot]);
   }
 
   /** The version `upgrade apply` is given: a CI build as kubeadm takes one, "ci/<version>". */

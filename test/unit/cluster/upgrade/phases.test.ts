@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ClusterUpgradeData } from "../../../../src/cluster/upgrade/data.js";
 import { clusterUpgradePhases, onlyPhases } from "../../../../src/cluster/upgrade/phases.js";
 import { ReportRecorder } from "../../../../src/cluster/upgrade/report.js";
+import { HostUpgradeWork } from "../../../../src/cluster/upgrade/work.js";
 
 // `kubeforge upgrade -f --phase <names>`: the plan first (its refusals apply to every run), the
 // phases the named ones read, then the named ones, in the workflow's order.
@@ -45,41 +46,112 @@ describe("onlyPhases", () => {
   });
 });
 
-describe("the etcd-snapshot phase", () => {
-  const node = (name: string, action: string) => ({ name, role: "control-plane", action });
-  /** The phase over a stand-in of the work, its calls logged in order. */
-  async function run(o: { action: string; selects: boolean }): Promise<string[]> {
+describe("the stage and etcd-snapshot phases", () => {
+  const node = (name: string, role: string, action: string) => ({ name, role, action });
+  /** `phases` run in order over a stand-in of the work that stages each node, calls logged. */
+  async function run(o: {
+    action: string;
+    selected: string[];
+    phases: string[];
+  }): Promise<{ events: string[]; snapshotCalls: number }> {
     const events: string[] = [];
+    let snapshot: Promise<undefined> | undefined;
+    let snapshotCalls = 0;
     const data = {
       session: { firstControlPlane: { name: "cp-1" } },
-      settled: () => Promise.resolve({ plan: { nodes: [node("cp-1", o.action)] } }),
-      selects: (phase: string) => o.selects && phase === "first-control-plane",
+      settled: () =>
+        Promise.resolve({
+          plan: {
+            nodes: [
+              node("cp-1", "control-plane", o.action),
+              node("w-1", "worker", "node"),
+              node("w-2", "worker", "node"),
+            ],
+          },
+          inventory: ["cp-1", "w-1", "w-2"].map((name) => ({ node: { name } })),
+        }),
+      selects: (phase: string) => o.selected.includes(phase),
       work: {
+        stage: async () => {
+          await new Promise((r) => setTimeout(r, 5));
+          events.push("staged");
+        },
         preflightAhead: (names: string[], kind: string) => {
           events.push(`preflight ahead of [${names.join(" ")}] ${kind}`);
           return Promise.resolve();
         },
-        etcdSnapshot: () => {
-          events.push("snapshot");
-          return Promise.resolve(undefined);
+        // As the work does: taken once, whoever asks.
+        etcdSnapshot: (timed: (take: () => Promise<undefined>) => Promise<undefined>) => {
+          snapshotCalls++;
+          snapshot ??= timed(() => {
+            events.push("snapshot");
+            return Promise.resolve(undefined);
+          });
+          return snapshot;
         },
       },
       report: new ReportRecorder("ci"),
     } as unknown as ClusterUpgradeData;
-    const phase = clusterUpgradePhases().find((p) => p.name === "etcd-snapshot")!;
-    await phase.run!(data, { path: "etcd-snapshot", log: { info: () => {}, warn: () => {} } });
-    return events;
+    for (const name of o.phases) {
+      const phase = clusterUpgradePhases().find((p) => p.name === name)!;
+      await phase.run!(data, { path: name, log: { info: () => {}, warn: () => {} } });
+      events.push(`${name} done`);
+    }
+    return { events, snapshotCalls };
   }
 
-  it("starts the first control plane's `upgrade apply` preflight, then takes the snapshot", async () => {
-    expect(await run({ action: "apply", selects: true })).toEqual([
+  const all = ["stage", "etcd-snapshot", "first-control-plane"];
+
+  it("take etcd's snapshot and run the first control plane's preflight beside the staging", async () => {
+    const { events, snapshotCalls } = await run({
+      action: "apply",
+      selected: all,
+      phases: ["stage", "etcd-snapshot"],
+    });
+    // Both started before the staging ended; the phase after it starts nothing twice.
+    expect(events.slice(0, 2).sort()).toEqual(["preflight ahead of [cp-1] apply", "snapshot"]);
+    expect(events.slice(2)).toEqual([
+      "staged",
+      "stage done",
       "preflight ahead of [cp-1] apply",
-      "snapshot",
+      "etcd-snapshot done",
     ]);
+    // The phase asked for the snapshot the staging started (the work takes it once).
+    expect(snapshotCalls).toBe(2);
   });
 
-  it("starts none when the run does not reach `upgrade apply` (--phase) or the node is at the target", async () => {
-    expect(await run({ action: "apply", selects: false })).toEqual(["snapshot"]);
-    expect(await run({ action: "skip", selects: true })).toEqual(["snapshot"]);
+  it("the snapshot phase alone (--phase etcd-snapshot) starts the preflight, then takes the snapshot", async () => {
+    const { events } = await run({ action: "apply", selected: all, phases: ["etcd-snapshot"] });
+    expect(events).toEqual(["preflight ahead of [cp-1] apply", "snapshot", "etcd-snapshot done"]);
+  });
+
+  it("start nothing of a phase the run does not reach (--phase stage), nor a preflight of a node at the target", async () => {
+    expect((await run({ action: "apply", selected: ["stage"], phases: ["stage"] })).events).toEqual(
+      ["staged", "stage done"],
+    );
+    expect(
+      (await run({ action: "skip", selected: all, phases: ["stage", "etcd-snapshot"] })).events,
+    ).toEqual(["snapshot", "staged", "stage done", "etcd-snapshot done"]);
+  });
+});
+
+describe("HostUpgradeWork.etcdSnapshot", () => {
+  it("takes the snapshot once: a second call, timed or not, gets the first call's taking", () => {
+    // The taking waits for a plan that never comes: only who started it matters here.
+    const work = new HostUpgradeWork({
+      settled: () => new Promise(() => {}),
+    } as unknown as ConstructorParameters<typeof HostUpgradeWork>[0]);
+    let timed = 0;
+    const first = work.etcdSnapshot((take) => {
+      timed++;
+      return take();
+    });
+    const second = work.etcdSnapshot((take) => {
+      timed++;
+      return take();
+    });
+    expect(second).toBe(first);
+    expect(work.etcdSnapshot()).toBe(first);
+    expect(timed).toBe(1);
   });
 });
