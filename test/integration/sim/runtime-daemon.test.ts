@@ -2,14 +2,16 @@
 // started by whoever asks it first: the kubelet, or one of several simulated crictl processes
 // kubeforge runs at once. However many start together, one runs: the others find it answering
 // and exit, so a node's teardown (which shuts down the daemon on the socket) leaves none behind.
-import { spawn } from "node:child_process";
+import { execFile, spawn } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
-import { bundleSimKubelet } from "../../support/sim/kubelet/bundle.js";
+import { bundleSimCrictl, bundleSimKubelet } from "../../support/sim/kubelet/bundle.js";
+import { installCrictlShim } from "../../support/sim/kubelet/crictl.js";
 import {
   RemoteRuntime,
+  RUNTIME_LOG,
   RUNTIME_PIDFILE,
   RUNTIME_SOCKET,
 } from "../../support/sim/kubelet/runtime-client.js";
@@ -106,4 +108,56 @@ describe("the simulated container runtime daemon", () => {
     expect(code).toBe(0);
     expect(daemonsOf(dir)).toEqual([running]);
   }, 60_000);
+
+  it("answers the crictl shim itself once it runs, as a crictl process would; before, the process answers and starts it", async () => {
+    const [script, crictlScript] = await Promise.all([bundleSimKubelet(), bundleSimCrictl()]);
+    const dir = await fileDir("sim-runtime-");
+    const rootfs = await fileDir("sim-rootfs-");
+    const binDir = await fileDir("sim-bin-");
+    const shim = await installCrictlShim({
+      binDir,
+      crictlScript,
+      kubeletScript: script,
+      runtimeDir: dir,
+      rootfs,
+      timeScale: 1,
+    });
+    const command = [process.execPath, script, "runtime", "--dir", dir, "--rootfs", rootfs];
+    runtimes.push(new RemoteRuntime(dir, command, () => {})); // shuts the daemon down
+    const processArgs = [crictlScript, "--sim-kubelet-script", script, "--sim-runtime-dir", dir];
+    const viaShim = (args: string[]) => run(shim, args);
+    const viaProcess = (args: string[]) =>
+      run(process.execPath, [...processArgs, "--sim-rootfs", rootfs, ...args]);
+    const containerd = ["--runtime-endpoint", "unix:///run/containerd/containerd.sock"];
+
+    // No daemon yet: the crictl process answers, and starts it.
+    expect(await viaShim([...containerd, "pods", "-q"])).toEqual({ code: 0, out: "", err: "" });
+    await settled(dir, 1);
+    for (const args of [
+      [...containerd, "version"],
+      [...containerd, "pods"],
+      [...containerd, "inspecti", "registry.k8s.io/pause:3.10.1"],
+      [...containerd, "stopp", "no-such-pod"],
+      ["--runtime-endpoint", "unix:///var/run/crio/crio.sock", "version"],
+    ]) {
+      const answered = await viaShim(args);
+      expect(answered).toEqual(await viaProcess(args));
+      // The daemon ran it: its log has the command line.
+      expect(await readFile(join(dir, RUNTIME_LOG), "utf8")).toContain(
+        `crictl ${args.join(" ")}: exit code ${answered.code}`,
+      );
+    }
+    expect((await viaShim([...containerd, "version"])).out).toMatch(/^Version: {2}0\.1\.0\n/);
+    expect((await viaShim([...containerd, "inspecti", "nope:1"])).code).toBe(1);
+  }, 60_000);
 });
+
+/** A program's exit code and output, logrus's timestamps left out. */
+function run(file: string, args: string[]): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    execFile(file, args, (error, out, err) => {
+      const code = error ? Number((error as { code?: number }).code ?? 1) : 0;
+      resolve({ code, out, err: err.replace(/time="[^"]*"/g, 'time="…"') });
+    });
+  });
+}

@@ -3,7 +3,10 @@ import { rm, writeFile } from "node:fs/promises";
 import { createServer, type Server } from "node:http";
 import { connect } from "node:net";
 import { join } from "node:path";
+import { runCrictl } from "./crictl.js";
+import { readFaults } from "./faults.js";
 import { HostFiles } from "./host-files.js";
+import { fileImageStore } from "./images.js";
 import { InProcessRuntime, type DesiredPod, type PodStatus, type SyncOptions } from "./runtime.js";
 import { RUNTIME_CHILD_PIDS, RUNTIME_PIDFILE, RUNTIME_SOCKET } from "./runtime-client.js";
 import { kubeletTiming } from "./timing.js";
@@ -20,7 +23,8 @@ export {
 // way containerd outlives the kubelet: `systemctl stop kubelet` leaves static pods running, and a
 // restarted kubelet finds them running and keeps them (its first sync adopts what matches).
 // The kubelet talks to it over HTTP on a unix socket in `dir` (the CRI's role, greatly reduced);
-// the simulated crictl (crictl.ts) lists, stops and removes its pod sandboxes the same way.
+// the simulated crictl (crictl.ts) lists, stops and removes its pod sandboxes the same way, or
+// has the daemon run its whole command line (POST /crictl, the crictl shim's fast path).
 
 export interface RuntimeDaemonOptions {
   dir: string;
@@ -39,6 +43,25 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
     faultsDir: o.dir,
   });
   const socket = join(o.dir, RUNTIME_SOCKET);
+  const images = fileImageStore(join(o.dir, "images"));
+  // A crictl command line (its words NUL-separated) run here, as the crictl process would run
+  // it against this runtime; the answer is "<exit code>\n<stdout bytes>\n<stdout><stderr>".
+  const crictl = async (body: Buffer): Promise<Buffer> => {
+    const text = body.toString();
+    const argv = text === "" ? [] : text.split("\0");
+    let out = "";
+    let err = "";
+    const code = await runCrictl(
+      argv,
+      runtime,
+      { out: (t) => (out += t), err: (t) => (err += t) },
+      images,
+      () => readFaults(o.dir),
+    );
+    o.log(`crictl ${argv.join(" ")}: exit code ${code}`);
+    const stdout = Buffer.from(out);
+    return Buffer.concat([Buffer.from(`${code}\n${stdout.length}\n`), stdout, Buffer.from(err)]);
+  };
   const recordChildren = (statuses: PodStatus[]) =>
     writeFile(
       join(o.dir, RUNTIME_CHILD_PIDS),
@@ -81,6 +104,11 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
             await recordChildren(await runtime.list());
             res.writeHead(200, { "Content-Type": "application/json" });
             res.end(JSON.stringify(result));
+          } else if (req.method === "POST" && req.url === "/crictl") {
+            const out = await crictl(Buffer.concat(chunks));
+            await recordChildren(await runtime.list());
+            res.writeHead(200, { "Content-Type": "application/octet-stream" });
+            res.end(out);
           } else if (req.method === "POST" && req.url === "/shutdown") {
             await finish();
             res.writeHead(200).end("stopped");
