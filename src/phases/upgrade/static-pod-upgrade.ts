@@ -13,7 +13,11 @@ import {
   writeManifest,
   writeManifests,
 } from "./manifests.js";
-import { pathManagerForUpgrade, type StaticPodPathManager } from "./paths.js";
+import {
+  pathManagerForUpgrade,
+  type StaticPodComponent,
+  type StaticPodPathManager,
+} from "./paths.js";
 import {
   certificatesOf,
   prepareRenewals,
@@ -107,17 +111,44 @@ function startRenewals(data: UpgradeData, renewal: RenewalContext): void {
   prepareRenewals(renewal, names);
 }
 
+/** Whether each component's new manifest decodes to the one in use, each asked once. */
+export type SameManifests = Map<StaticPodComponent, Promise<boolean>>;
+
+/**
+ * Whether `component`'s new manifest (once `written`) equals the one in use, asked now: both
+ * files stay as they are until its turn, where kubeadm asks (ManifestFilesAreEqual), so the
+ * answer is the same; a failure is taken there too.
+ */
+function compareAhead(
+  same: SameManifests,
+  pathMgr: StaticPodPathManager,
+  component: StaticPodComponent,
+  written: Promise<void>,
+): void {
+  const answer = written.then(() =>
+    manifestFilesAreEqual(
+      pathMgr,
+      pathMgr.realManifestPath(component),
+      pathMgr.tempManifestPath(component),
+    ),
+  );
+  answer.catch(() => {}); // taken at the component's turn
+  same.set(component, answer);
+}
+
 /**
  * The three control-plane manifests rendered into the temporary folder; whether the API
  * server's differs from the one in use. With `etcd`, etcd's too, which kubeadm writes at etcd's
  * turn: the folder is this run's alone, so it is written beside them (its lines printed in the
- * same order) and its outcome taken at etcd's turn.
+ * same order) and its outcome taken at etcd's turn. Each new manifest is compared with the one
+ * in use as soon as it is written (`same`).
  */
 async function writeNewManifests(
   data: UpgradeData,
   ctx: PhaseContext,
   pathMgr: StaticPodPathManager,
   etcd: boolean,
+  same: SameManifests,
 ): Promise<{ apiServerChanges: boolean; etcdWritten: Promise<void> | undefined }> {
   const dir = pathMgr.paths.tempManifestDir;
   ctx.log.info(`[upgrade/staticpods] Writing new Static Pod manifests to "${dir}"`);
@@ -129,15 +160,14 @@ async function writeNewManifests(
       })()
     : undefined;
   etcdWritten?.catch(() => {}); // taken at etcd's turn
+  if (etcdWritten) compareAhead(same, pathMgr, "etcd", etcdWritten);
   try {
     // Files in a folder of their own: written in one go.
-    await writeManifests(data, dir, manifests);
-    const apiServerChanges = !(await manifestFilesAreEqual(
-      pathMgr,
-      pathMgr.realManifestPath("kube-apiserver"),
-      pathMgr.tempManifestPath("kube-apiserver"),
-    ));
-    return { apiServerChanges, etcdWritten };
+    const written = writeManifests(data, dir, manifests);
+    written.catch(() => {}); // thrown below
+    for (const c of CONTROL_PLANE_COMPONENTS) compareAhead(same, pathMgr, c, written);
+    await written;
+    return { apiServerChanges: !(await same.get("kube-apiserver")!), etcdWritten };
   } catch (e) {
     await etcdWritten?.catch(() => {});
     throw e;
@@ -172,16 +202,21 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
       ? backUpEtcdData(data, oldEtcd, pathMgr.paths.backupEtcdDir)
       : undefined;
   etcdBackedUp?.catch(() => {}); // taken at etcd's turn
-  const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log };
+  const same: SameManifests = new Map();
+  const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log, same };
   const recover: RecoverManifests = new Map();
 
   // A failure before etcd's turn first lets the copy it started finish: none is left half-made.
-  const written = await writeNewManifests(data, ctx, pathMgr, etcdBackedUp !== undefined).catch(
-    async (e: unknown) => {
-      await etcdBackedUp?.catch(() => {});
-      throw e;
-    },
-  );
+  const written = await writeNewManifests(
+    data,
+    ctx,
+    pathMgr,
+    etcdBackedUp !== undefined,
+    same,
+  ).catch(async (e: unknown) => {
+    await etcdBackedUp?.catch(() => {});
+    throw e;
+  });
   if (oldEtcd && etcdBackedUp && written.etcdWritten) {
     await upgradeEtcd(
       data,

@@ -31,6 +31,8 @@ export interface ComponentUpgrade {
    * Pod through this node's own API server, which cannot write while this etcd is down.
    */
   stopped?: () => Promise<boolean>;
+  /** Each component's ManifestFilesAreEqual, asked ahead; absent ones are asked at the turn. */
+  same?: Map<StaticPodComponent, Promise<boolean>>;
 }
 
 /** Backup paths of the components this run touched, in the order it touched them. */
@@ -166,7 +168,8 @@ export async function upgradeComponent(
   log.info(`[upgrade/staticpods] Preparing for "${component}" upgrade`);
   const current = pathMgr.realManifestPath(component);
   recover.set(component, pathMgr.backupManifestPath(component));
-  const equal = await manifestFilesAreEqual(pathMgr, current, pathMgr.tempManifestPath(component));
+  const equal = await (up.same?.get(component) ??
+    manifestFilesAreEqual(pathMgr, current, pathMgr.tempManifestPath(component)));
   const restart = equal && opts.restartIfEqual === true;
   if (equal && !restart) {
     log.info(
