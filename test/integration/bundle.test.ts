@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync } from "node:fs";
-import { mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
+import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -95,25 +95,38 @@ describe("bundles", () => {
     }
   });
 
-  it("the command keeps Node's compile cache: a second run takes its compiled code from the first", async () => {
+  it("the command keeps Node's compile cache in the user's own cache folder: a second run takes its compiled code from the first", async () => {
     const cli = await bundledCli();
     const temp = await mkdtemp(join(tmpdir(), "kubeforge-compile-cache-"));
     dirs.push(temp);
-    // No NODE_COMPILE_CACHE: the cache is on because kubeforge turns it on, in the temporary folder.
-    const { NODE_COMPILE_CACHE: _, ...env } = process.env;
+    const home = join(temp, "home");
+    const shared = join(temp, "tmp");
+    await mkdir(shared);
+    // No NODE_COMPILE_CACHE: the cache is on because kubeforge turns it on, under HOME, not in
+    // the temporary folder every local user can write to.
+    const { NODE_COMPILE_CACHE: _, XDG_CACHE_HOME: __, ...env } = process.env;
     const once = () =>
       run(process.execPath, [join(cli.dir, "cli.js"), "--version"], {
-        env: { ...env, TMPDIR: temp, NODE_DEBUG_NATIVE: "COMPILE_CACHE" },
+        env: { ...env, HOME: home, TMPDIR: shared, NODE_DEBUG_NATIVE: "COMPILE_CACHE" },
       });
     const first = await once();
     expect(first.stdout).toMatch(/^kubeforge /);
-    expect(await readdir(join(temp, "node-compile-cache"))).toHaveLength(1);
+    const cache = join(home, ".cache", "kubeforge", "node-compile-cache");
+    expect(await readdir(cache)).toHaveLength(1);
+    expect(await readdir(shared)).toEqual([]);
     const second = await once();
     expect(second.stdout).toMatch(/^kubeforge /);
     // The command's own chunk (imported after the cache is on) came from the cache.
     expect(second.stderr).toMatch(
       /V8 code cache for ESM file:\S+\/chunks\/program-\w+\.js was accepted/,
     );
+    // $XDG_CACHE_HOME, when set, is the user's cache folder.
+    const xdg = join(temp, "xdg");
+    const third = await run(process.execPath, [join(cli.dir, "cli.js"), "--version"], {
+      env: { ...env, HOME: home, XDG_CACHE_HOME: xdg, TMPDIR: shared },
+    });
+    expect(third.stdout).toMatch(/^kubeforge /);
+    expect(await readdir(join(xdg, "kubeforge", "node-compile-cache"))).toHaveLength(1);
   });
 
   it("give bundled code all of node:http, accessors too, without loading Node's undici", async () => {
