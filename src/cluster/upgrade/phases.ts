@@ -168,17 +168,23 @@ async function applyPreflightAhead(d: ClusterUpgradeData): Promise<void> {
 
 /**
  * etcd's snapshot, taken once per hop whoever asks first (the staging, beside it, or its own
- * phase); timed as a step of the first control plane when that node changes in this run.
+ * phase); timed as a step of the first control plane when that node changes in this run, and
+ * in the report as soon as it is taken (a run whose staging then fails names it too).
  */
 async function snapshotOnce(d: ClusterUpgradeData): Promise<EtcdSnapshot | undefined> {
   const first = (await planned(d)).find((n) => n.name === d.session.firstControlPlane.name);
-  return d.work.etcdSnapshot((take) =>
-    first && first.action !== "skip"
-      ? step(d, first, "etcd-snapshot", take, (s) =>
+  return d.work.etcdSnapshot((take) => {
+    const recorded = async () => {
+      const snapshot = await take();
+      d.report.snapshotTaken(snapshot);
+      return snapshot;
+    };
+    return first && first.action !== "skip"
+      ? step(d, first, "etcd-snapshot", recorded, (s) =>
           s ? `${s.path} (${s.bytes} bytes, taken by ${s.takenBy})` : "none taken",
         )
-      : take(),
-  );
+      : recorded();
+  });
 }
 
 const stage: Phase<ClusterUpgradeData> = {
@@ -217,7 +223,7 @@ const etcdSnapshot: Phase<ClusterUpgradeData> = {
   run: async (d) => {
     // Both started beside the staging, unless it did not run (--phase etcd-snapshot).
     await applyPreflightAhead(d);
-    d.report.snapshotTaken(await snapshotOnce(d));
+    await snapshotOnce(d);
   },
 };
 

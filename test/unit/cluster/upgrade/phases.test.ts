@@ -53,9 +53,10 @@ describe("the stage and etcd-snapshot phases", () => {
     action: string;
     selected: string[];
     phases: string[];
-  }): Promise<{ events: string[]; snapshotCalls: number }> {
+  }): Promise<{ events: string[]; snapshotCalls: number; report: ReportRecorder }> {
     const events: string[] = [];
-    let snapshot: Promise<undefined> | undefined;
+    const taken = { node: "cp-1", path: "/s.db", bytes: 1, takenBy: "this run" };
+    let snapshot: Promise<typeof taken> | undefined;
     let snapshotCalls = 0;
     const data = {
       session: { firstControlPlane: { name: "cp-1" } },
@@ -81,11 +82,11 @@ describe("the stage and etcd-snapshot phases", () => {
           return Promise.resolve();
         },
         // As the work does: taken once, whoever asks.
-        etcdSnapshot: (timed: (take: () => Promise<undefined>) => Promise<undefined>) => {
+        etcdSnapshot: (timed: (take: () => Promise<typeof taken>) => Promise<typeof taken>) => {
           snapshotCalls++;
           snapshot ??= timed(() => {
             events.push("snapshot");
-            return Promise.resolve(undefined);
+            return Promise.resolve(taken);
           });
           return snapshot;
         },
@@ -97,7 +98,7 @@ describe("the stage and etcd-snapshot phases", () => {
       await phase.run!(data, { path: name, log: { info: () => {}, warn: () => {} } });
       events.push(`${name} done`);
     }
-    return { events, snapshotCalls };
+    return { events, snapshotCalls, report: data.report };
   }
 
   const all = ["stage", "etcd-snapshot", "first-control-plane"];
@@ -123,6 +124,13 @@ describe("the stage and etcd-snapshot phases", () => {
   it("the snapshot phase alone (--phase etcd-snapshot) starts the preflight, then takes the snapshot", async () => {
     const { events } = await run({ action: "apply", selected: all, phases: ["etcd-snapshot"] });
     expect(events).toEqual(["preflight ahead of [cp-1] apply", "snapshot", "etcd-snapshot done"]);
+  });
+
+  it("record the snapshot in the report as soon as it is taken, before its phase", async () => {
+    const { report } = await run({ action: "apply", selected: all, phases: ["stage"] });
+    expect(report.report().etcd?.snapshot?.path).toBe("/s.db");
+    const none = await run({ action: "apply", selected: ["stage"], phases: ["stage"] });
+    expect(none.report.report().etcd).toBeUndefined();
   });
 
   it("start nothing of a phase the run does not reach (--phase stage), nor a preflight of a node at the target", async () => {
