@@ -70,7 +70,7 @@ interface Report {
     kubeletAfter?: string;
     steps: { name: string; startedAt: string; seconds: number; result: string; hop?: string }[];
   }[];
-  hops?: { from?: string; to: string; result: string }[];
+  hops?: { from?: string; to: string; result: string; etcdSnapshot?: { path: string } }[];
   disruptions?: { notReadyAfterSeconds: number; disruptions: { during: string[] }[] };
   violations?: { threshold: string; limit: string; measured: string; message: string }[];
 }
@@ -181,7 +181,8 @@ describe("action main step with upgrade-to", () => {
       [FROM, MIDDLE, "succeeded"],
       [MIDDLE, TARGET, "failed"],
     ]);
-    // The first hop upgraded and gated cp-1 (the gate waits for the kubelet at the hop's version).
+    // The first hop upgraded and gated cp-1 (the gate waits for the kubelet at the hop's version);
+    // the second took its etcd snapshot beside its staging, which then failed: nothing changed.
     const [cp] = report.nodes;
     expect(cp).toMatchObject({ name: "cp-1", result: "upgraded", kubeletBefore: FROM });
     expect(cp!.steps.map((s) => [s.hop, s.name, s.result])).toEqual([
@@ -189,7 +190,11 @@ describe("action main step with upgrade-to", () => {
       [MIDDLE, "upgrade-apply", "ok"],
       [MIDDLE, "kubelet", "ok"],
       [MIDDLE, "gate", "ok"],
+      [TARGET, "etcd-snapshot", "ok"],
     ]);
+    expect(report.hops![1]!.etcdSnapshot?.path).toMatch(
+      new RegExp(`^/var/lib/kubeforge/upgrade/${TARGET}/etcd-snapshot-`),
+    );
     expect(
       await bed.host("cp-1").sshOutput("tail -c 200 /usr/local/bin/kubelet", { timeoutMs: 60_000 }),
     ).toContain(`/dl/release/${MIDDLE}/bin/linux/`);
