@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { mkdir, mkdtemp, readFile, rename, rm, stat, writeFile } from "node:fs/promises";
-import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
+import { userCacheDir } from "../cache-home.js";
 import { sha256File } from "./checksum.js";
 
 // The runner-side artifact cache. Entries use @actions/tool-cache's layout,
@@ -37,10 +37,7 @@ export interface CacheKey {
 export function artifactCacheDir(env: NodeJS.ProcessEnv): string {
   const toolCache = env.RUNNER_TOOL_CACHE;
   if (toolCache && isAbsolute(toolCache)) return toolCache;
-  const xdg = env.XDG_CACHE_HOME;
-  if (xdg && isAbsolute(xdg)) return join(xdg, "kubeforge");
-  const home = env.HOME && isAbsolute(env.HOME) ? env.HOME : homedir();
-  return join(home, ".cache", "kubeforge");
+  return userCacheDir(env);
 }
 
 /** tool-cache's folder name for a version (semver.clean: no leading "v"). */
