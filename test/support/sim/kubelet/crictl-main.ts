@@ -1,7 +1,6 @@
-import { join } from "node:path";
 import { runCrictl } from "./crictl.js";
 import { readFaults } from "./faults.js";
-import { fileImageStore } from "./images.js";
+import { runtimeImageStore } from "./images.js";
 import { RemoteRuntime } from "./runtime-client.js";
 
 // SIMULATION (test double). Process entry of the simulated crictl (crictl.ts), run by the
@@ -44,7 +43,7 @@ async function main(): Promise<number> {
       out: (t) => void process.stdout.write(t),
       err: (t) => void process.stderr.write(t),
     },
-    fileImageStore(join(dir, "images")),
+    runtimeImageStore(dir),
     () => readFaults(dir),
   );
 }

@@ -54,6 +54,13 @@ function imageOf(reference: string): SimImage {
   };
 }
 
+/**
+ * The runtime's own store, in its folder: what the crictl processes and the runtime daemon
+ * answering the crictl shim both read and write.
+ */
+export const runtimeImageStore = (runtimeDir: string): ImageStore =>
+  fileImageStore(join(runtimeDir, "images"));
+
 /** The store in `<dir>/<sha256 of the reference>.json`. */
 export function fileImageStore(dir: string): ImageStore {
   const fileOf = (reference: string) =>

@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { runCrictl } from "./crictl.js";
 import { readFaults } from "./faults.js";
 import { HostFiles } from "./host-files.js";
-import { fileImageStore } from "./images.js";
+import { runtimeImageStore } from "./images.js";
 import { InProcessRuntime, type DesiredPod, type PodStatus, type SyncOptions } from "./runtime.js";
 import { RUNTIME_CHILD_PIDS, RUNTIME_PIDFILE, RUNTIME_SOCKET } from "./runtime-client.js";
 import { kubeletTiming } from "./timing.js";
@@ -43,7 +43,7 @@ export async function runRuntimeDaemon(o: RuntimeDaemonOptions): Promise<void> {
     faultsDir: o.dir,
   });
   const socket = join(o.dir, RUNTIME_SOCKET);
-  const images = fileImageStore(join(o.dir, "images"));
+  const images = runtimeImageStore(o.dir);
   // A crictl command line (its words NUL-separated) run here, as the crictl process would run
   // it against this runtime; the answer is "<exit code>\n<stdout bytes>\n<stdout><stderr>".
   const crictl = async (body: Buffer): Promise<Buffer> => {
