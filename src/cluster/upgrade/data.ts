@@ -132,6 +132,11 @@ export interface EtcdSnapshot {
 }
 
 /** What the phases ask of the hosts (work.ts). */
+/** Runs etcd's snapshot taking (`take`) as the caller times it: the report's step. */
+export type SnapshotTiming = (
+  take: () => Promise<EtcdSnapshot | undefined>,
+) => Promise<EtcdSnapshot | undefined>;
+
 export interface UpgradeWork {
   /** Target kubelet/kubectl on every node to change (staged beside, not in use) and images pulled. */
   stage(nodes: readonly HostInventory[]): Promise<void>;
@@ -141,9 +146,7 @@ export interface UpgradeWork {
    * a first run that took none). Taken once: later calls get the first call's outcome.
    * `timed` runs the taking (the report's step).
    */
-  etcdSnapshot(
-    timed?: (take: () => Promise<EtcdSnapshot | undefined>) => Promise<EtcdSnapshot | undefined>,
-  ): Promise<EtcdSnapshot | undefined>;
+  etcdSnapshot(timed?: SnapshotTiming): Promise<EtcdSnapshot | undefined>;
   /** kubeforge upgrade apply|node on the node, through the node-level workflows. */
   upgradeNode(node: string, kind: NodeStepKind): Promise<void>;
   /**

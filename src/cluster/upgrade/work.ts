@@ -32,7 +32,13 @@ import {
   stageBinaries,
   swapBinaries,
 } from "./binaries.js";
-import type { ClusterUpgradeData, EtcdSnapshot, NodeStepKind, UpgradeWork } from "./data.js";
+import type {
+  ClusterUpgradeData,
+  EtcdSnapshot,
+  NodeStepKind,
+  SnapshotTiming,
+  UpgradeWork,
+} from "./data.js";
 import { cordon, drain, uncordon } from "./drain.js";
 import { etcdProblem, storedClusterConfiguration } from "./read.js";
 import { checkAddonsAtTarget } from "./addons.js";
@@ -172,11 +178,7 @@ export class HostUpgradeWork implements UpgradeWork {
     );
   }
 
-  etcdSnapshot(
-    timed: (take: () => Promise<EtcdSnapshot | undefined>) => Promise<EtcdSnapshot | undefined> = (
-      take,
-    ) => take(),
-  ): Promise<EtcdSnapshot | undefined> {
+  etcdSnapshot(timed: SnapshotTiming = (take) => take()): Promise<EtcdSnapshot | undefined> {
     this.snapshot ??= timed(() => this.takeEtcdSnapshot());
     return this.snapshot;
   }
