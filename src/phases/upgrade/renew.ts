@@ -1,7 +1,9 @@
 import type { KeyObject } from "node:crypto";
+import { ADMIN_KUBECONFIG } from "../../config/paths.js";
 import type { InitConfig } from "../../config/types.js";
 import type { Release } from "../../config/release.js";
 import { renderKubeConfig } from "../../kubeconfig/build.js";
+import { CONTROL_PLANE_COMPONENTS } from "../../manifests/control-plane.js";
 import { currentEntries, decodeData, parseKubeConfig } from "../../kubeconfig/parse.js";
 import { certificateValidity } from "../../pki/certlist.js";
 import {
@@ -207,6 +209,37 @@ export function prepareRenewals(ctx: RenewalContext, names: readonly string[]): 
     p.catch(() => {}); // read again at its turn
     ahead.set(name, p);
   }
+}
+
+/**
+ * Starts the renewals of a control plane's upgrade ahead of their turns (prepareRenewals). Key
+ * generation is the heaviest work of the CPU here, so it goes where the CPU is otherwise idle:
+ * etcd's keys, needed before its restart, at once when etcd has a turn; the others when the
+ * returned function is first called — once etcd's restart began, a wait of seconds — or at once
+ * when etcd has no turn. Keys nobody takes are dropped.
+ */
+export function renewAhead(ctx: RenewalContext, etcdTurn: boolean): () => void {
+  const start = (names: string[], extraKeys: number) => {
+    ctx.keys.prefetch(ctx.cfg.cluster.encryptionAlgorithm, names.length + extraKeys);
+    prepareRenewals(ctx, names);
+  };
+  const others = () =>
+    // And super-admin.conf's key, where that file exists (renewed at its turn).
+    start(
+      [...CONTROL_PLANE_COMPONENTS.flatMap((c) => certificatesOf(c, ctx.cfg)), ADMIN_KUBECONFIG],
+      1,
+    );
+  if (!etcdTurn) {
+    others();
+    return () => {};
+  }
+  start(certificatesOf("etcd", ctx.cfg), 0);
+  let started = false;
+  return () => {
+    if (started) return;
+    started = true;
+    others();
+  };
 }
 
 async function takePrepared(ctx: RenewalContext, name: string): Promise<PreparedRenewal> {

@@ -18,12 +18,7 @@ import {
   type StaticPodComponent,
   type StaticPodPathManager,
 } from "./paths.js";
-import {
-  certificatesOf,
-  prepareRenewals,
-  renewUsingLocalCA,
-  type RenewalContext,
-} from "./renew.js";
+import { renewAhead, renewUsingLocalCA, type RenewalContext } from "./renew.js";
 import {
   manifestFilesAreEqual,
   rollbackOldManifests,
@@ -93,22 +88,6 @@ async function upgradeEtcd(
       `[upgrade/etcd] Non fatal issue encountered during upgrade: ${(e as Error).message}`,
     );
   }
-}
-
-/**
- * Starts the renewals ahead of their turns: the keys they take are generated on every core
- * (each renewed certificate gets a new key, as kubeadm's), and each certificate and kubeconfig
- * is read and signed while the manifests are written and the etcd backup is copied. Each
- * component then only writes its files at its turn. Keys nobody takes are dropped.
- */
-function startRenewals(data: UpgradeData, renewal: RenewalContext): void {
-  const names = [
-    ...(["etcd", ...CONTROL_PLANE_COMPONENTS] as const).flatMap((c) => certificatesOf(c, data.cfg)),
-    ADMIN_KUBECONFIG,
-  ];
-  // And super-admin.conf where it exists (renewed at its turn).
-  data.keys.prefetch(data.cfg.cluster.encryptionAlgorithm, names.length + 1);
-  prepareRenewals(renewal, names);
 }
 
 /** Whether each component's new manifest decodes to the one in use, each asked once. */
@@ -196,14 +175,23 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
   const renewal: RenewalContext | undefined = data.renewCerts
     ? { host: data.host, cfg: data.cfg, release: data.release, keys: data.keys, now: data.now() }
     : undefined;
-  if (renewal) startRenewals(data, renewal);
   const etcdBackedUp =
     oldEtcd && data.etcdUpgrade
       ? backUpEtcdData(data, oldEtcd, pathMgr.paths.backupEtcdDir)
       : undefined;
   etcdBackedUp?.catch(() => {}); // taken at etcd's turn
+  const renewLater = renewal ? renewAhead(renewal, etcdBackedUp !== undefined) : () => {};
   const same: SameManifests = new Map();
-  const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log, same };
+  const up: ComponentUpgrade = {
+    client,
+    nodeName,
+    pathMgr,
+    renewal,
+    wait,
+    log: ctx.log,
+    same,
+    restarting: renewLater,
+  };
   const recover: RecoverManifests = new Map();
 
   // A failure before etcd's turn first lets the copy it started finish: none is left half-made.
@@ -229,6 +217,7 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
       written.etcdWritten,
     );
   }
+  renewLater(); // when etcd's turn ended without restarting it
   for (const component of CONTROL_PLANE_COMPONENTS) {
     await upgradeComponent(up, component, before.get(component) ?? "", recover);
   }
