@@ -1,9 +1,8 @@
 import { posix } from "node:path";
 import { EtcdClient } from "../../etcd/client.js";
-import { commandPath } from "../../node/artifacts/install.js";
 import { etcdClientCredentials } from "../../phases/upgrade/etcd-access.js";
 import { timestamp } from "../../phases/upgrade/paths.js";
-import { CommandError, type Host } from "../../remote/host.js";
+import type { Host } from "../../remote/host.js";
 import { routeThrough } from "../../remote/route.js";
 import { stagingDir } from "./binaries.js";
 
@@ -30,8 +29,8 @@ export async function existingSnapshot(host: Host, version: string): Promise<str
 
 /**
  * Streams a snapshot of the host's etcd member (reached along the host's route) and writes it
- * to `<staging dir>/etcd-snapshot-<date>.db`, 0600, under a temporary name first: a file with
- * the final name is always a whole snapshot.
+ * to `<staging dir>/etcd-snapshot-<date>.db`, 0600. A Host's writeFile is atomic (a hidden
+ * temporary name, then a rename): a file with the final name is always a whole snapshot.
  */
 export async function takeSnapshot(
   host: Host,
@@ -47,10 +46,7 @@ export async function takeSnapshot(
   const data = await client.snapshot(LOCAL_ETCD);
   const dir = stagingDir(version);
   const path = posix.join(dir, `etcd-snapshot-${timestamp(now)}.db`);
-  await host.mkdirp(dir, 0o755);
-  await host.writeFile(`${path}.part`, data, 0o600);
-  const argv = ["mv", "-f", "--", commandPath(host, `${path}.part`), commandPath(host, path)];
-  const r = await host.exec(argv, { sudo: true, timeoutMs: 60_000 });
-  if (r.code !== 0) throw new CommandError(host.name, argv, r);
+  // Its folder, when missing, is made 0755 as the staging makes it.
+  await host.writeFile(path, data, 0o600);
   return { path, bytes: data.length };
 }
