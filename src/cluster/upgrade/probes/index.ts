@@ -101,15 +101,20 @@ export class SessionProbes implements UpgradeProbes {
   private async apiTargets(): Promise<ProbeTarget[]> {
     const { session } = this.d;
     const { reading } = await this.d.settled();
-    const targets: ProbeTarget[] = [];
-    for (const n of reading.nodes) {
-      if (n.role !== "control-plane" || !n.apiServerEndpoint) continue;
-      const url = `https://${n.apiServerEndpoint}`;
-      targets.push(readyzTarget(n.name, url, await this.client(n.name, url)));
-    }
-    const stableURL = currentEntries(await session.adminConf(), ADMIN_CONF).cluster.server ?? "";
-    targets.push(stableTarget(stableURL, await this.client(session.firstControlPlane.name)));
-    return targets;
+    // Every admin.conf is read at once (one command per host).
+    const [readyz, adminConf, stableClient] = await Promise.all([
+      Promise.all(
+        reading.nodes.flatMap((n) => {
+          if (n.role !== "control-plane" || !n.apiServerEndpoint) return [];
+          const url = `https://${n.apiServerEndpoint}`;
+          return [this.client(n.name, url).then((c) => readyzTarget(n.name, url, c))];
+        }),
+      ),
+      session.adminConf(),
+      this.client(session.firstControlPlane.name),
+    ]);
+    const stableURL = currentEntries(adminConf, ADMIN_CONF).cluster.server ?? "";
+    return [...readyz, stableTarget(stableURL, stableClient)];
   }
 
   private prober(targets: ProbeTarget[], intervalMs: number): ApiProber {
