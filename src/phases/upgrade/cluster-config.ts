@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import { DEFAULT_API_BIND_PORT, defaultInitConfig, nodeNameFrom } from "../../config/defaults.js";
 import { decodeConfigDocuments } from "../../config/load.js";
 import { KUBELET_KUBECONFIG } from "../../config/paths.js";
@@ -10,6 +11,7 @@ import { CRI_SOCKET_ANNOTATION } from "../../kube/idempotency.js";
 import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { currentEntries, decodeData, parseKubeConfig } from "../../kubeconfig/parse.js";
 import { APISERVER_ENDPOINT_ANNOTATION } from "../../manifests/control-plane.js";
+import { KUBELET_DIR } from "../../manifests/kubelet.js";
 import { parseCertificatesPEM } from "../../pki/certs.js";
 import { kubeconfigFile } from "../../pki/paths.js";
 import type { Host } from "../../remote/host.js";
@@ -99,18 +101,30 @@ export async function fetchClusterConfig(
   };
 }
 
+/** Where kubelet.conf points once the kubelet rotates its client certificate (kubelet-finalize). */
+const ROTATED_KUBELET_CLIENT_CERT = posix.join(KUBELET_DIR, "pki", "kubelet-client-current.pem");
+
 /** GetNodeNameFromKubeletConfig: the CN of kubelet.conf's client certificate, without "system:node:". */
 export async function nodeNameFromKubeletConfig(host: Host): Promise<string> {
   const path = kubeconfigFile(KUBELET_KUBECONFIG);
-  const text = await host.readFile(path).catch((e: unknown) => {
-    throw new Error(`failed to get node name from kubelet config: ${(e as Error).message}`, {
-      cause: e,
-    });
-  });
+  // The certificate kubelet.conf usually points to is read with it (one command on the host),
+  // and used only when it does point there.
+  const [text, rotated] = await Promise.all([
+    host.readFile(path).catch((e: unknown) => {
+      throw new Error(`failed to get node name from kubelet config: ${(e as Error).message}`, {
+        cause: e,
+      });
+    }),
+    readFileIfExists(host, ROTATED_KUBELET_CLIENT_CERT).catch(() => undefined),
+  ]);
   const config = parseKubeConfig(text, path);
   const { user } = currentEntries(config, path);
   let pem = decodeData(user?.["client-certificate-data"]);
-  if (!pem && user?.["client-certificate"]) pem = await host.readFile(user["client-certificate"]);
+  const certPath = user?.["client-certificate"];
+  if (!pem && certPath) {
+    pem =
+      certPath === ROTATED_KUBELET_CLIENT_CERT && rotated ? rotated : await host.readFile(certPath);
+  }
   if (!pem) {
     throw new Error(
       `failed to get node name from kubelet config: ${path} has no client certificate`,
