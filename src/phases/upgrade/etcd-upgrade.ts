@@ -5,7 +5,7 @@ import { parseSemantic } from "../../config/upgrade-policy.js";
 import semver from "semver";
 import type { UpgradeData } from "./data.js";
 import type { UpgradeEtcdCluster } from "./etcd-access.js";
-import { copyDir, copyTree } from "./paths.js";
+import { copyDirTarget, copyTree } from "./paths.js";
 import {
   rollbackOldManifests,
   upgradeComponent,
@@ -153,13 +153,16 @@ export async function backUpEtcdData(
   oldEtcd: UpgradeEtcdCluster,
   backupDir: string,
 ): Promise<void> {
+  // Where the copy lands is looked up while etcd's health is checked: it only reads.
+  const target = copyDirTarget(data.host, dataDir(data), backupDir);
+  target.catch(() => {}); // taken after the check
   try {
     await oldEtcd.checkClusterHealth();
   } catch (e) {
     throw new FatalEtcdError(`etcd cluster is not healthy: ${(e as Error).message}`, { cause: e });
   }
   try {
-    await copyDir(data.host, dataDir(data), backupDir);
+    await copyTree(data.host, dataDir(data), await target);
   } catch (e) {
     throw new FatalEtcdError(`failed to back up etcd data: ${(e as Error).message}`, { cause: e });
   }

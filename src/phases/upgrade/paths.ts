@@ -86,12 +86,11 @@ export async function moveFiles(host: Host, moves: readonly [string, string][]):
 }
 
 /**
- * `cp -r <src> <dst>` (kubeadm's CopyDir) through the Host: into an existing `dst` the copy
- * lands at `<dst>/<basename of src>`, as cp does; modes are kept.
+ * Where `cp -r <src> <dst>` (kubeadm's CopyDir) puts the copy: into an existing folder `dst` at
+ * `<dst>/<basename of src>`, as cp does; else at `dst`. copyTree then copies there.
  */
-export async function copyDir(host: Host, src: string, dst: string): Promise<void> {
-  const target = (await host.stat(dst))?.isDirectory ? posix.join(dst, posix.basename(src)) : dst;
-  await copyTree(host, src, target);
+export async function copyDirTarget(host: Host, src: string, dst: string): Promise<string> {
+  return (await host.stat(dst))?.isDirectory ? posix.join(dst, posix.basename(src)) : dst;
 }
 
 /**
