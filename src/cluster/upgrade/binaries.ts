@@ -65,7 +65,10 @@ export async function downloadTargetBinaries(
   return out;
 }
 
-/** Copies the binaries to the node's staging folder (a re-run copies nothing that is there). */
+/**
+ * Copies the binaries to the node's staging folder (a re-run copies nothing that is there). The
+ * folder is made 0755 by the first write into it (a Host's writeFile makes missing parents so).
+ */
 export async function stageBinaries(
   host: Host,
   fetched: readonly FetchedArtifact[],
@@ -73,7 +76,6 @@ export async function stageBinaries(
   log: (line: string) => void,
 ): Promise<void> {
   const dir = stagingDir(version);
-  await host.mkdirp(dir, 0o755);
   const staged = fetched.map((f) => ({
     ...f,
     files: f.files.map((file) => ({ ...file, to: posix.join(dir, posix.basename(file.to)) })),
