@@ -1,5 +1,5 @@
 import type { KeyObject } from "node:crypto";
-import { ADMIN_KUBECONFIG } from "../../config/paths.js";
+import { ADMIN_KUBECONFIG, SUPER_ADMIN_KUBECONFIG } from "../../config/paths.js";
 import type { InitConfig } from "../../config/types.js";
 import type { Release } from "../../config/release.js";
 import { renderKubeConfig } from "../../kubeconfig/build.js";
@@ -219,21 +219,23 @@ export function prepareRenewals(ctx: RenewalContext, names: readonly string[]): 
  * when etcd has no turn. Keys nobody takes are dropped.
  */
 export function renewAhead(ctx: RenewalContext, etcdTurn: boolean): () => void {
-  const start = (names: string[], extraKeys: number) => {
-    ctx.keys.prefetch(ctx.cfg.cluster.encryptionAlgorithm, names.length + extraKeys);
+  const start = (names: string[]) => {
+    ctx.keys.prefetch(ctx.cfg.cluster.encryptionAlgorithm, names.length);
     prepareRenewals(ctx, names);
   };
+  // super-admin.conf too: where the file does not exist, its preparation fails, takes no key
+  // and is never taken (kubeadm renews it only where it exists).
   const others = () =>
-    // And super-admin.conf's key, where that file exists (renewed at its turn).
-    start(
-      [...CONTROL_PLANE_COMPONENTS.flatMap((c) => certificatesOf(c, ctx.cfg)), ADMIN_KUBECONFIG],
-      1,
-    );
+    start([
+      ...CONTROL_PLANE_COMPONENTS.flatMap((c) => certificatesOf(c, ctx.cfg)),
+      ADMIN_KUBECONFIG,
+      SUPER_ADMIN_KUBECONFIG,
+    ]);
   if (!etcdTurn) {
     others();
     return () => {};
   }
-  start(certificatesOf("etcd", ctx.cfg), 0);
+  start(certificatesOf("etcd", ctx.cfg));
   let started = false;
   return () => {
     if (started) return;

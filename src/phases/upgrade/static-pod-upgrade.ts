@@ -40,11 +40,11 @@ async function renewAdminKubeconfigs(
   recover: RecoverManifests,
 ): Promise<void> {
   const renewal = up.renewal!;
-  const files = [ADMIN_KUBECONFIG];
-  if (await data.host.exists(kubeconfigFile(SUPER_ADMIN_KUBECONFIG))) {
-    files.push(SUPER_ADMIN_KUBECONFIG);
-  }
-  for (const file of files) {
+  // Whether super-admin.conf exists is asked while admin.conf is renewed: it only reads.
+  const superAdmin = data.host.exists(kubeconfigFile(SUPER_ADMIN_KUBECONFIG));
+  superAdmin.catch(() => {}); // taken after admin.conf
+  for (const file of [ADMIN_KUBECONFIG, SUPER_ADMIN_KUBECONFIG]) {
+    if (file === SUPER_ADMIN_KUBECONFIG && !(await superAdmin)) break;
     let renewed: boolean;
     try {
       renewed = await renewUsingLocalCA(renewal, file);

@@ -1,3 +1,5 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import type { EncryptionAlgorithm } from "../../../../src/config/types.js";
 import { certsPhase } from "../../../../src/phases/init/certs.js";
@@ -19,8 +21,8 @@ import {
 } from "../../../support/init-fixtures.js";
 
 // A control plane's upgrade renews etcd's three certificates before etcd's restart, then the API
-// server's four, controller-manager.conf, scheduler.conf and admin.conf (and super-admin.conf),
-// each with a new key (kubeadm's renewCertsByComponent and RenewUsingLocalCA). renewAhead starts
+// server's four, controller-manager.conf, scheduler.conf, admin.conf and super-admin.conf (where
+// it exists; `init` writes it on the first control plane), each with a new key (kubeadm's renewCertsByComponent and RenewUsingLocalCA). renewAhead starts
 // them ahead of their turns and only etcd's keys before etcd restarts: the others' key
 // generation goes into etcd's restart, where the CPU has nothing else to do. The keys the
 // renewals take are counted through the KeySource; the PKI and kubeconfigs are `init`'s, on a
@@ -49,12 +51,14 @@ class CountingKeys implements KeySource {
   }
 }
 
+let root: string;
 let cleanup: () => Promise<void>;
 let keys: CountingKeys;
 let ctx: RenewalContext;
 
 beforeEach(async () => {
   const made = await tempRootHost();
+  root = made.root;
   cleanup = made.cleanup;
   const data = testInitData(made.host, cfg());
   await runPhase(certsPhase, data);
@@ -79,18 +83,23 @@ describe("renewAhead", () => {
 
     later();
     later(); // once only
-    // 4 for the API server, controller-manager.conf, scheduler.conf, admin.conf, and one
-    // prefetched for super-admin.conf, taken at its turn.
+    // 4 for the API server, controller-manager.conf, scheduler.conf, admin.conf, super-admin.conf.
     expect(keys.prefetched).toEqual([3, 8]);
-    expect(await takenBy(10)).toBe(10);
+    expect(await takenBy(11)).toBe(11);
   });
 
   it("without a turn for etcd, starts every other renewal at once and none of etcd's", async () => {
     const later = renewAhead(ctx, false);
     expect(keys.prefetched).toEqual([8]);
-    expect(await takenBy(7)).toBe(7);
+    expect(await takenBy(8)).toBe(8);
     later();
     expect(keys.prefetched).toEqual([8]);
+    expect(await takenBy(8)).toBe(8);
+  });
+
+  it("takes no key for super-admin.conf where it does not exist (only the first control plane has it)", async () => {
+    await rm(join(root, "etc/kubernetes/super-admin.conf"));
+    renewAhead(ctx, false);
     expect(await takenBy(7)).toBe(7);
   });
 
@@ -100,8 +109,9 @@ describe("renewAhead", () => {
     later();
     await renewCertsByComponent(ctx, "kube-apiserver", () => {});
     expect(await renewUsingLocalCA(ctx, "admin.conf")).toBe(true);
+    expect(await renewUsingLocalCA(ctx, "super-admin.conf")).toBe(true);
     // Each renewal took one key, when it was prepared ahead: none was prepared again at its turn.
-    expect(await takenBy(10)).toBe(10);
+    expect(await takenBy(11)).toBe(11);
     expect(keys.prefetched).toEqual([3, 8]);
   });
 });
