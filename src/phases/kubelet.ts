@@ -54,6 +54,19 @@ async function systemdResolvedActive(init: InitSystem | undefined, log: Logger):
   return init.serviceIsActive("systemd-resolved");
 }
 
+async function readInstanceConfig(host: Host): Promise<string> {
+  try {
+    return (await host.readFile(INSTANCE_CONFIG_PATH)).toString("utf8");
+  } catch (e) {
+    throw new Error(
+      `could not read patch file "${INSTANCE_CONFIG_PATH}": ${(e as Error).message}`,
+      {
+        cause: e,
+      },
+    );
+  }
+}
+
 /**
  * config.yaml as kubeadm's WriteConfigToDisk builds it: the defaulted KubeletConfiguration
  * with the resolv.conf rule, marshalled whole, then the user's kubeletconfiguration patches,
@@ -65,8 +78,19 @@ export async function kubeletConfigText(
   ctx: PhaseContext,
   patches: PatchSet | undefined,
   init: InitSystem | undefined,
+  /** instance-config.yaml's text when the caller has it already (else read from the node). */
+  instanceConfig?: string,
 ): Promise<string> {
   const log = (l: string) => ctx.log.info(l);
+  // Both only read: instance-config.yaml is read while systemd-resolved is asked about.
+  let instanceText: Promise<string> | undefined;
+  if (nodeLocalCRISocket(data.cfg, data.release)) {
+    instanceText =
+      instanceConfig !== undefined
+        ? Promise.resolve(instanceConfig)
+        : readInstanceConfig(data.host);
+    instanceText.catch(() => {}); // taken below
+  }
   let config: ComponentConfig = marshalKubeletConfiguration(
     withResolvConf(data.cfg.kubelet, await systemdResolvedActive(init, ctx.log), (m) =>
       ctx.log.warn(m),
@@ -74,18 +98,8 @@ export async function kubeletConfigText(
     data.release,
   );
   config = applyPatches("kubeletconfiguration", config, patches, log);
-  if (nodeLocalCRISocket(data.cfg, data.release)) {
-    let text: string;
-    try {
-      text = (await data.host.readFile(INSTANCE_CONFIG_PATH)).toString("utf8");
-    } catch (e) {
-      throw new Error(
-        `could not read patch file "${INSTANCE_CONFIG_PATH}": ${(e as Error).message}`,
-        {
-          cause: e,
-        },
-      );
-    }
+  if (instanceText) {
+    const text = await instanceText;
     const instance = createPatchFile(
       INSTANCE_CONFIG_PATH,
       "kubeletconfiguration",

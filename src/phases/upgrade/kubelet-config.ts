@@ -24,10 +24,18 @@ import { createTimestampDir } from "./paths.js";
 // kubeadm-flags.env into a new instance-config.yaml. The kubelet is not restarted: the new
 // configuration takes effect when the new kubelet starts.
 
-/** The container runtime endpoint moved from kubeadm-flags.env into instance-config.yaml. */
-async function migrateInstanceConfig(data: UpgradeData, ctx: PhaseContext): Promise<void> {
-  if (!nodeLocalCRISocket(data.cfg, data.release)) return;
-  if (await data.host.exists(INSTANCE_CONFIG_PATH)) return;
+/**
+ * The container runtime endpoint moved from kubeadm-flags.env into instance-config.yaml, which
+ * `current` holds (undefined: missing). Returns instance-config.yaml's text from then on
+ * (undefined without NodeLocalCRISocket).
+ */
+async function migrateInstanceConfig(
+  data: UpgradeData,
+  ctx: PhaseContext,
+  current: Buffer | undefined,
+): Promise<string | undefined> {
+  if (!nodeLocalCRISocket(data.cfg, data.release)) return undefined;
+  if (current !== undefined) return current.toString("utf8");
   const text = await readFileIfExists(data.host, FLAGS_ENV_PATH);
   let endpoint = data.cfg.init.nodeRegistration.criSocket;
   if (text === undefined) {
@@ -54,7 +62,9 @@ async function migrateInstanceConfig(data: UpgradeData, ctx: PhaseContext): Prom
     }
   }
   ctx.log.info(`[kubelet-start] Writing kubelet configuration to file "${INSTANCE_CONFIG_PATH}"`);
-  await writeKubeletFile(data.host, INSTANCE_CONFIG_PATH, renderInstanceConfig(endpoint));
+  const instance = renderInstanceConfig(endpoint);
+  await writeKubeletFile(data.host, INSTANCE_CONFIG_PATH, instance);
+  return instance;
 }
 
 async function backUpKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promise<string> {
@@ -92,12 +102,23 @@ async function backUpKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promis
 }
 
 async function runKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promise<void> {
-  // Which init system runs the kubelet is only read: asked while the backup is made.
+  // Which init system runs the kubelet, and the instance configuration, are only read: asked
+  // while the backup is made.
   const init = getInitSystem(data.host);
   init.catch(() => {});
+  const instance = nodeLocalCRISocket(data.cfg, data.release)
+    ? readFileIfExists(data.host, INSTANCE_CONFIG_PATH)
+    : Promise.resolve(undefined);
+  instance.catch(() => {}); // taken after the backup
   await backUpKubeletConfig(data, ctx);
-  await migrateInstanceConfig(data, ctx);
-  const text = await kubeletConfigText(data, ctx, await loadPatches(data, ctx), await init);
+  const instanceText = await migrateInstanceConfig(data, ctx, await instance);
+  const text = await kubeletConfigText(
+    data,
+    ctx,
+    await loadPatches(data, ctx),
+    await init,
+    instanceText,
+  );
   ctx.log.info(`[kubelet-start] Writing kubelet configuration to file "${CONFIG_PATH}"`);
   try {
     await writeKubeletFile(data.host, CONFIG_PATH, text);
