@@ -8,9 +8,7 @@ import {
   newSignedCert,
   parseCertificatesPEM,
 } from "../../../src/pki/certs.js";
-import type { KeyPair, KeySource } from "../../../src/pki/key-source.js";
 import {
-  KeyPool,
   generateKeyPair,
   keysMatch,
   parsePrivateKeyPEM,
@@ -25,28 +23,11 @@ import {
   testInitData,
   testRelease,
 } from "../../support/init-fixtures.js";
+import { CountingKeys } from "../../support/counting-keys.js";
 import { testInitConfig, type InitOverrides } from "./fixtures.js";
 
 const ALG: EncryptionAlgorithm = "ECDSA-P256";
 const NOW = new Date("2026-06-01T08:00:00Z");
-
-/** A KeySource that counts what it is asked for. */
-class CountingKeys implements KeySource {
-  prefetched = 0;
-  taken = 0;
-  private readonly pool = new KeyPool();
-  prefetch(algorithm: EncryptionAlgorithm, count: number): void {
-    this.prefetched += count;
-    this.pool.prefetch(algorithm, count);
-  }
-  take(algorithm: EncryptionAlgorithm): Promise<KeyPair> {
-    this.taken++;
-    return this.pool.take(algorithm);
-  }
-  discard(): void {
-    this.pool.discard();
-  }
-}
 
 let host: LocalHost;
 let root: string;

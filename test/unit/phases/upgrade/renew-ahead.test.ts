@@ -1,7 +1,6 @@
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import type { EncryptionAlgorithm } from "../../../../src/config/types.js";
 import { certsPhase } from "../../../../src/phases/init/certs.js";
 import { kubeconfigPhase } from "../../../../src/phases/init/kubeconfig.js";
 import {
@@ -10,8 +9,6 @@ import {
   renewUsingLocalCA,
   type RenewalContext,
 } from "../../../../src/phases/upgrade/renew.js";
-import type { KeyPair, KeySource } from "../../../../src/pki/key-source.js";
-import { KeyPool } from "../../../../src/pki/keys.js";
 import {
   baseInitConfig,
   runPhase,
@@ -19,6 +16,7 @@ import {
   testInitData,
   testRelease,
 } from "../../../support/init-fixtures.js";
+import { CountingKeys } from "../../../support/counting-keys.js";
 
 // A control plane's upgrade renews etcd's three certificates before etcd's restart, then the API
 // server's four, controller-manager.conf, scheduler.conf, admin.conf and super-admin.conf (where
@@ -32,24 +30,6 @@ const cfg = () =>
   baseInitConfig({}, (c) => {
     c.cluster.encryptionAlgorithm = "ECDSA-P256";
   });
-
-/** A KeyPool that records what was asked of it. */
-class CountingKeys implements KeySource {
-  readonly prefetched: number[] = [];
-  taken = 0;
-  private readonly pool = new KeyPool();
-  prefetch(algorithm: EncryptionAlgorithm, count: number): void {
-    this.prefetched.push(count);
-    this.pool.prefetch(algorithm, count);
-  }
-  take(algorithm: EncryptionAlgorithm): Promise<KeyPair> {
-    this.taken++;
-    return this.pool.take(algorithm);
-  }
-  discard(): void {
-    this.pool.discard();
-  }
-}
 
 let root: string;
 let cleanup: () => Promise<void>;
@@ -78,22 +58,22 @@ async function takenBy(n: number): Promise<number> {
 describe("renewAhead", () => {
   it("with a turn for etcd, takes etcd's three keys at once and the eight others only when told", async () => {
     const later = renewAhead(ctx, true);
-    expect(keys.prefetched).toEqual([3]);
+    expect(keys.prefetches).toEqual([3]);
     expect(await takenBy(3)).toBe(3);
 
     later();
     later(); // once only
     // 4 for the API server, controller-manager.conf, scheduler.conf, admin.conf, super-admin.conf.
-    expect(keys.prefetched).toEqual([3, 8]);
+    expect(keys.prefetches).toEqual([3, 8]);
     expect(await takenBy(11)).toBe(11);
   });
 
   it("without a turn for etcd, starts every other renewal at once and none of etcd's", async () => {
     const later = renewAhead(ctx, false);
-    expect(keys.prefetched).toEqual([8]);
+    expect(keys.prefetches).toEqual([8]);
     expect(await takenBy(8)).toBe(8);
     later();
-    expect(keys.prefetched).toEqual([8]);
+    expect(keys.prefetches).toEqual([8]);
     expect(await takenBy(8)).toBe(8);
   });
 
@@ -112,6 +92,6 @@ describe("renewAhead", () => {
     expect(await renewUsingLocalCA(ctx, "super-admin.conf")).toBe(true);
     // Each renewal took one key, when it was prepared ahead: none was prepared again at its turn.
     expect(await takenBy(11)).toBe(11);
-    expect(keys.prefetched).toEqual([3, 8]);
+    expect(keys.prefetches).toEqual([3, 8]);
   });
 });
