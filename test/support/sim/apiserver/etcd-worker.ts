@@ -113,6 +113,8 @@ export function etcdWorkerMain(): void {
       message: string,
       /** The member could not be reached or cannot serve (try again later / another one). */
       readonly unavailable: boolean,
+      /** etcd answered gRPC Unavailable at once (not its own request timeout): read again. */
+      readonly readRetryable = false,
     ) {
       super(message);
     }
@@ -176,7 +178,13 @@ export function etcdWorkerMain(): void {
             // 4 DeadlineExceeded (no leader, a learner that cannot serve yet).
             const message = typeof parsed.error === "string" ? parsed.error : text.trim();
             const code = num(parsed.code);
-            reject(new EtcdError(message || `HTTP ${res.statusCode}`, code === 14 || code === 4));
+            reject(
+              new EtcdError(
+                message || `HTTP ${res.statusCode}`,
+                code === 14 || code === 4,
+                code === 14 && !message.includes("timed out"),
+              ),
+            );
           });
         },
       );
@@ -205,6 +213,32 @@ export function etcdWorkerMain(): void {
     throw last instanceof Error ? last : new EtcdError(String(last), true);
   }
 
+  // clientv3's unary retry interceptor, which kube-apiserver's etcd client runs: a read (Range)
+  // that etcd answers with gRPC Unavailable ("leader changed" after an election, "no leader"
+  // during one) is sent again, 100 attempts in all, waiting 25 ms (jittered by 10%) between
+  // rounds over the endpoints; a write (Txn) is not (at most once), nor a read that timed out.
+  // Deliberately not retried here: a member that cannot be reached (gRPC's WaitForReady would
+  // hold the read until the request's deadline), since a synchronous read blocks its whole
+  // simulated server; it fails at once, as before. Bounded by the main thread's wait. etcd:
+  // client/v3/retry_interceptor.go (isSafeRetryImmutableRPC), client/v3/options.go
+  // (defaultUnaryMaxRetries, defaultBackoffWaitBetween, defaultBackoffJitterFraction).
+  const READ_ATTEMPTS = 100;
+  const READ_BACKOFF_MS = 25;
+  async function callRead(path: string, body: unknown): Promise<Json> {
+    const deadline = Date.now() + config.requestTimeoutMs;
+    for (let attempts = 0; ;) {
+      try {
+        return await call(path, body);
+      } catch (e) {
+        attempts += config.endpoints.length;
+        const wait = READ_BACKOFF_MS * (0.9 + Math.random() * 0.2);
+        const retryable = e instanceof EtcdError && e.readRetryable;
+        if (!retryable || attempts >= READ_ATTEMPTS || Date.now() + wait >= deadline) throw e;
+        await sleep(wait);
+      }
+    }
+  }
+
   /** `rangeEnd` is base64 already. */
   async function range(
     key: string,
@@ -220,7 +254,7 @@ export function etcdWorkerMain(): void {
       if (rangeEnd !== undefined) body.range_end = rangeEnd;
       if (keysOnly) body.keys_only = true;
       if (revision) body.revision = String(revision);
-      const r = await call("/v3/kv/range", body);
+      const r = await callRead("/v3/kv/range", body);
       revision ||= num((r.header as Json | undefined)?.revision);
       const page = ((r.kvs ?? []) as RawKV[]).map(kvOf);
       kvs.push(...page);

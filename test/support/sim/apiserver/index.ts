@@ -39,7 +39,9 @@
 // server for <n> ms"); the propagation policy of a deletion reaches only the garbage collector
 // of the server that deleted (others see a plain deletion: Background); controllers run on every
 // node that runs them (no leader election), relying on conflicts to settle races; values are
-// JSON, so the simulation cannot read a real kube-apiserver's protobuf data, nor it ours.
+// JSON, so the simulation cannot read a real kube-apiserver's protobuf data, nor it ours. Reads
+// that etcd answers Unavailable ("leader changed") are sent again as clientv3 does; an etcd that
+// cannot be reached fails a read at once (etcd-worker.ts).
 export { startFakeApiServer, type FakeApiServer, type FakeApiServerOptions } from "./server.js";
 export {
   startFakeControllers,
