@@ -3,7 +3,7 @@ import { ipFamily, joinHostPort } from "../config/network.js";
 import { CommandError, readFileIfExists, type Host } from "../remote/host.js";
 import { getInitSystem } from "./init-system.js";
 import { installPackages } from "./runtime/packages.js";
-import { whichAsRoot } from "./runtime/which.js";
+import { lookPath } from "./lookpath.js";
 
 // kubeforge's own stable API endpoint for clusters with several control planes and no load
 // balancer of the user's: a node-local TCP proxy to every API server on every node, as
@@ -117,7 +117,7 @@ export function apiServerProxyUnit(haproxyPath: string): string {
 
 async function haproxyOn(host: Host, allowInstall: boolean): Promise<string> {
   // As root finds it: Debian gives login users no /usr/sbin, where HAProxy lives.
-  const found = await whichAsRoot(host, "haproxy");
+  const found = await lookPath(host, "haproxy");
   if (found) return found;
   if (allowInstall) {
     const { failed } = await installPackages(host, [{ "apt-get": "haproxy", dnf: "haproxy" }]);
@@ -126,7 +126,7 @@ async function haproxyOn(host: Host, allowInstall: boolean): Promise<string> {
         `cannot install HAProxy for the API server proxy: ${failed.map((f) => f.error).join("; ")}`,
       );
     }
-    const installed = await whichAsRoot(host, "haproxy");
+    const installed = await lookPath(host, "haproxy");
     if (installed) return installed;
   }
   throw new Error(

@@ -1,5 +1,5 @@
 import { CommandError, type Host } from "../remote/host.js";
-import { whichAsRoot } from "./runtime/which.js";
+import { lookPath } from "./lookpath.js";
 import { writeIfChanged } from "./runtime/files.js";
 import { installPackages, type PackageNames } from "./runtime/packages.js";
 
@@ -195,7 +195,7 @@ async function installTools(
 ) {
   const missing: (typeof HOST_TOOLS)[number][] = [];
   for (const tool of HOST_TOOLS) {
-    if ((await whichAsRoot(host, tool.exe)) === undefined) missing.push(tool);
+    if ((await lookPath(host, tool.exe)) === undefined) missing.push(tool);
   }
   if (missing.length === 0) return;
   const names = (tools: readonly { exe: string }[]) => tools.map((t) => t.exe).join(", ");
@@ -218,7 +218,7 @@ async function installTools(
   );
   const stillMissing: (typeof HOST_TOOLS)[number][] = [];
   for (const tool of missing) {
-    if ((await whichAsRoot(host, tool.exe)) === undefined) stillMissing.push(tool);
+    if ((await lookPath(host, tool.exe)) === undefined) stillMissing.push(tool);
   }
   if (result.installed.length > 0) changed.push(`installed ${result.installed.join(", ")}`);
   const detail = result.failed.map((f) => f.error).join("; ");

@@ -1,7 +1,7 @@
 import type { Host } from "../remote/host.js";
 import { withHeartbeat, type HeartbeatOptions } from "../workflow/heartbeat.js";
 import { CrictlImages } from "./runtime/crictl-images.js";
-import { whichAsRoot } from "./runtime/which.js";
+import { lookPath } from "./lookpath.js";
 
 // Control-plane and addon images pulled ahead of kubeadm's phases, in parallel with the rest of
 // node preparation, so that pulls are not on the critical path (kubeadm's own preflight pulls
@@ -37,7 +37,7 @@ export async function prePullImages(
   if (!Number.isInteger(concurrency) || concurrency < 1) {
     throw new Error(`image pull concurrency must be a positive whole number, not ${concurrency}`);
   }
-  const crictl = await whichAsRoot(host, "crictl");
+  const crictl = await lookPath(host, "crictl");
   if (crictl === undefined) {
     throw new Error(`${host.name}: cannot pre-pull images: crictl is not on the PATH`);
   }

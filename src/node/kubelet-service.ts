@@ -1,5 +1,5 @@
 import { CommandError, type Host } from "../remote/host.js";
-import { whichAsRoot } from "./runtime/which.js";
+import { lookPath } from "./lookpath.js";
 import { writeIfChanged } from "./runtime/files.js";
 
 // The kubelet's systemd unit and kubeadm's drop-in, as the Kubernetes packages ship them
@@ -95,7 +95,7 @@ export async function installKubeletService(
   const unit = kubeletServiceUnit(opts.kubeletPath);
   const dropIn = kubeadmDropIn(opts.kubeletPath);
   // Run by name, as kubeadm's init system helper does; the lookup only proves systemd is there.
-  if ((await whichAsRoot(host, "systemctl")) === undefined) {
+  if ((await lookPath(host, "systemctl")) === undefined) {
     throw new Error(
       `${host.name}: the kubelet service needs systemd, and systemctl is not on the PATH`,
     );

@@ -1,7 +1,7 @@
 import { pause } from "../../remote/interruption.js";
 import type { Host } from "../../remote/host.js";
 import { getInitSystem } from "../init-system.js";
-import { whichAsRoot } from "./which.js";
+import { lookPath } from "../lookpath.js";
 import { socketExists } from "./socket.js";
 import {
   CONTAINERD_CONFIG_PATH,
@@ -49,7 +49,7 @@ interface CRIStatus {
  * question), else `ctr plugins ls` (the CRI plugin's load status), else only the socket.
  */
 async function criStatus(host: Host): Promise<CRIStatus> {
-  const crictl = await whichAsRoot(host, "crictl");
+  const crictl = await lookPath(host, "crictl");
   if (crictl !== undefined) {
     const r = await host.exec([crictl, "--runtime-endpoint", CONTAINERD_CRI_SOCKET, "info"], {
       sudo: true,
@@ -70,7 +70,7 @@ async function criStatus(host: Host): Promise<CRIStatus> {
     }
     return { ready: true, detail: "" };
   }
-  const ctr = await whichAsRoot(host, "ctr");
+  const ctr = await lookPath(host, "ctr");
   if (ctr !== undefined) {
     const r = await host.exec([ctr, "--address", SOCKET_PATH, "plugins", "ls"], {
       sudo: true,
@@ -139,7 +139,7 @@ export async function prepareContainerd(
   const hostsFiles = registryHostsFiles(s.registryMirrors ?? {});
 
   let installed = false;
-  const binary = await whichAsRoot(host, "containerd");
+  const binary = await lookPath(host, "containerd");
   const socket = await socketExists(host, SOCKET_PATH);
   if (binary === undefined && !socket) {
     if (!opts.allowInstall) {
@@ -152,7 +152,7 @@ export async function prepareContainerd(
       [{ "apt-get": "containerd", dnf: "containerd" }],
       log,
     );
-    if (result.failed.length > 0 || (await whichAsRoot(host, "containerd")) === undefined) {
+    if (result.failed.length > 0 || (await lookPath(host, "containerd")) === undefined) {
       const why = result.failed[0]?.error ?? "containerd is still not on the PATH";
       throw new Error(
         `${host.name}: containerd could not be installed with ${result.manager}: ${why}`,

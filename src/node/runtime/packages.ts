@@ -1,5 +1,5 @@
 import { CommandError, type Host } from "../../remote/host.js";
-import { whichAsRoot } from "./which.js";
+import { lookPath } from "../lookpath.js";
 
 // Installing distribution packages on a node (apt-get on Debian/Ubuntu, dnf on Fedora/RHEL),
 // for what a node lacks: containerd on a bare VM, conntrack/socat on a minimal image.
@@ -13,8 +13,8 @@ const INSTALL_TIMEOUT_MS = 15 * 60_000;
 
 /** The host's package manager, or undefined when it has neither apt-get nor dnf. */
 export async function packageManager(host: Host): Promise<PackageManager | undefined> {
-  if ((await whichAsRoot(host, "apt-get")) !== undefined) return "apt-get";
-  if ((await whichAsRoot(host, "dnf")) !== undefined) return "dnf";
+  if ((await lookPath(host, "apt-get")) !== undefined) return "apt-get";
+  if ((await lookPath(host, "dnf")) !== undefined) return "dnf";
   return undefined;
 }
 
