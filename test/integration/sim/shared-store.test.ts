@@ -629,7 +629,9 @@ describe("two simulated API servers on one etcd", () => {
           body: { apiVersion: "v1", kind: "ConfigMap", metadata: { name } },
         });
       expect((await write("quick")).status).toBe(201);
-      expect(lines.filter((l) => l.includes("held the API server"))).toEqual([]);
+      // (The event loop's own pauses, which a loaded machine may cause, are logged too.)
+      const etcdHeld = () => lines.filter((l) => /^etcd \w+ held the API server/.test(l));
+      expect(etcdHeld()).toEqual([]);
       // etcd frozen (SIGSTOP) for 800 ms: the write's transaction waits for it. The server runs
       // in this process, whose event loop the wait blocks: another process thaws etcd.
       etcd.child.kill("SIGSTOP");
@@ -638,7 +640,7 @@ describe("two simulated API servers on one etcd", () => {
       const slow = await write("held");
       await thawed;
       expect(slow.status, slow.text).toBe(201);
-      const held = lines.filter((l) => l.includes("held the API server"));
+      const held = etcdHeld();
       expect(held.length, lines.join("\n")).toBeGreaterThan(0);
       expect(held[0]).toMatch(/^etcd (txn|through|range) held the API server for \d+ ms$/);
       expect(Number(/for (\d+) ms/.exec(held[0]!)![1])).toBeGreaterThanOrEqual(500);

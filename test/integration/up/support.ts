@@ -250,14 +250,15 @@ export async function apiServerLog(host: SshTestHost, node: string): Promise<Log
 /**
  * Why an API server gave a probe no answer from `from` to `to` although it was up, when its log
  * says: it answered other requests meanwhile (the probe's request was late to reach it: a loaded
- * machine), or a synchronous etcd call held every request (the simulation's limit, etcd-backend.ts:
- * the real server holds only that one).
+ * machine), or its event loop was held — by a synchronous etcd call or by a machine too loaded to
+ * run it — and with it every request (the simulation's limit, etcd-backend.ts and stall-log.ts:
+ * the real server holds only the one request, on threads of its own).
  */
 export function upButSilent(log: LogLine[], from: number, to: number): string | undefined {
   const answered = log.filter((l) => l.at >= from && l.at <= to && / → \d{3}\b/.test(l.text));
   if (answered.length > 0) return `answered ${answered.length} other request(s) meanwhile`;
   for (const l of log) {
-    const held = /etcd \w+ held the API server for (\d+) ms/.exec(l.text);
+    const held = /held the API server for (\d+) ms/.exec(l.text);
     if (held && l.at >= from && l.at - Number(held[1]) <= to) return l.text;
   }
   return undefined;

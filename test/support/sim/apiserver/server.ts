@@ -8,6 +8,7 @@
 // {"type","object"} JSON lines), staging/src/k8s.io/apiserver/pkg/server/healthz/healthz.go
 // (/livez, /readyz, /healthz bodies), pkg/controlplane/controller/kubernetesservice/controller.go
 // (the default/kubernetes Service), staging/src/k8s.io/component-base/version (GET /version).
+import { logStalls } from "./stall-log.js";
 import { checkEviction } from "./controllers/disruption.js";
 import { proxyToService } from "./service-proxy.js";
 import type { PortRange, ServiceRanges } from "./service-allocation.js";
@@ -279,6 +280,7 @@ async function serve(
   }
 
   ensureBootstrapPolicy(store);
+  const stopStallLog = logStalls(log);
 
   const sockets = new Set<Socket>();
   const watches = new Set<() => void>();
@@ -950,6 +952,7 @@ async function serve(
     faults,
     holdCrdControllers: () => crdControllers.hold(),
     async stop() {
+      stopStallLog();
       crdControllers.stop();
       for (const w of [...watches]) w();
       await new Promise<void>((resolve) => {
