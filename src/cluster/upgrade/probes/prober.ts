@@ -1,11 +1,13 @@
 import { setTimeout as delay } from "node:timers/promises";
+import { watchLoopPauses, type RunnerPauses } from "./loop-pauses.js";
 import { endpointTimeline, type ApiTimeline, type EndpointKind, type Sample } from "./timeline.js";
 
 // The sampler behind the API probes: one loop per endpoint, each starting a probe every
 // interval (or at once when the previous probe took longer), bounded by a timeout, every sample
 // timestamped and tagged with the node steps running at that moment. The loops are independent,
-// so an endpoint that hangs does not thin out another's samples. A sample whose timeout fired
-// much too late is discarded and counted: the runner stalled then, not the endpoint; so is one
+// so an endpoint that hangs does not thin out another's samples. A sample that timed out while
+// the runner itself was held (its timer fired much too late, or its event loop paused that long
+// meanwhile) is discarded and counted: the runner stalled then, not the endpoint; so is one
 // whose check could not reach its target because the path to it was down (a workload reached
 // through the API server's proxy while that API server restarts). Clock and checks are
 // injected: unit tests drive time and failures; the real checks are api-targets.ts.
@@ -23,6 +25,8 @@ export interface ProbeClock {
   now(): number;
   /** Resolves after ms, or at once when the signal aborts. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
+  /** Starts noting the runner's event loop pauses (absent: only a late timer shows a stall). */
+  watchPauses?(): RunnerPauses;
 }
 
 export const realClock: ProbeClock = {
@@ -31,6 +35,7 @@ export const realClock: ProbeClock = {
     delay(ms, undefined, signal ? { signal } : {}).catch(() => {
       // Aborted: the prober is stopping.
     }),
+  watchPauses: () => watchLoopPauses(),
 };
 
 export interface ProberOptions {
@@ -43,13 +48,14 @@ export interface ProberOptions {
 }
 
 /**
- * How late a sample's timeout may fire before the sample is discarded: a timer that late means
- * the runner itself stalled (its event loop blocked, the machine overloaded), so the missing
- * answer says nothing about the endpoint.
+ * How long the runner may have been held during a sample that timed out — its timeout firing
+ * that late, or its event loop pausing that long meanwhile — before the sample is discarded: the
+ * runner itself stalled (its event loop blocked, the machine overloaded), so the missing answer
+ * says nothing about the endpoint.
  */
 export const STALL_MS = 1000;
 
-/** A sample whose timeout fired STALL_MS or more late. */
+/** A sample that timed out while the runner was held STALL_MS or more. */
 class RunnerStalled extends Error {}
 
 /**
@@ -71,6 +77,7 @@ export class ApiProber {
   private readonly samples = new Map<ProbeTarget, Sample[]>();
   private readonly discarded = new Map<ProbeTarget, Record<Discarded, number>>();
   private loops: Promise<void>[] = [];
+  private pauses?: RunnerPauses;
 
   constructor(
     private readonly targets: readonly ProbeTarget[],
@@ -81,6 +88,7 @@ export class ApiProber {
 
   /** Starts sampling every target; stop() ends it. */
   start(): void {
+    this.pauses = this.clock.watchPauses?.();
     this.loops = this.targets.map((t) => this.loop(t));
   }
 
@@ -98,7 +106,12 @@ export class ApiProber {
     let timer: Promise<never> | undefined;
     try {
       timer = this.clock.sleep(this.opts.timeoutMs, signal).then(() => {
-        if (this.clock.now() - at - this.opts.timeoutMs >= STALL_MS) throw new RunnerStalled();
+        // Woken by the sample's own end (or stop()): the race is over, nothing to judge.
+        if (signal.aborted) throw new Error("the sample ended");
+        const now = this.clock.now();
+        const late = now - at - this.opts.timeoutMs;
+        const held = this.pauses?.longestWithin(at, now) ?? 0;
+        if (Math.max(late, held) >= STALL_MS) throw new RunnerStalled();
         throw new Error(`no answer within ${this.opts.timeoutMs} ms`);
       });
       await Promise.race([t.check(signal), timer]);
@@ -136,6 +149,7 @@ export class ApiProber {
     const end = this.clock.now();
     this.stopping.abort();
     await Promise.all(this.loops);
+    this.pauses?.stop();
     return {
       intervalMs: this.opts.intervalMs,
       endpoints: this.targets.map((t) =>

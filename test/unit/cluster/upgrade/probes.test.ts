@@ -32,6 +32,7 @@ const T0 = Date.parse("2026-09-01T02:00:00Z");
 /** Timers fire in order as the test advances time; nothing waits for real time. */
 class FakeClock implements ProbeClock {
   t = T0;
+  watchPauses?: ProbeClock["watchPauses"];
   private timers: { due: number; fire: () => void }[] = [];
 
   now = () => this.t;
@@ -230,6 +231,42 @@ describe("ApiProber", () => {
 
   it("keeps a sample whose timeout fired less than a second late as a failure", async () => {
     const e = await throughStall(3900);
+    expect(e).toMatchObject({ failures: 1 });
+    expect(e).not.toHaveProperty("stalledSamples");
+    expect(e.outages[0]!.error).toBe("no answer within 2000 ms");
+  });
+
+  /**
+   * An endpoint that hangs the sample started at 1.0 s (timeout at 3.0 s, on time), while the
+   * runner's event loop was held `heldMs` in the middle of it, as the runner's pause watch saw.
+   */
+  async function heldMidSample(heldMs: number) {
+    const clock = new FakeClock();
+    const windows: [number, number][] = [];
+    clock.watchPauses = () => ({
+      longestWithin: (from, to) => {
+        windows.push([from - T0, to - T0]);
+        const pause = { from: T0 + 1500, to: T0 + 1500 + heldMs };
+        return pause.to >= from && pause.from <= to ? heldMs : 0;
+      },
+      stop: () => {},
+    });
+    const e = await probedFor5s(
+      clock,
+      target(clock, (t) => t === 1000, true),
+    );
+    return { e, windows };
+  }
+
+  it("discards a sample that timed out while the runner's event loop was held a second or more", async () => {
+    const { e, windows } = await heldMidSample(1000);
+    expect(e).toMatchObject({ failures: 0, stalledSamples: 1, outages: [] });
+    // Asked about the sample's own span: from its start to its timeout.
+    expect(windows).toEqual([[1000, 3000]]);
+  });
+
+  it("keeps a sample that timed out while the runner was held less than a second as a failure", async () => {
+    const { e } = await heldMidSample(900);
     expect(e).toMatchObject({ failures: 1 });
     expect(e).not.toHaveProperty("stalledSamples");
     expect(e.outages[0]!.error).toBe("no answer within 2000 ms");
