@@ -3,16 +3,16 @@
 // answers with gRPC Unavailable ("leader changed" after an election) is sent again, 100 attempts
 // in all; a write is sent at most once; a read that etcd's own request timeout ended is not sent
 // again. A real etcd (Debian's) behind a fault-injecting proxy gives the errors.
-import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, openSync } from "node:fs";
+import type { ChildProcess } from "node:child_process";
 import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import { freePorts } from "../../support/ports.js";
+import { startTlsEtcd } from "../../support/tls-etcd.js";
 import { startFakeApiServer, type FakeApiServer } from "../../support/sim/apiserver/index.js";
-import { makeCA, makeLeaf, type KeyPair } from "../../support/sim/apiserver/test-pki.js";
+import { makeCA, makeLeaf } from "../../support/sim/apiserver/test-pki.js";
 import { startEtcdFaultProxy, type EtcdFaultProxy } from "../../support/sim/etcd-fault-proxy.js";
 
 const LEADER_CHANGED = { code: 14, error: "etcdserver: leader changed" };
@@ -60,31 +60,6 @@ const configMap = (name: string) => ({
 });
 const cmPath = (name = "") => `/api/v1/namespaces/default/configmaps${name ? `/${name}` : ""}`;
 
-function startEtcd(etcdCA: KeyPair, clientPort: number, peerPort: number): ChildProcess {
-  const log = openSync(join(dir, "etcd.log"), "a");
-  const url = (port: number, scheme = "https") => `${scheme}://127.0.0.1:${port}`;
-  const child = spawn(
-    "etcd",
-    [
-      "--name=e1",
-      `--data-dir=${join(dir, "etcd-data")}`,
-      `--listen-client-urls=${url(clientPort)}`,
-      `--advertise-client-urls=${url(clientPort)}`,
-      `--listen-peer-urls=${url(peerPort, "http")}`,
-      `--initial-advertise-peer-urls=${url(peerPort, "http")}`,
-      `--initial-cluster=e1=${url(peerPort, "http")}`,
-      `--cert-file=${join(dir, "etcd-server.crt")}`,
-      `--key-file=${join(dir, "etcd-server.key")}`,
-      `--trusted-ca-file=${etcdCA.cert}`,
-      "--client-cert-auth=true",
-      "--unsafe-no-fsync",
-    ],
-    { stdio: ["ignore", log, log] },
-  );
-  closeSync(log);
-  return child;
-}
-
 beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), "kubeforge-sim-etcd-retry-"));
   const etcdCA = await makeCA(dir, "etcd-ca");
@@ -112,7 +87,15 @@ beforeAll(async () => {
     key: await readFile(adminPair.key, "utf8"),
   };
   const [clientPort, peerPort] = await freePorts(2);
-  etcd = startEtcd(etcdCA, clientPort!, peerPort!);
+  etcd = startTlsEtcd({
+    dataDir: join(dir, "etcd-data"),
+    clientPort: clientPort!,
+    peerPort: peerPort!,
+    certFile: server.cert,
+    keyFile: server.key,
+    trustedCAFile: etcdCA.cert,
+    logFile: join(dir, "etcd.log"),
+  });
   proxy = await startEtcdFaultProxy({
     target: `https://127.0.0.1:${clientPort}`,
     certFile: server.cert,

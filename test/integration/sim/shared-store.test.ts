@@ -4,7 +4,6 @@
 // authenticated and acted upon by controllers through the other. etcdctl (etcd's own Go client)
 // checks what is stored: kube-apiserver's key layout, resourceVersion = the key's mod_revision.
 import { execFile, spawn, type ChildProcess } from "node:child_process";
-import { openSync, closeSync } from "node:fs";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { request } from "node:https";
 import { tmpdir } from "node:os";
@@ -12,6 +11,7 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePorts } from "../../support/ports.js";
+import { startTlsEtcd } from "../../support/tls-etcd.js";
 import {
   apiServerOptionsFromCommand,
   startFakeApiServer,
@@ -104,30 +104,15 @@ async function stored(key: string): Promise<{ modRevision: number; value: Stored
 }
 
 function startEtcd(): ChildProcess {
-  const log = openSync(join(dir, "etcd.log"), "a");
-  const url = (port: number) => `https://127.0.0.1:${port}`;
-  // Output to a file, not a pipe: a pipe is drained by this process's event loop, which a
-  // synchronous store call blocks while it waits for etcd.
-  const child = spawn(
-    "etcd",
-    [
-      "--name=e1",
-      `--data-dir=${etcd.dataDir}`,
-      `--listen-client-urls=${url(etcd.clientPort)}`,
-      `--advertise-client-urls=${url(etcd.clientPort)}`,
-      `--listen-peer-urls=http://127.0.0.1:${etcd.peerPort}`,
-      `--initial-advertise-peer-urls=http://127.0.0.1:${etcd.peerPort}`,
-      `--initial-cluster=e1=http://127.0.0.1:${etcd.peerPort}`,
-      `--cert-file=${join(dir, "etcd-server.crt")}`,
-      `--key-file=${join(dir, "etcd-server.key")}`,
-      `--trusted-ca-file=${etcdCA.cert}`,
-      "--client-cert-auth=true",
-      "--unsafe-no-fsync",
-    ],
-    { stdio: ["ignore", log, log] },
-  );
-  closeSync(log);
-  return child;
+  return startTlsEtcd({
+    dataDir: etcd.dataDir,
+    clientPort: etcd.clientPort,
+    peerPort: etcd.peerPort,
+    certFile: join(dir, "etcd-server.crt"),
+    keyFile: join(dir, "etcd-server.key"),
+    trustedCAFile: etcdCA.cert,
+    logFile: join(dir, "etcd.log"),
+  });
 }
 
 async function stopEtcd(): Promise<void> {
