@@ -351,6 +351,7 @@ describe("kubeforge up: 3 control planes + 2 workers, no endpoint of the user's"
     //   samples, a closed connection or etcd's error, in that control plane's upgrade step;
     // - a sample no API server answered while one of them was held (the simulation's limit,
     //   as above): at most two samples.
+    const CLOSED_CONNECTION = /other side closed|socket hang up|ECONNRESET|EPIPE/;
     const stable = endpoints.find((e) => e.name === "stable")!;
     expect(stable.outages.length).toBeLessThanOrEqual(4 * CONTROL_PLANES.length);
     for (const o of stable.outages) {
@@ -365,7 +366,7 @@ describe("kubeforge up: 3 control planes + 2 workers, no endpoint of the user's"
         expect(o.samples, `${what}: ${held.join("; ")}`).toBeLessThanOrEqual(2);
         continue;
       }
-      const closed = /other side closed|socket hang up|ECONNRESET|EPIPE/.test(o.error);
+      const closed = CLOSED_CONNECTION.test(o.error);
       const election =
         o.during.length > 0 && o.during.every((s) => /^cp-[123] upgrade-(apply|node)$/.test(s));
       if (/etcdserver: (no leader|leader changed)/.test(o.error) || (closed && election)) {
@@ -374,7 +375,7 @@ describe("kubeforge up: 3 control planes + 2 workers, no endpoint of the user's"
         continue;
       }
       expect(o.samples, what).toBe(1);
-      expect(o.error).toMatch(/other side closed|socket hang up|ECONNRESET|EPIPE/);
+      expect(o.error).toMatch(CLOSED_CONNECTION);
       for (const step of o.during) expect(step).toMatch(/^cp-[123] (etcd-quorum|proxy-out)$/);
     }
     for (const n of CONTROL_PLANES) {

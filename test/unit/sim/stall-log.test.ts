@@ -2,14 +2,8 @@
 // tell a held simulation from an endpoint that went away.
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
+import { holdEventLoop } from "../../support/hold-event-loop.js";
 import { logStalls } from "../../support/sim/apiserver/stall-log.js";
-
-function busy(ms: number): void {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    /* hold the event loop */
-  }
-}
 
 describe("logStalls", () => {
   it("logs a pause of the event loop of 500 ms or more, with its length, once it ended", async () => {
@@ -17,7 +11,7 @@ describe("logStalls", () => {
     const stop = logStalls((l) => lines.push(l));
     try {
       await delay(150);
-      busy(800);
+      holdEventLoop(800);
       await delay(250);
     } finally {
       stop();
@@ -31,7 +25,7 @@ describe("logStalls", () => {
   it("logs nothing once stopped", async () => {
     const lines: string[] = [];
     logStalls((l) => lines.push(l))();
-    busy(700);
+    holdEventLoop(700);
     await delay(250);
     expect(lines).toEqual([]);
   });

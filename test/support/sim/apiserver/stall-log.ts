@@ -5,7 +5,8 @@ import { performance } from "node:perf_hooks";
 // loaded machine, waits for a core like any process; a real kube-apiserver serves on many
 // threads. A pause of that loop of `thresholdMs` or more is logged when it ends, as "the event
 // loop held the API server for <n> ms", so that a test can tell a held simulation from an
-// endpoint that went away.
+// endpoint that went away. Kept apart from kubeforge's own watch of its loop (the upgrade probes'
+// loop-pauses.ts), as the simulation's other parts are from the code they test.
 
 const EVERY_MS = 100;
 

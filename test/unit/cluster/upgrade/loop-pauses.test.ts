@@ -2,14 +2,8 @@
 // as a pause of about its length, in the window around it and not outside it.
 import { setTimeout as delay } from "node:timers/promises";
 import { describe, expect, it } from "vitest";
+import { holdEventLoop } from "../../../support/hold-event-loop.js";
 import { watchLoopPauses } from "../../../../src/cluster/upgrade/probes/loop-pauses.js";
-
-function busy(ms: number): void {
-  const end = Date.now() + ms;
-  while (Date.now() < end) {
-    /* hold the event loop */
-  }
-}
 
 describe("watchLoopPauses", () => {
   it("sees a held event loop as a pause of about its length, within the window around it", async () => {
@@ -17,7 +11,7 @@ describe("watchLoopPauses", () => {
     try {
       await delay(250);
       const before = Date.now();
-      busy(1200);
+      holdEventLoop(1200);
       const after = Date.now();
       // Asked right after, before the watch's timer ran again: the pause in progress counts.
       expect(pauses.longestWithin(before, after)).toBeGreaterThanOrEqual(1000);
