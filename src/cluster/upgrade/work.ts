@@ -334,6 +334,9 @@ export class HostUpgradeWork implements UpgradeWork {
   }
 
   async proxyOut(name: string): Promise<void> {
+    // A preflight run ahead reads the cluster through these proxies (its node's kubeconfig):
+    // its requests end before the proxies close the sessions to this server.
+    await this.preflights.settled();
     await this.rotate(name, `${name} taken out of`);
   }
 

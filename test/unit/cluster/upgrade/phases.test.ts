@@ -2,6 +2,7 @@ import { describe, expect, it } from "vitest";
 import type { ClusterUpgradeData } from "../../../../src/cluster/upgrade/data.js";
 import { clusterUpgradePhases, onlyPhases } from "../../../../src/cluster/upgrade/phases.js";
 import { ReportRecorder } from "../../../../src/cluster/upgrade/report.js";
+import type { PreflightsAhead } from "../../../../src/cluster/upgrade/preflight-ahead.js";
 import { HostUpgradeWork } from "../../../../src/cluster/upgrade/work.js";
 
 // `kubeforge upgrade -f --phase <names>`: the plan first (its refusals apply to every run), the
@@ -161,5 +162,35 @@ describe("HostUpgradeWork.etcdSnapshot", () => {
     expect(second).toBe(first);
     expect(work.etcdSnapshot()).toBe(first);
     expect(timed).toBe(1);
+  });
+});
+
+describe("HostUpgradeWork.proxyOut", () => {
+  it("waits for a preflight run ahead before it takes the server out of the proxies", async () => {
+    const work = new HostUpgradeWork({
+      dryRun: false,
+      settled: () => Promise.resolve({ reading: { nodeLocalProxy: false } }),
+    } as unknown as ConstructorParameters<typeof HostUpgradeWork>[0]);
+    // A preflight started ahead on cp-1 whose reads are still in flight.
+    let finish: () => void = () => {};
+    const reads = new Promise<void>((resolve) => (finish = resolve));
+    const { preflights } = work as unknown as { preflights: PreflightsAhead<undefined> };
+    const quiet = {
+      info() {},
+      warn() {},
+      mask() {},
+      group: <T>(_: string, f: () => Promise<T>) => f(),
+    };
+    preflights.start("cp-1", quiet, async () => {
+      await reads;
+      return { timings: [], rest: undefined };
+    });
+    let out = false;
+    const taking = work.proxyOut("cp-1").then(() => (out = true));
+    await new Promise((r) => setTimeout(r, 50));
+    expect(out).toBe(false);
+    finish();
+    await taking;
+    expect(out).toBe(true);
   });
 });
