@@ -5,7 +5,7 @@ import { parseSemantic } from "../../config/upgrade-policy.js";
 import semver from "semver";
 import type { UpgradeData } from "./data.js";
 import type { UpgradeEtcdCluster } from "./etcd-access.js";
-import { copyDirTarget, copyTree } from "./paths.js";
+import { copyTree } from "./paths.js";
 import {
   rollbackOldManifests,
   upgradeComponent,
@@ -146,23 +146,22 @@ async function recoverUnavailableCluster(input: EtcdUpgradeInput, err: unknown):
  * The first steps of kubeadm's etcd upgrade: the cluster must be healthy, then the member's data
  * folder is copied to the backup folder. They only read etcd and fill the backup folder, so an
  * upgrade starts them before it renders the new manifests (kubeadm: after), and waits for them
- * where kubeadm runs them.
+ * where kubeadm runs them. `backupDir` exists (the path manager made it), so kubeadm's
+ * `cp -r <dataDir> <backupDir>` puts the copy in `<backupDir>/<base name of dataDir>`.
  */
 export async function backUpEtcdData(
   data: UpgradeData,
   oldEtcd: UpgradeEtcdCluster,
   backupDir: string,
 ): Promise<void> {
-  // Where the copy lands is looked up while etcd's health is checked: it only reads.
-  const target = copyDirTarget(data.host, dataDir(data), backupDir);
-  target.catch(() => {}); // taken after the check
   try {
     await oldEtcd.checkClusterHealth();
   } catch (e) {
     throw new FatalEtcdError(`etcd cluster is not healthy: ${(e as Error).message}`, { cause: e });
   }
+  const source = dataDir(data);
   try {
-    await copyTree(data.host, dataDir(data), await target);
+    await copyTree(data.host, source, posix.join(backupDir, posix.basename(source)));
   } catch (e) {
     throw new FatalEtcdError(`failed to back up etcd data: ${(e as Error).message}`, { cause: e });
   }

@@ -86,14 +86,6 @@ export async function moveFiles(host: Host, moves: readonly [string, string][]):
 }
 
 /**
- * Where `cp -r <src> <dst>` (kubeadm's CopyDir) puts the copy: into an existing folder `dst` at
- * `<dst>/<basename of src>`, as cp does; else at `dst`. copyTree then copies there.
- */
-export async function copyDirTarget(host: Host, src: string, dst: string): Promise<string> {
-  return (await host.stat(dst))?.isDirectory ? posix.join(dst, posix.basename(src)) : dst;
-}
-
-/**
  * Copies the contents of `src` onto `dst` (files replaced, others kept): on the host itself where
  * it can (an etcd data folder, tens of MB, must not travel to the runner and back), else file by
  * file through the Host.
