@@ -68,6 +68,10 @@ export function portsFor(
     cliPath: process.argv[1]!,
     tunnelStateFile: tunnelStateFile(kubeconfigPath),
     registryStateFile: registryStateFile(kubeconfigPath),
+    // Each host's commands and file writes, as the action logs them in a debug run.
+    ...(process.env.KUBEFORGE_DEBUG === "1"
+      ? { trace: (line: string) => reporter.info(`[debug] ${line}`) }
+      : {}),
   });
 }
 
