@@ -124,9 +124,14 @@ async function settle(
   hop: number,
 ): Promise<UpgradeSettled> {
   const { spec } = d.session;
-  const inventory = await d.session.inventory();
+  const inspected = d.session.inventory();
+  // The cluster is read beside the hosts' inspection (both only read); the reading counts once
+  // every host is known to be a finished node of this cluster, and that refusal comes first.
+  const read = readCluster(d.session, inspected);
+  read.catch(() => {});
+  const inventory = await inspected;
   refuseUnfinishedHosts(inventory, spec.name);
-  const reading = await readCluster(d.session, inventory);
+  const reading = await read;
   const { version: target, ciBuild } = await hopTarget(d, reading, route, hop);
   const problems = refusals(spec.name, reading, target, {
     ...d.options,

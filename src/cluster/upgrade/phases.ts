@@ -128,9 +128,15 @@ async function upgradeBatch(
 
 const connect = connectPhase<ClusterUpgradeData>();
 
-const facts = factsPhase<ClusterUpgradeData>(
-  "Inspect every host; its node marker must name this cluster",
-);
+// The plan's reading of the cluster starts with the inspection (settled() waits for it before
+// it refuses or plans anything); the plan phase takes its outcome.
+const facts: Phase<ClusterUpgradeData> = {
+  ...factsPhase<ClusterUpgradeData>("Inspect every host; its node marker must name this cluster"),
+  run: async (d) => {
+    d.settled().catch(() => {});
+    await d.session.inventory();
+  },
+};
 
 const plan: Phase<ClusterUpgradeData> = {
   name: "plan",

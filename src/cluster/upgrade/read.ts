@@ -179,9 +179,10 @@ export async function etcdProblem(
   }
 }
 
+/** The cluster's reading; only the nodes' markers wait for the hosts' inventory. */
 export async function readCluster(
   session: ClusterSession,
-  inventory: readonly HostInventory[],
+  inventory: Promise<readonly HostInventory[]>,
 ): Promise<ClusterReading> {
   const admin = await session.adminClient();
   // Independent reads, asked at once; kubeadm-config's failure is the one told first.
@@ -193,7 +194,7 @@ export async function readCluster(
   const stored = await storedClusterConfiguration(admin);
   const [objects, addons] = await rest;
   const [nodes, problem] = await Promise.all([
-    Promise.all(inventory.map((inv) => nodeReading(session, inv, objects))),
+    inventory.then((all) => Promise.all(all.map((inv) => nodeReading(session, inv, objects)))),
     stored.externalEtcd ? undefined : etcdProblem(session, admin, stored.certificatesDir),
   ]);
   return {

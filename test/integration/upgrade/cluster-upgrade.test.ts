@@ -365,6 +365,32 @@ describe("kubeforge upgrade -f: refusals before anything changes", () => {
     await expect(readFile(reportPath)).rejects.toThrow(/ENOENT/);
   }, 300_000);
 
+  it("refuses hosts that are not nodes of the Cluster it names, naming each; no host changes", async () => {
+    const before = await hostDigests();
+    // The same hosts under another cluster's name: every node marker names "rehearsal".
+    const impostor = await r.writeClusterFile(
+      clusterFile({
+        name: "impostor",
+        controlPlanes: [bed.host("cp-1")],
+        workers: [bed.host("w-1"), bed.host("w-2")],
+        kubernetesDownloads: server.sources.kubernetes,
+      }),
+      "impostor.yaml",
+    );
+    const refused = await cli(["upgrade", "-f", impostor, "--to", TARGET, "--report", reportPath]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(
+      `cannot upgrade the cluster "impostor": 3 of 3 hosts are not finished nodes of it:`,
+    );
+    for (const node of ["cp-1", "w-1", "w-2"]) {
+      expect(refused.stderr).toContain(
+        ` - ${node}: it belongs to the kubeforge cluster "rehearsal"; run "kubeforge down" for that cluster first`,
+      );
+    }
+    expect(await hostDigests()).toEqual(before);
+    await expect(readFile(reportPath)).rejects.toThrow(/ENOENT/);
+  }, 300_000);
+
   it("--plan prints the order on stdout and changes nothing", async () => {
     const before = await hostDigests();
     const plan = await upgrade("--to", TARGET, "--plan");
@@ -376,7 +402,27 @@ describe("kubeforge upgrade -f: refusals before anything changes", () => {
     expect(lines.slice(1).map((l) => l.split(" (")[0])).toEqual(["1. cp-1", "2. w-1", "3. w-2"]);
     expect(lines[1]).toContain("upgrade apply");
     expect(lines[3]).toContain("(batch 2)");
+    expect(plan.stderr).not.toContain("[debug]");
     expect(await hostDigests()).toEqual(before);
+  }, 300_000);
+
+  it("KUBEFORGE_DEBUG=1 logs each host's commands and file operations, never what a file holds", async () => {
+    const traced = await cliTrustingReleaseServer(r, server.ca, { KUBEFORGE_DEBUG: "1" });
+    const plan = await traced(["upgrade", "-f", clusterPath, "--to", TARGET, "--plan"]);
+    if (plan.code !== 0) throw new Error(await diagnostics(bed, plan));
+    const debug = plan.stderr.split("\n").filter((l) => l.includes("[debug] "));
+    for (const node of ["cp-1", "w-1", "w-2"]) {
+      expect(debug.some((l) => l.includes(`[debug] ${node}: $ `))).toBe(true);
+    }
+    // The plan reads admin.conf on cp-1; its client key is named by nothing in the log.
+    const admin = load(
+      await readFile(bed.host("cp-1").path("etc/kubernetes/admin.conf"), "utf8"),
+    ) as { users: { user: { "client-key-data": string } }[] };
+    const key = admin.users[0]!.user["client-key-data"];
+    const pem = Buffer.from(key, "base64").toString("utf8");
+    for (const secret of [key, pem.split("\n")[1]!]) expect(plan.stderr).not.toContain(secret);
+    // The same plan on stdout as without the trace.
+    expect(plan.stdout.split("\n")[0]).toContain("nothing was changed");
   }, 300_000);
 });
 
