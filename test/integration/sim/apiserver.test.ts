@@ -5,8 +5,10 @@
 import { execFile } from "node:child_process";
 import { createHmac, X509Certificate } from "node:crypto";
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
+import { once } from "node:events";
 import type { IncomingHttpHeaders } from "node:http";
 import { request } from "node:https";
+import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -1342,6 +1344,29 @@ describe("fault injection", () => {
     }
     const verbose = await call("GET", "/livez?verbose", { as: admin });
     expect(verbose.text).toMatch(/^\[\+\]ping ok\n[\s\S]*livez check passed\n$/);
+  });
+});
+
+describe("stop", () => {
+  it("ends every connection, one whose TLS handshake has not even begun too, as the process's exit does", async () => {
+    const doomed = await startFakeApiServer({
+      securePort: 0,
+      tlsCertFile: serving.cert,
+      tlsPrivateKeyFile: serving.key,
+      clientCAFile: ca.cert,
+      enableBootstrapTokenAuth: false,
+      store: api.store,
+    });
+    const { port } = new URL(doomed.url);
+    // A client that connected and has not sent its ClientHello yet.
+    const raw = connect(Number(port), "127.0.0.1");
+    await once(raw, "connect");
+    const closed = once(raw, "close");
+    const stopped = doomed.stop().then(() => "stopped");
+    const late = new Promise((r) => setTimeout(() => r("still waiting"), 5_000));
+    expect(await Promise.race([stopped, late])).toBe("stopped");
+    await closed;
+    expect(raw.destroyed).toBe(true);
   });
 });
 

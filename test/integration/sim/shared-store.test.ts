@@ -617,10 +617,12 @@ describe("two simulated API servers on one etcd", () => {
       // (The event loop's own pauses, which a loaded machine may cause, are logged too.)
       const etcdHeld = () => lines.filter((l) => /^etcd \w+ held the API server/.test(l));
       expect(etcdHeld()).toEqual([]);
-      // etcd frozen (SIGSTOP) for 800 ms: the write's transaction waits for it. The server runs
-      // in this process, whose event loop the wait blocks: another process thaws etcd.
+      // etcd frozen (SIGSTOP) for 2 s: the write's transaction waits for it. The server runs
+      // in this process, whose event loop the wait blocks: another process thaws etcd. Long
+      // enough that on a loaded machine, whose scheduler may hold this process for most of a
+      // second before the request reaches the server (CI saw 0.9 s), etcd is still frozen then.
       etcd.child.kill("SIGSTOP");
-      const thaw = spawn("sh", ["-c", `sleep 0.8; kill -CONT ${etcd.child.pid}`]);
+      const thaw = spawn("sh", ["-c", `sleep 2; kill -CONT ${etcd.child.pid}`]);
       const thawed = new Promise((r) => thaw.once("exit", r));
       const slow = await write("held");
       await thawed;

@@ -297,7 +297,12 @@ async function serve(
       });
     },
   );
-  server.on("secureConnection", (s) => {
+  // Every connection from its accept on, its TLS handshake still under way too: a stopped
+  // kube-apiserver process leaves none open. One tracked only once secure could outlive stop()
+  // (its handshake ending after the others were destroyed) and keep the old server answering
+  // on it, a client's keep-alive never letting it idle, while close() waited for it and the
+  // kubelet's restart of the container waited for close().
+  server.on("connection", (s: Socket) => {
     sockets.add(s);
     s.on("close", () => sockets.delete(s));
   });
