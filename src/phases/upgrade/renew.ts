@@ -212,22 +212,36 @@ export function prepareRenewals(ctx: RenewalContext, names: readonly string[]): 
 }
 
 /**
- * Starts the renewals of a control plane's upgrade ahead of their turns (prepareRenewals): the
- * keys they take are generated on every core (each renewed certificate gets a new key, as
- * kubeadm's), and each certificate and kubeconfig is read and signed while the manifests are
- * written and etcd's data is copied. etcd's only when etcd has a turn; super-admin.conf's too:
- * where that file does not exist its preparation fails, takes no key and is never taken (kubeadm
- * renews it only where it exists). Keys nobody takes are dropped.
+ * Starts the renewals of a control plane's upgrade ahead of their turns (prepareRenewals). Key
+ * generation is the heaviest work of the CPU here, so it goes where the CPU is otherwise idle:
+ * etcd's keys, needed before its restart, at once when etcd has a turn; the others when the
+ * returned function is first called — once etcd's restart began, a wait of seconds — or at once
+ * when etcd has no turn. Keys nobody takes are dropped.
  */
-export function renewAhead(ctx: RenewalContext, etcdTurn: boolean): void {
-  const names = [
-    ...(etcdTurn ? certificatesOf("etcd", ctx.cfg) : []),
-    ...CONTROL_PLANE_COMPONENTS.flatMap((c) => certificatesOf(c, ctx.cfg)),
-    ADMIN_KUBECONFIG,
-    SUPER_ADMIN_KUBECONFIG,
-  ];
-  ctx.keys.prefetch(ctx.cfg.cluster.encryptionAlgorithm, names.length);
-  prepareRenewals(ctx, names);
+export function renewAhead(ctx: RenewalContext, etcdTurn: boolean): () => void {
+  const start = (names: string[]) => {
+    ctx.keys.prefetch(ctx.cfg.cluster.encryptionAlgorithm, names.length);
+    prepareRenewals(ctx, names);
+  };
+  // super-admin.conf too: where the file does not exist, its preparation fails, takes no key
+  // and is never taken (kubeadm renews it only where it exists).
+  const others = () =>
+    start([
+      ...CONTROL_PLANE_COMPONENTS.flatMap((c) => certificatesOf(c, ctx.cfg)),
+      ADMIN_KUBECONFIG,
+      SUPER_ADMIN_KUBECONFIG,
+    ]);
+  if (!etcdTurn) {
+    others();
+    return () => {};
+  }
+  start(certificatesOf("etcd", ctx.cfg));
+  let started = false;
+  return () => {
+    if (started) return;
+    started = true;
+    others();
+  };
 }
 
 async function takePrepared(ctx: RenewalContext, name: string): Promise<PreparedRenewal> {

@@ -175,14 +175,23 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
   const renewal: RenewalContext | undefined = data.renewCerts
     ? { host: data.host, cfg: data.cfg, release: data.release, keys: data.keys, now: data.now() }
     : undefined;
-  const etcdTurn = oldEtcd !== undefined && data.etcdUpgrade;
-  if (renewal) renewAhead(renewal, etcdTurn);
-  const etcdBackedUp = etcdTurn
-    ? backUpEtcdData(data, oldEtcd, pathMgr.paths.backupEtcdDir)
-    : undefined;
+  const etcdBackedUp =
+    oldEtcd && data.etcdUpgrade
+      ? backUpEtcdData(data, oldEtcd, pathMgr.paths.backupEtcdDir)
+      : undefined;
   etcdBackedUp?.catch(() => {}); // taken at etcd's turn
+  const renewLater = renewal ? renewAhead(renewal, etcdBackedUp !== undefined) : () => {};
   const same: SameManifests = new Map();
-  const up: ComponentUpgrade = { client, nodeName, pathMgr, renewal, wait, log: ctx.log, same };
+  const up: ComponentUpgrade = {
+    client,
+    nodeName,
+    pathMgr,
+    renewal,
+    wait,
+    log: ctx.log,
+    same,
+    restarting: renewLater,
+  };
   const recover: RecoverManifests = new Map();
 
   // A failure before etcd's turn first lets the copy it started finish: none is left half-made.
@@ -208,6 +217,7 @@ export async function performStaticPodUpgrade(data: UpgradeData, ctx: PhaseConte
       written.etcdWritten,
     );
   }
+  renewLater(); // when etcd's turn ended without restarting it
   for (const component of CONTROL_PLANE_COMPONENTS) {
     await upgradeComponent(up, component, before.get(component) ?? "", recover);
   }

@@ -33,6 +33,8 @@ export interface ComponentUpgrade {
   stopped?: () => Promise<boolean>;
   /** Each component's ManifestFilesAreEqual, asked ahead; absent ones are asked at the turn. */
   same?: Map<StaticPodComponent, Promise<boolean>>;
+  /** Told when a component's new manifest is in place: the wait for its restart begins. */
+  restarting?: () => void;
 }
 
 /** Backup paths of the components this run touched, in the order it touched them. */
@@ -189,6 +191,7 @@ export async function upgradeComponent(
     }
   }
   await moveManifests(up, component, recover, restart);
+  up.restarting?.();
   log.info("[upgrade/staticpods] Waiting for the kubelet to restart the component");
   log.info(`[upgrade/staticpods] This can take up to ${formatGoDuration(up.wait.timeoutMs)}`);
   try {

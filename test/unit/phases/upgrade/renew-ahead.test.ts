@@ -18,13 +18,13 @@ import {
 } from "../../../support/init-fixtures.js";
 import { CountingKeys } from "../../../support/counting-keys.js";
 
-// A control plane's upgrade renews etcd's three certificates (when etcd has a turn), the API
+// A control plane's upgrade renews etcd's three certificates before etcd's restart, then the API
 // server's four, controller-manager.conf, scheduler.conf, admin.conf and super-admin.conf (where
-// it exists; `init` writes it on the first control plane), each with a new key (kubeadm's
-// renewCertsByComponent and RenewUsingLocalCA). renewAhead prepares them all at once, ahead of
-// their turns. The keys the renewals take are counted through the KeySource; the PKI and
-// kubeconfigs are `init`'s, on a temporary root (ECDSA keys: quick to make, and the algorithm
-// changes nothing here).
+// it exists; `init` writes it on the first control plane), each with a new key (kubeadm's renewCertsByComponent and RenewUsingLocalCA). renewAhead starts
+// them ahead of their turns and only etcd's keys before etcd restarts: the others' key
+// generation goes into etcd's restart, where the CPU has nothing else to do. The keys the
+// renewals take are counted through the KeySource; the PKI and kubeconfigs are `init`'s, on a
+// temporary root (ECDSA keys: quick to make, and the algorithm changes nothing here).
 
 const cfg = () =>
   baseInitConfig({}, (c) => {
@@ -56,16 +56,23 @@ async function takenBy(n: number): Promise<number> {
 }
 
 describe("renewAhead", () => {
-  it("with a turn for etcd, prepares its three renewals and the eight others at once", async () => {
-    renewAhead(ctx, true);
-    // 3 for etcd, 4 for the API server, controller-manager.conf, scheduler.conf, admin.conf,
-    // super-admin.conf.
-    expect(keys.prefetches).toEqual([11]);
+  it("with a turn for etcd, takes etcd's three keys at once and the eight others only when told", async () => {
+    const later = renewAhead(ctx, true);
+    expect(keys.prefetches).toEqual([3]);
+    expect(await takenBy(3)).toBe(3);
+
+    later();
+    later(); // once only
+    // 4 for the API server, controller-manager.conf, scheduler.conf, admin.conf, super-admin.conf.
+    expect(keys.prefetches).toEqual([3, 8]);
     expect(await takenBy(11)).toBe(11);
   });
 
-  it("without a turn for etcd, prepares none of etcd's", async () => {
-    renewAhead(ctx, false);
+  it("without a turn for etcd, starts every other renewal at once and none of etcd's", async () => {
+    const later = renewAhead(ctx, false);
+    expect(keys.prefetches).toEqual([8]);
+    expect(await takenBy(8)).toBe(8);
+    later();
     expect(keys.prefetches).toEqual([8]);
     expect(await takenBy(8)).toBe(8);
   });
@@ -77,13 +84,14 @@ describe("renewAhead", () => {
   });
 
   it("leaves each renewal to be written at its turn, with the keys prepared ahead", async () => {
-    renewAhead(ctx, true);
+    const later = renewAhead(ctx, true);
     await renewCertsByComponent(ctx, "etcd", () => {});
+    later();
     await renewCertsByComponent(ctx, "kube-apiserver", () => {});
     expect(await renewUsingLocalCA(ctx, "admin.conf")).toBe(true);
     expect(await renewUsingLocalCA(ctx, "super-admin.conf")).toBe(true);
     // Each renewal took one key, when it was prepared ahead: none was prepared again at its turn.
     expect(await takenBy(11)).toBe(11);
-    expect(keys.prefetches).toEqual([11]);
+    expect(keys.prefetches).toEqual([3, 8]);
   });
 });
