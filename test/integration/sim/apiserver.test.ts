@@ -22,6 +22,7 @@ import {
   startFakeControllers,
   StatusError,
   type FakeApiServer,
+  type FakeApiServerOptions,
   type StoredObject,
 } from "../../support/sim/apiserver/index.js";
 import { makeCA, makeCSR, makeLeaf, type KeyPair } from "../../support/sim/apiserver/test-pki.js";
@@ -56,6 +57,20 @@ let node1: KeyPair;
 let api: FakeApiServer;
 let kcm: { stop(): void };
 let caPem: string;
+
+/** A second simulated API server on the suite's store, serving certificate and client CA. */
+function anotherServer(
+  o: Pick<FakeApiServerOptions, "enableBootstrapTokenAuth" | "anonymousAuth">,
+): Promise<FakeApiServer> {
+  return startFakeApiServer({
+    securePort: 0,
+    tlsCertFile: serving.cert,
+    tlsPrivateKeyFile: serving.key,
+    clientCAFile: ca.cert,
+    store: api.store,
+    ...o,
+  });
+}
 
 function call(method: string, path: string, o: CallOptions = {}): Promise<Resp> {
   const server = o.server ?? api;
@@ -344,15 +359,7 @@ describe("authentication", () => {
     });
 
     it("refuses tokens when bootstrap-token authentication is off, and anonymous when it is off", async () => {
-      const strict = await startFakeApiServer({
-        securePort: 0,
-        tlsCertFile: serving.cert,
-        tlsPrivateKeyFile: serving.key,
-        clientCAFile: ca.cert,
-        enableBootstrapTokenAuth: false,
-        anonymousAuth: false,
-        store: api.store,
-      });
+      const strict = await anotherServer({ enableBootstrapTokenAuth: false, anonymousAuth: false });
       try {
         expect(
           (await call("GET", "/livez", { server: strict, token: "aaaaaa.0123456789abcdef" }))
@@ -1349,14 +1356,7 @@ describe("fault injection", () => {
 
 describe("stop", () => {
   it("ends every connection, one whose TLS handshake has not even begun too, as the process's exit does", async () => {
-    const doomed = await startFakeApiServer({
-      securePort: 0,
-      tlsCertFile: serving.cert,
-      tlsPrivateKeyFile: serving.key,
-      clientCAFile: ca.cert,
-      enableBootstrapTokenAuth: false,
-      store: api.store,
-    });
+    const doomed = await anotherServer({ enableBootstrapTokenAuth: false });
     const { port } = new URL(doomed.url);
     // A client that connected and has not sent its ClientHello yet.
     const raw = connect(Number(port), "127.0.0.1");

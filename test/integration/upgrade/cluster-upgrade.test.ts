@@ -147,6 +147,15 @@ interface NodeList {
   }[];
 }
 
+/** The testbed's three hosts as the Cluster `name`: one control plane, two workers. */
+const clusterNamed = (name: string) =>
+  clusterFile({
+    name,
+    controlPlanes: [bed.host("cp-1")],
+    workers: [bed.host("w-1"), bed.host("w-2")],
+    kubernetesDownloads: server.sources.kubernetes,
+  });
+
 const hostDigests = () => upgradeHostDigests(bed);
 
 const upgrade = (...extra: string[]) =>
@@ -172,13 +181,7 @@ beforeAll(async () => {
   cli = await cliTrustingReleaseServer(r, server.ca);
   // The hosts are prepared already (the simulated kubelet and runtime); the upgrade's binaries
   // come from the local release server.
-  const text = clusterFile({
-    name: "rehearsal",
-    controlPlanes: [bed.host("cp-1")],
-    workers: [bed.host("w-1"), bed.host("w-2")],
-    kubernetesDownloads: server.sources.kubernetes,
-  });
-  clusterPath = await r.writeClusterFile(text);
+  clusterPath = await r.writeClusterFile(clusterNamed("rehearsal"));
   kubeconfig = join(r.dir, "admin.conf");
   reportPath = join(r.dir, "report", "upgrade-report.json");
   junitPath = join(r.dir, "report", "junit.xml");
@@ -368,15 +371,7 @@ describe("kubeforge upgrade -f: refusals before anything changes", () => {
   it("refuses hosts that are not nodes of the Cluster it names, naming each; no host changes", async () => {
     const before = await hostDigests();
     // The same hosts under another cluster's name: every node marker names "rehearsal".
-    const impostor = await r.writeClusterFile(
-      clusterFile({
-        name: "impostor",
-        controlPlanes: [bed.host("cp-1")],
-        workers: [bed.host("w-1"), bed.host("w-2")],
-        kubernetesDownloads: server.sources.kubernetes,
-      }),
-      "impostor.yaml",
-    );
+    const impostor = await r.writeClusterFile(clusterNamed("impostor"), "impostor.yaml");
     const refused = await cli(["upgrade", "-f", impostor, "--to", TARGET, "--report", reportPath]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(
