@@ -164,9 +164,9 @@ export async function nodeCRISocket(
   client: KubeClient,
   host: Host,
   nodeName: string,
+  local: Promise<string | undefined> = localCRISocket(host),
 ): Promise<string | undefined> {
   // The node's files are read while the Node is asked; they count only without the annotation.
-  const local = localCRISocket(host);
   local.catch(() => {});
   try {
     const node = await client.get({ apiVersion: "v1", kind: "Node", name: nodeName });
@@ -204,14 +204,37 @@ async function apiEndpointOfNode(
   return { advertiseAddress: m[1]!, bindPort: Number(m[2]) || DEFAULT_API_BIND_PORT };
 }
 
+/**
+ * What the InitConfig reads from the node's own files. They only read, so they are asked before
+ * the cluster answers; a failure counts where it is awaited, after the cluster's own.
+ */
+export interface NodeFileReads {
+  hostname: Promise<string>;
+  /** A control plane's registered name (kubelet.conf); undefined on a worker. */
+  nodeName: Promise<string> | undefined;
+  /** The CRI socket the node's kubelet files name. */
+  criSocket: Promise<string | undefined>;
+}
+
+/** Starts the reads; `readNodeState`: a control plane's registration is read back too. */
+export function readNodeFiles(host: Host, readNodeState: boolean): NodeFileReads {
+  const reads: NodeFileReads = {
+    hostname: host.hostname(),
+    nodeName: readNodeState ? nodeNameFromKubeletConfig(host) : undefined,
+    criSocket: localCRISocket(host),
+  };
+  for (const p of [reads.hostname, reads.nodeName, reads.criSocket]) p?.catch(() => {});
+  return reads;
+}
+
 export interface UpgradeInitConfigInput {
   client: KubeClient;
   host: Host;
+  /** The node's files, read since readNodeFiles started them (nodeName set: a control plane). */
+  files: NodeFileReads;
   stored: ClusterStoredConfig;
   /** The Kubernetes version the InitConfig describes (apply: the target; node: the stored one). */
   resolved: ResolvedVersion;
-  /** false on a worker under `upgrade node`: no registration or endpoint is read back. */
-  readNodeState: boolean;
   /** A worker's detected address (only picks kube-proxy's bind family). */
   detectedAddress: () => Promise<string>;
   timeouts: Required<Timeouts>;
@@ -221,22 +244,24 @@ export interface UpgradeInitConfigInput {
   warn: (line: string) => void;
 }
 
-/** The InitConfig every upgrade phase reads. */
+/**
+ * The InitConfig every upgrade phase reads. On a worker (`upgrade node` passes
+ * newControlPlane=!isControlPlaneNode) no registration or endpoint is read back.
+ */
 export async function upgradeInitConfig(input: UpgradeInitConfigInput): Promise<InitConfig> {
-  const { client, host } = input;
-  const hostname = await host.hostname();
-  let nodeName = nodeNameFrom(undefined, hostname);
+  const { client, host, files } = input;
+  let nodeName = nodeNameFrom(undefined, await files.hostname);
   let endpoint: { advertiseAddress: string; bindPort: number };
   let criSocket: string | undefined;
-  if (input.readNodeState) {
-    nodeName = await nodeNameFromKubeletConfig(host);
+  if (files.nodeName) {
+    nodeName = await files.nodeName;
     [endpoint, criSocket] = await Promise.all([
       apiEndpointOfNode(client, nodeName),
-      nodeCRISocket(client, host, nodeName),
+      nodeCRISocket(client, host, nodeName, files.criSocket),
     ]);
   } else {
     endpoint = { advertiseAddress: await input.detectedAddress(), bindPort: DEFAULT_API_BIND_PORT };
-    criSocket = await localCRISocket(host);
+    criSocket = await files.criSocket;
   }
   const docs: ConfigDocuments = {
     ...input.stored.docs,

@@ -26,6 +26,7 @@ import {
   fetchClusterConfig,
   KUBEADM_CONFIG_MAP,
   KubeadmConfigNotFound,
+  readNodeFiles,
   upgradeInitConfig,
   type ClusterStoredConfig,
 } from "./cluster-config.js";
@@ -101,6 +102,7 @@ export async function planContext(
   const out = { info, warn };
   const access = request.cluster ?? new NodeClusterAccess(host);
   const kubeconfigPath = request.flags.kubeconfig ?? kubeconfigFile(ADMIN_KUBECONFIG);
+  const files = readNodeFiles(host, true);
   let client: KubeClient;
   try {
     client = await access.clientFor(kubeconfigPath);
@@ -131,9 +133,9 @@ export async function planContext(
   const cfg = await upgradeInitConfig({
     client,
     host,
+    files,
     stored,
     resolved: storedKubernetesVersion(stored.kubernetesVersion),
-    readNodeState: true,
     detectedAddress: () => Promise.resolve(""),
     timeouts: loaded.cfg.timeouts,
     imagePullPolicy: "IfNotPresent",

@@ -35,6 +35,7 @@ import {
   type ClusterStoredConfig,
   KUBEADM_CONFIG_MAP,
   KubeadmConfigNotFound,
+  readNodeFiles,
   upgradeInitConfig,
 } from "./cluster-config.js";
 import { KUBEADM_UPGRADE_TIMING, type UpgradeData, type UpgradeTiming } from "./data.js";
@@ -336,6 +337,7 @@ export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedU
     command === "apply" || (await host.exists(posix.join(MANIFESTS_DIR, "kube-apiserver.yaml")));
   const kubeconfigPath =
     flags.kubeconfig ?? kubeconfigFile(isControlPlaneNode ? ADMIN_KUBECONFIG : KUBELET_KUBECONFIG);
+  const files = readNodeFiles(host, isControlPlaneNode);
   const access = await upgradeAccess(request, kubeconfigPath, s.dryRun);
 
   // The cluster's configuration, as this node sees it.
@@ -345,9 +347,9 @@ export async function prepareUpgrade(request: UpgradeRequest): Promise<PreparedU
   const cfg = await upgradeInitConfig({
     client: apiClient,
     host,
+    files,
     stored,
     resolved,
-    readNodeState: isControlPlaneNode,
     detectedAddress: () => detectAdvertiseAddress(host),
     timeouts: s.ucfg.timeouts,
     imagePullPolicy: s.section.imagePullPolicy,
