@@ -174,6 +174,11 @@ export async function checkClusterHealth(
 ): Promise<void> {
   log.info("[upgrade] Running cluster health checks");
   const client = await data.client();
+  // The last two only read and print nothing: asked while the Job runs, their verdicts taken in
+  // kubeadm's order.
+  const nodesReady = controlPlaneNodesReady(client);
+  const manifests = staticPodManifests(data);
+  for (const p of [nodesReady, manifests]) p.catch(() => {});
   const checks = [
     healthCheck("CreateJob", () => {
       if (!data.dryRun) return createJob(data, client, log);
@@ -182,8 +187,8 @@ export async function checkClusterHealth(
       );
       return Promise.resolve();
     }),
-    healthCheck("ControlPlaneNodesReady", () => controlPlaneNodesReady(client)),
-    healthCheck("StaticPodManifest", () => staticPodManifests(data)),
+    healthCheck("ControlPlaneNodesReady", () => nodesReady),
+    healthCheck("StaticPodManifest", () => manifests),
   ];
   await runChecks(checks, data.ignorePreflightErrors, out);
 }
