@@ -5,6 +5,7 @@ import {
   createOrUpdateAll,
 } from "../../kube/idempotency.js";
 import { nodeLocalCRISocket } from "../../manifests/kubelet.js";
+import { allOrFirstError } from "../../remote/fleet.js";
 import { kubeadmConfigRBAC, kubeletConfigRBAC } from "../../manifests/rbac.js";
 import {
   KUBEADM_CONFIG_CONFIGMAP,
@@ -28,13 +29,17 @@ async function uploadKubeadmConfig(data: InitData, ctx: PhaseContext): Promise<v
     `[upload-config] Storing the configuration used in ConfigMap "${KUBEADM_CONFIG_CONFIGMAP}" in the "kube-system" Namespace`,
   );
   const cluster = data.cfg.cluster;
-  await createOrMutate(
-    client,
-    kubeadmConfigConfigMap(cluster),
-    (existing) => mutateKubeadmConfigConfigMap(existing, cluster),
-    opts,
-  );
-  await createOrUpdateAll(client, kubeadmConfigRBAC(), opts);
+  // The RBAC rules only name the ConfigMap: both are written at once (the ConfigMap's failure
+  // first, as kubeadm would stop there).
+  await allOrFirstError([
+    createOrMutate(
+      client,
+      kubeadmConfigConfigMap(cluster),
+      (existing) => mutateKubeadmConfigConfigMap(existing, cluster),
+      opts,
+    ),
+    createOrUpdateAll(client, kubeadmConfigRBAC(), opts),
+  ]);
 }
 
 async function uploadKubeletConfig(data: InitData, ctx: PhaseContext): Promise<void> {
@@ -44,12 +49,14 @@ async function uploadKubeletConfig(data: InitData, ctx: PhaseContext): Promise<v
   ctx.log.info(
     `[kubelet] Creating a ConfigMap "${KUBELET_CONFIG_CONFIGMAP}" in namespace kube-system with the configuration for the kubelets in the cluster`,
   );
-  await createOrUpdate(
-    client,
-    kubeletConfigConfigMap(cfg.kubelet, cfg.kubeletUserSupplied, release),
-    opts,
-  );
-  await createOrUpdateAll(client, kubeletConfigRBAC(), opts);
+  await allOrFirstError([
+    createOrUpdate(
+      client,
+      kubeletConfigConfigMap(cfg.kubelet, cfg.kubeletUserSupplied, release),
+      opts,
+    ),
+    createOrUpdateAll(client, kubeletConfigRBAC(), opts),
+  ]);
 
   // Without NodeLocalCRISocket the node's CRI socket lives in a Node annotation
   // (phases/patchnode AnnotateCRISocket), read back by upgrade and reset.
