@@ -1,3 +1,4 @@
+import { createConnection } from "node:net";
 import type { Duplex } from "node:stream";
 import type Ssh2Module from "ssh2";
 import type {
@@ -12,6 +13,7 @@ import { abortReason, cancellable, pause } from "../interruption.js";
 import { SshError, type SshFailure } from "./errors.js";
 import { HostKeyChecker, fingerprintOf } from "./host-keys.js";
 import { ssh2Key } from "./pkcs8.js";
+import { batchWritesPerTick } from "./write-batching.js";
 import type { HostKeyPolicy, SshCredentials, SshEndpoint } from "./types.js";
 
 type Ssh2 = typeof Ssh2Module;
@@ -284,16 +286,18 @@ function attemptOnce(
       config.algorithms = { serverHostKey: { remove: algos, prepend: algos, append: [] } };
     }
 
-    const start = (sock?: Duplex) => {
+    const start = (tunnel?: Duplex) => {
       if (settled) {
-        sock?.destroy();
+        tunnel?.destroy();
         return;
       }
-      if (sock) {
+      try {
+        // The TCP connection is made here rather than by ssh2, so that its writes are batched.
+        const sock =
+          tunnel ?? createConnection({ host: target.endpoint.host, port: target.endpoint.port });
+        batchWritesPerTick(sock);
         stream = sock;
         config.sock = sock;
-      }
-      try {
         client.connect(config);
         // Nagle's algorithm off: with it, each command's small packets waited for the server's
         // delayed ACKs, ~90 ms per command on a fast link instead of a few. Through a jump host,

@@ -1,6 +1,7 @@
 import { randomBytes } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { cpus, release, totalmem } from "node:os";
+import { Socket } from "node:net";
 import { join } from "node:path";
 import ssh2 from "ssh2";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -185,6 +186,38 @@ describe("SshHost.exec", () => {
     // ceil(20 / 3) rounds of 0.3 s at least: never more than 3 at once.
     expect(Date.now() - started).toBeGreaterThanOrEqual(7 * 300);
   }, 40_000);
+});
+
+describe("SshHost's connection", () => {
+  it("sends the packets of commands started together in shared writes", async () => {
+    // Every socket's writes, counted where they reach the system (one call per _write or
+    // _writev): ssh2 alone writes each packet in a call of its own.
+    const proto = Socket.prototype as unknown as {
+      _write: (...a: unknown[]) => unknown;
+      _writev: (chunks: unknown[], ...a: unknown[]) => unknown;
+    };
+    const { _write, _writev } = proto;
+    let calls = 0;
+    let packets = 0;
+    proto._write = function (this: Socket, ...a: unknown[]) {
+      calls++;
+      packets++;
+      return _write.apply(this, a);
+    };
+    proto._writev = function (this: Socket, chunks: unknown[], ...a: unknown[]) {
+      calls++;
+      packets += chunks.length;
+      return _writev.call(this, chunks, ...a);
+    };
+    try {
+      const results = await Promise.all([1, 2, 3].map((i) => host.exec(["echo", String(i)])));
+      expect(results.map((r) => r.stdout)).toEqual(["1\n", "2\n", "3\n"]);
+    } finally {
+      proto._write = _write;
+      proto._writev = _writev;
+    }
+    expect(packets).toBeGreaterThan(calls);
+  });
 });
 
 describe("SshHost files (root, sshd umask 077)", () => {
