@@ -28,6 +28,12 @@ export interface ApiCallOptions {
   signal?: AbortSignal;
   /** Errors that end the retries at once. Default: isPermanent. */
   failFast?: (error: unknown) => boolean;
+  /**
+   * The objects most likely exist (an upgrade re-applies what init created): the create-or-update
+   * helpers write the update first and create on 404, one request where kubeadm's order (create,
+   * 409, update) takes two. The objects end the same.
+   */
+  updateFirst?: boolean;
 }
 
 const PERMANENT_REASONS = new Set([
@@ -67,16 +73,40 @@ export function createOrUpdate<T extends KubeObject>(
   opts: ApiCallOptions,
 ): Promise<T> {
   return poll(
-    async () => {
-      try {
-        return await client.create(obj);
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
-      }
-      return await client.update(obj);
-    },
+    opts.updateFirst ? () => updateElseCreate(client, obj) : () => createElseUpdate(client, obj),
     pollOptions(opts, `${describe(refOf(obj))} to be created or updated`),
   );
+}
+
+async function createElseUpdate<T extends KubeObject>(client: KubeClient, obj: T): Promise<T> {
+  try {
+    return await client.create(obj);
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw e;
+  }
+  return await client.update(obj);
+}
+
+async function getOrUndefined<T extends KubeObject>(
+  client: KubeClient,
+  ref: ObjectRef,
+): Promise<T | undefined> {
+  try {
+    return await client.get<T>(ref);
+  } catch (e) {
+    if (isNotFound(e)) return undefined;
+    throw e;
+  }
+}
+
+/** A create that meets an object made in between fails AlreadyExists: retried, as an update. */
+async function updateElseCreate<T extends KubeObject>(client: KubeClient, obj: T): Promise<T> {
+  try {
+    return await client.update(obj);
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+  return await client.create(obj);
 }
 
 /**
@@ -150,12 +180,19 @@ export function createOrMutate<T extends KubeObject>(
   const ref = refOf(obj);
   return poll(
     async () => {
-      try {
-        return await client.create(obj);
-      } catch (e) {
-        if (!isAlreadyExists(e)) throw e;
+      let current: T;
+      if (opts.updateFirst) {
+        const found = await getOrUndefined<T>(client, ref);
+        if (!found) return await client.create(obj);
+        current = found;
+      } else {
+        try {
+          return await client.create(obj);
+        } catch (e) {
+          if (!isAlreadyExists(e)) throw e;
+        }
+        current = await client.get<T>(ref);
       }
-      const current = await client.get<T>(ref);
       const copy = structuredClone(current);
       const mutated = (await mutate(copy)) ?? copy;
       return await client.update(mutated);
@@ -232,6 +269,7 @@ export function createOrUpdateService<T extends KubeObject>(
 ): Promise<T> {
   return poll(
     async () => {
+      if (opts.updateFirst) return await updateElseCreate(client, service);
       try {
         return await client.create(service);
       } catch (e) {
@@ -241,7 +279,8 @@ export function createOrUpdateService<T extends KubeObject>(
     },
     {
       ...pollOptions(opts, `${describe(refOf(service))} to be created or updated`),
-      retryIf: isTransient,
+      // Updating first, a create that meets a Service made in between is retried as an update.
+      retryIf: (e) => isTransient(e) || (opts.updateFirst === true && isAlreadyExists(e)),
     },
   );
 }

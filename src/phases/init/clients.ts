@@ -20,7 +20,10 @@ const SUPER_ADMIN_KUBECONFIG_PATH = posix.join(KUBERNETES_DIR, SUPER_ADMIN_KUBEC
 
 /** Every API call of a phase is retried within timeouts.kubernetesAPICall. */
 export function apiCallOptions(data: InitData): ApiCallOptions {
-  return { timeoutMs: parseGoDuration(data.cfg.init.timeouts.kubernetesAPICall) };
+  return {
+    timeoutMs: parseGoDuration(data.cfg.init.timeouts.kubernetesAPICall),
+    ...(data.objectsExist ? { updateFirst: true } : {}),
+  };
 }
 
 /**

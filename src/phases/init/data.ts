@@ -49,4 +49,9 @@ export interface InitData {
    * kubeadm:cluster-admins ClusterRoleBinding exists, as init does.
    */
   readonly ensureAdminBinding?: boolean;
+  /**
+   * true: the phases re-apply objects the cluster already has (an upgrade's view): their writes
+   * update first (ApiCallOptions.updateFirst). Default: they create first, as init finds none.
+   */
+  readonly objectsExist?: boolean;
 }

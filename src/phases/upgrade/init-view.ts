@@ -31,6 +31,9 @@ export function upgradeInitView(data: UpgradeData): InitData {
       now: () => data.now(),
       // The cluster exists: admin.conf (or --kubeconfig) is used as it is, as kubeadm upgrade does.
       ensureAdminBinding: false,
+      // Upgrade re-applies what init made: updates go first. A dry run's lines stay kubeadm's
+      // ("Would perform action CREATE"), its client answering every create.
+      objectsExist: !data.dryRun,
     };
     views.set(data, view);
   }

@@ -283,6 +283,74 @@ describe("createOrMutate", () => {
   });
 });
 
+describe("updateFirst: the objects most likely exist (an upgrade's re-apply)", () => {
+  const first = { ...fast, updateFirst: true };
+  const SVC_PATH = "/api/v1/namespaces/kube-system/services/kube-dns";
+  const service = (ip: string): KubeObject => ({
+    apiVersion: "v1",
+    kind: "Service",
+    metadata: { name: "kube-dns", namespace: "kube-system" },
+    spec: { clusterIP: ip },
+  });
+
+  it("createOrUpdate: one PUT for an existing object, which ends as kubeadm's order leaves it", async () => {
+    server.seed(CM_PATH, configMap({ a: "old" }));
+    const result = await createOrUpdate(client, configMap({ a: "new" }), first);
+    expect(calls()).toEqual([`PUT ${CM_PATH}`]);
+    expect(JSON.parse(server.requests[0]!.body)).toEqual(configMap({ a: "new" }));
+    expect(result.data).toEqual({ a: "new" });
+  });
+
+  it("createOrUpdate: a missing object is created after the PUT's 404", async () => {
+    await createOrUpdate(client, configMap({ a: "1" }), first);
+    expect(calls()).toEqual([`PUT ${CM_PATH}`, "POST /api/v1/namespaces/kube-system/configmaps"]);
+    expect(server.objects.get(CM_PATH)!.data).toEqual({ a: "1" });
+  });
+
+  it("createOrUpdate: an object created in between (409 on the POST) is updated on the retry", async () => {
+    failFirst(1, (r) => r.method === "PUT", status(404, "NotFound", "not found"));
+    server.seed(CM_PATH, configMap({ a: "theirs" }));
+    await createOrUpdate(client, configMap({ a: "ours" }), first);
+    expect(calls()).toEqual([
+      `PUT ${CM_PATH}`,
+      "POST /api/v1/namespaces/kube-system/configmaps",
+      `PUT ${CM_PATH}`,
+    ]);
+    expect(server.objects.get(CM_PATH)!.data).toEqual({ a: "ours" });
+  });
+
+  it("createOrMutate: reads and mutates an existing object, creating nothing", async () => {
+    server.seed(CM_PATH, configMap({ a: "1" }));
+    const result = await createOrMutate(
+      client,
+      configMap({ a: "ignored" }),
+      (cm) => {
+        cm.data = { ...(cm.data as object), b: "2" };
+      },
+      first,
+    );
+    expect(calls()).toEqual([`GET ${CM_PATH}`, `PUT ${CM_PATH}`]);
+    expect(result.data).toEqual({ a: "1", b: "2" });
+  });
+
+  it("createOrMutate: creates a missing object without calling the mutator", async () => {
+    let called = false;
+    await createOrMutate(client, configMap({ a: "1" }), () => void (called = true), first);
+    expect(called).toBe(false);
+    expect(calls()).toEqual([`GET ${CM_PATH}`, "POST /api/v1/namespaces/kube-system/configmaps"]);
+  });
+
+  it("createOrUpdateService: one PUT for an existing Service, a POST after a 404", async () => {
+    server.seed(SVC_PATH, service("10.96.0.10"));
+    await createOrUpdateService(client, service("10.96.0.10"), first);
+    expect(calls()).toEqual([`PUT ${SVC_PATH}`]);
+    server.requests.length = 0;
+    server.objects.clear();
+    await createOrUpdateService(client, service("10.96.0.10"), first);
+    expect(calls()).toEqual([`PUT ${SVC_PATH}`, "POST /api/v1/namespaces/kube-system/services"]);
+  });
+});
+
 describe("patchNode", () => {
   const NODE_PATH = "/api/v1/nodes/cp-1";
   const registered = (labels: Record<string, string>): KubeObject => ({
