@@ -36,8 +36,14 @@ export const CONFIG_PATH = posix.join(KUBELET_DIR, KUBELET_CONFIG_FILE);
 export const KUBELET_DIR_MODE = 0o700;
 export const KUBELET_FILE_MODE = 0o644;
 
-export async function writeKubeletFile(host: Host, path: string, text: string): Promise<void> {
-  await host.mkdirp(KUBELET_DIR, KUBELET_DIR_MODE);
+/** `folderExists`: the caller just read a file from /var/lib/kubelet, which is not made again. */
+export async function writeKubeletFile(
+  host: Host,
+  path: string,
+  text: string,
+  opts: { folderExists?: boolean } = {},
+): Promise<void> {
+  if (!opts.folderExists) await host.mkdirp(KUBELET_DIR, KUBELET_DIR_MODE);
   try {
     await host.writeFile(path, text, KUBELET_FILE_MODE);
   } catch (e) {

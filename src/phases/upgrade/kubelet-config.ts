@@ -58,14 +58,18 @@ async function migrateInstanceConfig(
         data.host,
         FLAGS_ENV_PATH,
         renderKubeletFlagsArgs(args.filter((a) => a.name !== "container-runtime-endpoint")),
+        folder(data),
       );
     }
   }
   ctx.log.info(`[kubelet-start] Writing kubelet configuration to file "${INSTANCE_CONFIG_PATH}"`);
   const instance = renderInstanceConfig(endpoint);
-  await writeKubeletFile(data.host, INSTANCE_CONFIG_PATH, instance);
+  await writeKubeletFile(data.host, INSTANCE_CONFIG_PATH, instance, folder(data));
   return instance;
 }
+
+/** The backup read config.yaml from /var/lib/kubelet (a dry run's reads prove nothing). */
+const folder = (data: UpgradeData) => ({ folderExists: !data.dryRun });
 
 async function backUpKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promise<string> {
   // The file backed up is read while its folder is made (a dry run reads it and takes nothing).
@@ -121,7 +125,7 @@ async function runKubeletConfig(data: UpgradeData, ctx: PhaseContext): Promise<v
   );
   ctx.log.info(`[kubelet-start] Writing kubelet configuration to file "${CONFIG_PATH}"`);
   try {
-    await writeKubeletFile(data.host, CONFIG_PATH, text);
+    await writeKubeletFile(data.host, CONFIG_PATH, text, folder(data));
   } catch (e) {
     throw new Error(`error writing kubelet configuration to file: ${(e as Error).message}`, {
       cause: e,

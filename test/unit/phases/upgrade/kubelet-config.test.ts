@@ -84,4 +84,20 @@ describe("upgrade's kubelet-config phase", () => {
     expect(await read(FLAGS)).toContain("--pod-infra-container-image=p");
     expect(await endpointIn(`${KUBELET}/config.yaml`)).toBe("unix:///run/y.sock");
   });
+
+  it("writes into /var/lib/kubelet without making it again: the backup just read from it", async () => {
+    const made: string[] = [];
+    const mkdirp = data.host.mkdirp.bind(data.host);
+    data.host.mkdirp = (path, mode) => {
+      made.push(path);
+      return mkdirp(path, mode);
+    };
+    await writeFile(
+      join(root, FLAGS),
+      'KUBELET_KUBEADM_ARGS="--container-runtime-endpoint=unix:///run/y.sock"\n',
+    );
+    await run();
+    expect(await endpointIn(`${KUBELET}/config.yaml`)).toBe("unix:///run/y.sock");
+    expect(made.filter((p) => p.startsWith("/var/lib/kubelet"))).toEqual([]);
+  });
 });
