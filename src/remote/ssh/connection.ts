@@ -292,10 +292,9 @@ function attemptOnce(
         return;
       }
       try {
-        // The TCP connection is made here rather than by ssh2, so that its writes are batched.
-        const sock =
-          tunnel ?? createConnection({ host: target.endpoint.host, port: target.endpoint.port });
-        batchWritesPerTick(sock);
+        // The TCP connection is made here rather than by ssh2, so that its writes are batched. A
+        // tunnel's packets leave through the jump connection's socket, batched already.
+        const sock = tunnel ?? batchedConnection(target.endpoint);
         stream = sock;
         config.sock = sock;
         client.connect(config);
@@ -320,6 +319,12 @@ function attemptOnce(
       settle(fail("unreachable", `the jump host cannot reach it: ${err.message}`, true, err));
     });
   });
+}
+
+function batchedConnection(endpoint: SshEndpoint): Duplex {
+  const sock = createConnection({ host: endpoint.host, port: endpoint.port });
+  batchWritesPerTick(sock);
+  return sock;
 }
 
 // Credentials reach ssh2 only through this handler, in kubeforge's order.
