@@ -188,6 +188,36 @@ async function watchDisruptions(
   }
 }
 
+/**
+ * The run's probes as its phases use them: started once, by whoever asks first (the staging,
+ * else the probes phase); a stop waits for a start still under way, so that what it makes is
+ * stopped and removed too.
+ */
+export function probeControl(
+  probes: Pick<SessionProbes, "start" | "stop" | "settle">,
+  watch: () => Promise<DisruptionWatcher | undefined>,
+  report: Pick<ReportRecorder, "disruptions">,
+): UpgradeProbes {
+  let starting: Promise<void> | undefined;
+  let disruptions: DisruptionWatcher | undefined;
+  return {
+    start: () => {
+      starting ??= (async () => {
+        await probes.start();
+        disruptions = await watch();
+      })();
+      return starting;
+    },
+    stop: async () => {
+      await starting?.catch(() => {});
+      report.disruptions ??= disruptions?.stop();
+      return probes.stop();
+    },
+    settle: (batch) => probes.settle(batch),
+    evictionRefused: (pod, node, reason) => disruptions?.evictionRefused(pod, node, reason),
+  };
+}
+
 async function writeReport(req: ClusterUpgradeRequest, report: UpgradeReport): Promise<void> {
   for (const [path, text] of [
     [req.reportPath, `${JSON.stringify(report, null, 2)}\n`],
@@ -251,22 +281,7 @@ export async function upgradeCluster(req: ClusterUpgradeRequest): Promise<Cluste
     report,
     settled: () => hops.at(-1)!.settled(),
   });
-  let probing = false;
-  let disruptions: DisruptionWatcher | undefined;
-  const probes: UpgradeProbes = {
-    start: async () => {
-      if (probing) return;
-      probing = true;
-      await sessionProbes.start();
-      disruptions = await watchDisruptions(session, report);
-    },
-    stop: () => {
-      report.disruptions ??= disruptions?.stop();
-      return sessionProbes.stop();
-    },
-    settle: (batch) => sessionProbes.settle(batch),
-    evictionRefused: (pod, node, reason) => disruptions?.evictionRefused(pod, node, reason),
-  };
+  const probes = probeControl(sessionProbes, () => watchDisruptions(session, report), report);
   const realRun = !req.planOnly && !req.dryRun;
   let failure: unknown;
   try {

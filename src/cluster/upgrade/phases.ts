@@ -193,6 +193,12 @@ async function snapshotOnce(d: ClusterUpgradeData): Promise<EtcdSnapshot | undef
   });
 }
 
+/** Whether this run probes the API and the workloads while it changes nodes. */
+const probing = async (d: ClusterUpgradeData) =>
+  !d.dryRun &&
+  (d.options.apiProbes !== undefined || d.options.workloadProbes !== undefined) &&
+  (await toChange(d)).length > 0;
+
 const stage: Phase<ClusterUpgradeData> = {
   name: "stage",
   short: "Download the target kubelet and kubectl, stage them and pre-pull images on every node",
@@ -205,6 +211,10 @@ const stage: Phase<ClusterUpgradeData> = {
     // run (an image its check finds missing is pulled beside the staging's pull of it, which
     // the runtime fetches once).
     if (d.selects("etcd-snapshot")) snapshotOnce(d).catch(() => {}); // awaited by its phase
+    // The probes change nothing the cluster runs (they add their own namespace, Lease and
+    // workload): they start here too, sampling from before the first change, and index.ts stops
+    // them and removes what they made whatever happens.
+    if (d.selects("probes") && (await probing(d))) d.probes.start().catch(() => {});
     applyPreflightAhead(d).catch(() => {}); // taken at the node's turn
     await d.work.stage(inventory);
   },
@@ -214,10 +224,8 @@ const probes: Phase<ClusterUpgradeData> = {
   name: "probes",
   short:
     "Start the probes: every control plane's /readyz, a read and a write through admin.conf's server, the canary workload",
-  runIf: async (d) =>
-    !d.dryRun &&
-    (d.options.apiProbes !== undefined || d.options.workloadProbes !== undefined) &&
-    (await toChange(d)).length > 0,
+  runIf: probing,
+  // Started beside the staging, unless it did not run (--phase probes).
   run: (d) => d.probes.start(),
 };
 

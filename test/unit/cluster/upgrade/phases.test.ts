@@ -54,8 +54,11 @@ describe("the stage and etcd-snapshot phases", () => {
     action: string;
     selected: string[];
     phases: string[];
+    /** The run probes the API (--api-probes), as by default. */
+    probing?: boolean;
   }): Promise<{ events: string[]; snapshotCalls: number; report: ReportRecorder }> {
     const events: string[] = [];
+    let probesStarted: Promise<void> | undefined;
     const taken = { node: "cp-1", path: "/s.db", bytes: 1, takenBy: "this run" };
     let snapshot: Promise<typeof taken> | undefined;
     let snapshotCalls = 0;
@@ -73,6 +76,19 @@ describe("the stage and etcd-snapshot phases", () => {
           inventory: ["cp-1", "w-1", "w-2"].map((name) => ({ node: { name } })),
         }),
       selects: (phase: string) => o.selected.includes(phase),
+      dryRun: false,
+      options: o.probing ? { apiProbes: { intervalMs: 500 } } : {},
+      // As index.ts's probeControl: started once, whoever asks.
+      probes: {
+        start: () => {
+          events.push("probes start asked");
+          probesStarted ??= (async () => {
+            await new Promise((r) => setTimeout(r, 1));
+            events.push("probes started");
+          })();
+          return probesStarted;
+        },
+      },
       work: {
         stage: async () => {
           await new Promise((r) => setTimeout(r, 5));
@@ -132,6 +148,35 @@ describe("the stage and etcd-snapshot phases", () => {
     expect(report.report().etcd?.snapshot?.path).toBe("/s.db");
     const none = await run({ action: "apply", selected: ["stage"], phases: ["stage"] });
     expect(none.report.report().etcd).toBeUndefined();
+  });
+
+  it("start the probes beside the staging, before any change; their phase waits for that start", async () => {
+    const { events } = await run({
+      action: "apply",
+      selected: [...all, "probes"],
+      phases: ["stage", "etcd-snapshot", "probes"],
+      probing: true,
+    });
+    // Started before the staging ended (it takes 5 ms, the start 1 ms).
+    expect(events.indexOf("probes started")).toBeLessThan(events.indexOf("staged"));
+    expect(events.slice(events.indexOf("etcd-snapshot done"))).toEqual([
+      "etcd-snapshot done",
+      "probes start asked",
+      "probes done",
+    ]);
+    expect(events.filter((e) => e === "probes started")).toHaveLength(1);
+  });
+
+  it("start no probes beside the staging of a run without them, nor of one that stops before them", async () => {
+    const without = await run({
+      action: "apply",
+      selected: [...all, "probes"],
+      phases: ["stage"],
+      probing: false,
+    });
+    expect(without.events).not.toContain("probes start asked");
+    const staged = await run({ action: "apply", selected: all, phases: ["stage"], probing: true });
+    expect(staged.events).not.toContain("probes start asked");
   });
 
   it("start nothing of a phase the run does not reach (--phase stage), nor a preflight of a node at the target", async () => {
