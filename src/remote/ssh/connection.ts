@@ -14,6 +14,7 @@ import { SshError, type SshFailure } from "./errors.js";
 import { HostKeyChecker, fingerprintOf } from "./host-keys.js";
 import { ssh2Key } from "./pkcs8.js";
 import { batchWritesPerTick } from "./write-batching.js";
+import { cipherKeysAsObjects } from "./cipher-keys.js";
 import type { HostKeyPolicy, SshCredentials, SshEndpoint } from "./types.js";
 
 type Ssh2 = typeof Ssh2Module;
@@ -298,6 +299,7 @@ function attemptOnce(
         stream = sock;
         config.sock = sock;
         client.connect(config);
+        cipherKeysAsObjects(client);
         // Nagle's algorithm off: with it, each command's small packets waited for the server's
         // delayed ACKs, ~90 ms per command on a fast link instead of a few. Through a jump host,
         // the jump connection's own socket carries the packets (it gets the same setting).

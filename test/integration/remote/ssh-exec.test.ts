@@ -1,4 +1,4 @@
-import { randomBytes } from "node:crypto";
+import { KeyObject, randomBytes } from "node:crypto";
 import { readFile, stat } from "node:fs/promises";
 import { cpus, release, totalmem } from "node:os";
 import { Socket } from "node:net";
@@ -217,6 +217,26 @@ describe("SshHost's connection", () => {
       proto._writev = _writev;
     }
     expect(packets).toBeGreaterThan(calls);
+  });
+});
+
+describe("SshHost's ciphers", () => {
+  it("keep their per-packet keys as key objects after the handshake and after a rekeying", async () => {
+    const client = (host as unknown as { client: ssh2.Client }).client;
+    const protocol = (client as unknown as { _protocol: { rekey(): void } })._protocol;
+    const ciphers = protocol as unknown as Record<string, Record<string, unknown>>;
+    const keyOf = (c: Record<string, unknown>) => c._encKey ?? c._decipherKey ?? c._macKey;
+    const before = ciphers._cipher!;
+    expect(keyOf(before)).toBeInstanceOf(KeyObject);
+    expect(keyOf(ciphers._decipher!)).toBeInstanceOf(KeyObject);
+    // A key exchange of its own (ssh2 rekeys after 2^32 packets, or when the server asks).
+    const rekeyed = new Promise((resolve) => client.once("handshake", resolve));
+    protocol.rekey();
+    await rekeyed;
+    expect((await host.exec(["echo", "after rekeying"])).stdout).toBe("after rekeying\n");
+    expect(ciphers._cipher).not.toBe(before);
+    expect(keyOf(ciphers._cipher!)).toBeInstanceOf(KeyObject);
+    expect(keyOf(ciphers._decipher!)).toBeInstanceOf(KeyObject);
   });
 });
 
