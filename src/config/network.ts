@@ -19,10 +19,17 @@ export function parseIP(text: string): ipaddr.IPv4 | ipaddr.IPv6 | undefined {
   if (ipaddr.IPv4.isValidFourPartDecimal(text)) return ipaddr.IPv4.parse(text);
   if (text.includes(":") && !text.includes("%") && ipaddr.IPv6.isValid(text)) {
     const ip = ipaddr.IPv6.parse(text);
-    // Go's net.ParseIP keeps IPv4-mapped addresses as IPv4.
-    return ip.isIPv4MappedAddress() ? ip.toIPv4Address() : ip;
+    // Go's net.ParseIP keeps IPv4-mapped addresses (::ffff:0:0/96) as IPv4. Read from the parts:
+    // ipaddr's isIPv4MappedAddress matches every special range first, a tenth of a
+    // certificate's parsing.
+    return isIPv4Mapped(ip) ? ip.toIPv4Address() : ip;
   }
   return undefined;
+}
+
+function isIPv4Mapped(ip: ipaddr.IPv6): boolean {
+  const p = ip.parts;
+  return p[0] === 0 && p[1] === 0 && p[2] === 0 && p[3] === 0 && p[4] === 0 && p[5] === 0xffff;
 }
 
 export function isIP(text: string): boolean {

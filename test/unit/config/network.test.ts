@@ -20,6 +20,10 @@ describe("parseIP (Go net.ParseIP rules)", () => {
     ["::1", 6],
     ["fd00::2", 6],
     ["::ffff:10.0.0.1", 4], // IPv4-mapped is IPv4 in Go
+    ["0:0:0:0:0:ffff:0:1", 4],
+    ["::fffe:10.0.0.1", 6],
+    ["1::ffff:10.0.0.1", 6],
+    ["::ffff:0:10.0.0.1", 6], // RFC 6145's IPv4-translated, not mapped
   ])("accepts %s as IPv%s", (text, family) => {
     expect(ipFamily(text)).toBe(family);
   });
@@ -30,6 +34,11 @@ describe("parseIP (Go net.ParseIP rules)", () => {
       expect(parseIP(text)).toBeUndefined();
     },
   );
+
+  it("keeps an IPv4-mapped address as its IPv4 address", () => {
+    expect(formatIP("::ffff:10.0.0.1")).toBe("10.0.0.1");
+    expect(formatIP("::ffff:0a00:0001")).toBe("10.0.0.1");
+  });
 
   it("prints IPv6 compressed", () => {
     expect(formatIP("fd00:0:0:0:0:0:0:1")).toBe("fd00::1");
