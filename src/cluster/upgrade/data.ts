@@ -160,6 +160,12 @@ export interface UpgradeWork {
    * etcd's snapshot.
    */
   aheadSettled(): Promise<void>;
+  /**
+   * Starts what the kubelet's restart needs first and which changes nothing the node runs: its
+   * init system found and its unit files reloaded (the daemon-reload of kubeadm's documented
+   * kubelet upgrade). swapKubelet takes it; its failure is that step's.
+   */
+  kubeletRestartAhead(node: string): void;
   /** The staged kubelet and kubectl put in place (the previous ones kept), the kubelet restarted. */
   swapKubelet(node: string): Promise<void>;
   /** Waits until the Node is Ready with kubeletVersion at the target. */

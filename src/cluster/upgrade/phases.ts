@@ -36,6 +36,8 @@ function step<T>(
 async function upgradeControlPlane(d: ClusterUpgradeData, n: PlannedUpgradeNode): Promise<void> {
   const kind = n.action as NodeStepKind;
   await d.work.mark(n.name, "started");
+  // Its kubelet restarts after kubeadm's command: what that needs first goes on meanwhile.
+  d.work.kubeletRestartAhead(n.name);
   if (kind === "node") await step(d, n, "etcd-quorum", () => d.work.etcdQuorum());
   // Clients of kubeforge's own endpoint move off this API server before its etcd and it restart.
   if ((await d.settled()).reading.nodeLocalProxy === true) {
@@ -74,6 +76,7 @@ async function upgradeWorker(
   upgrading: Upgrading,
 ): Promise<void> {
   if (upgrading.failure) throw upgrading.failure.error;
+  d.work.kubeletRestartAhead(n.name);
   await step(
     d,
     n,

@@ -6,6 +6,7 @@ import type { KubeClient, KubeObject } from "../../kube/types.js";
 import { poll } from "../../kube/poll.js";
 import { whenApiAnswers } from "../../kube/after-failure.js";
 import type { FetchedArtifact } from "../../node/artifacts/fetch.js";
+import type { InitSystem } from "../../node/init-system.js";
 import { goArch } from "../../node/artifacts/catalog.js";
 import {
   changeProxyRotation,
@@ -65,6 +66,7 @@ export class HostUpgradeWork implements UpgradeWork {
   private readonly cordoned = new Set<string>();
   private readonly preflights = new PreflightsAhead<PreparedNodeUpgrade>();
   private snapshot: Promise<EtcdSnapshot | undefined> | undefined;
+  private readonly initSystems = new Map<string, Promise<InitSystem>>();
 
   constructor(
     private readonly d: Pick<
@@ -296,11 +298,25 @@ export class HostUpgradeWork implements UpgradeWork {
     }
   }
 
+  kubeletRestartAhead(name: string): void {
+    this.initSystemOf(name).catch(() => {}); // its error is the kubelet step's
+  }
+
+  /** The node's init system, found and its units reloaded once (kubeletInitSystem). */
+  private initSystemOf(name: string): Promise<InitSystem> {
+    let init = this.initSystems.get(name);
+    if (!init) {
+      init = kubeletInitSystem(this.d.session.hostOf(name));
+      this.initSystems.set(name, init);
+    }
+    return init;
+  }
+
   async swapKubelet(name: string): Promise<void> {
     const host = this.d.session.hostOf(name);
     const [kept, init] = await allOrFirstError([
       (async () => swapBinaries(host, await this.binariesOf(name), await this.target()))(),
-      kubeletInitSystem(host),
+      this.initSystemOf(name),
     ]);
     const node = this.d.report.node(name, (await this.inventoryOf(name)).node.role);
     for (const k of kept) if (!node.backups.includes(k)) node.backups.push(k);

@@ -52,6 +52,9 @@ function harness(nodes: PlannedUpgradeNode[]) {
       return Promise.resolve();
     },
     drain: logged("drain", drains),
+    kubeletRestartAhead: (name: string) => {
+      events.push(`${name} kubelet restart ahead`);
+    },
     swapKubelet: logged("kubelet"),
     gate: logged("gate"),
     uncordon: logged("uncordon"),
@@ -75,7 +78,14 @@ describe("the workers phase", () => {
   it("drains a worker while its `upgrade node` runs, and swaps its kubelet once both ended", async () => {
     const h = harness([worker("w-1", 1), worker("w-2", 2)]);
     await tick();
-    expect(h.events).toEqual(["w-1 upgrade-node", "w-1 cordon", "w-1 cordon done", "w-1 drain"]);
+    // What the kubelet's restart needs first starts as the drain does.
+    expect(h.events).toEqual([
+      "w-1 upgrade-node",
+      "w-1 cordon",
+      "w-1 cordon done",
+      "w-1 kubelet restart ahead",
+      "w-1 drain",
+    ]);
     h.drains.get("w-1")!.resolve();
     await tick();
     // Drained, but `upgrade node` still runs: the kubelet waits for it.
@@ -91,7 +101,9 @@ describe("the workers phase", () => {
     expect(at("preflight ahead of [w-2]")).toBeGreaterThan(at("w-1 upgrade-node done"));
     expect(at("preflight ahead of [w-2]")).toBeLessThan(at("w-2 upgrade-node"));
     expect(
-      h.events.slice(at("w-1 upgrade-node done")).filter((e) => !e.startsWith("preflight")),
+      h.events
+        .slice(at("w-1 upgrade-node done"))
+        .filter((e) => !e.startsWith("preflight") && !e.endsWith("restart ahead")),
     ).toEqual([
       "w-1 upgrade-node done",
       "w-1 kubelet",
@@ -128,6 +140,7 @@ describe("the workers phase", () => {
     h.upgrades.get("w-1")!.reject(new Error("kubelet-config: cannot write"));
     await tick();
     expect(h.events).not.toContain("w-1 drain");
+    expect(h.events).not.toContain("w-1 kubelet restart ahead");
     expect(h.events).toContain("w-2 drain");
     h.drains.get("w-2")!.resolve();
     await tick();
