@@ -4,11 +4,12 @@ import { createSecretKey } from "node:crypto";
 // every AES-GCM packet, and a new HMAC for every packet of the other ciphers, each from the key
 // as bytes; Node then imports those bytes into a key object on every call, most of the call's
 // cost: on Node 24 an AES-128-GCM packet of 96 bytes took 19 µs from bytes and 5 µs from a
-// KeyObject, an HMAC-SHA-256 one 20 µs and 6 µs. A command costs a dozen packets or so, and the
-// upgrade bench's CLI sent and received about 10,000. ssh2 keeps each direction's cipher on its
-// protocol object (`_cipher`, `_decipher`), replaced at every key exchange: each one set there
-// gets its keys as KeyObjects, which createCipheriv, createDecipheriv and createHmac take as they
-// take bytes. Fields ssh2 does not have are left alone (a later ssh2 only loses the speed).
+// KeyObject, an HMAC-SHA-256 one 20 µs and 6 µs. A command costs a dozen packets or so (the
+// upgrade bench's CLI sends about 2,700 in a round, and receives more). ssh2 keeps each
+// direction's cipher on its protocol object (`_cipher`, `_decipher`), replaced at every key
+// exchange: each one set there gets its keys as KeyObjects, which createCipheriv,
+// createDecipheriv and createHmac take as they take bytes. Fields ssh2 does not have are left
+// alone (a later ssh2 only loses the speed).
 
 /** The per-packet key fields of ssh2's native ciphers (lib/protocol/crypto.js). */
 const PER_PACKET_KEYS = ["_encKey", "_decipherKey", "_macKey"] as const;

@@ -54,7 +54,7 @@ describe("the stage and etcd-snapshot phases", () => {
     action: string;
     selected: string[];
     phases: string[];
-    /** The run probes the API (--api-probes), as by default. */
+    /** The run probes the API (`--probe api`, the default). */
     probing?: boolean;
   }): Promise<{ events: string[]; snapshotCalls: number; report: ReportRecorder }> {
     const events: string[] = [];
