@@ -87,6 +87,7 @@ async function createElseUpdate<T extends KubeObject>(client: KubeClient, obj: T
   return await client.update(obj);
 }
 
+/** One read of the object; undefined when the server says NotFound. */
 async function getOrUndefined<T extends KubeObject>(
   client: KubeClient,
   ref: ObjectRef,
@@ -150,14 +151,7 @@ export async function getIfExists<T extends KubeObject = KubeObject>(
   opts: ApiCallOptions,
 ): Promise<T | undefined> {
   const result = await poll(
-    async () => {
-      try {
-        return { found: await client.get<T>(ref) };
-      } catch (e) {
-        if (isNotFound(e)) return { found: undefined };
-        throw e;
-      }
-    },
+    async () => ({ found: await getOrUndefined<T>(client, ref) }),
     pollOptions(opts, `${describe(ref)} to be read`),
   );
   return result.found;
