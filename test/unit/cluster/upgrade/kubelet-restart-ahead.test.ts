@@ -1,26 +1,21 @@
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { HostUpgradeWork } from "../../../../src/cluster/upgrade/work.js";
 import type { InitSystem } from "../../../../src/node/init-system.js";
-import { LocalHost } from "../../../../src/remote/local.js";
 import { HostDouble, onPath, type CommandStub } from "../../../support/host-double.js";
+import { tempRootHost } from "../../../support/init-fixtures.js";
 
 // The kubelet's restart needs the node's init system found and its units reloaded (kubeadm's
 // documented daemon-reload) first: started ahead (during the node's drain or kubeadm's command),
 // done once, and taken by the kubelet step, whose failure its error is.
 
-let root: string;
+let temp: Awaited<ReturnType<typeof tempRootHost>>;
 beforeAll(async () => {
-  root = await mkdtemp(join(tmpdir(), "kubeforge-restart-ahead-"));
+  temp = await tempRootHost();
 });
-afterAll(async () => {
-  await rm(root, { recursive: true, force: true });
-});
+afterAll(() => temp.cleanup());
 
 function work(commands: CommandStub[]) {
-  const host = new HostDouble(new LocalHost({ rootfs: root }), {
+  const host = new HostDouble(temp.host, {
     commands: [...commands, { match: () => true, result: { code: 0 } }],
   });
   const w = new HostUpgradeWork({
