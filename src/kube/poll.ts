@@ -86,8 +86,9 @@ export async function poll<T>(
     const remaining = deadline - now;
     const wait = Math.max(0, started + interval - now);
     if (remaining <= 0) throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
-    if (remaining < wait) {
-      // Go's poll gives up when the deadline falls before the next tick.
+    if (remaining <= wait) {
+      // Go's poll gives up when the deadline falls before the next tick, and on a tie too:
+      // its loop checks the context before each attempt, and the deadline was set first.
       await delay(remaining, undefined, { signal }).catch(() => Promise.reject(stopped()));
       throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
     }
