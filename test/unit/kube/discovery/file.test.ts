@@ -291,7 +291,9 @@ describe("discoverFromFile", () => {
     expect(error.message).toMatch(
       /^could not read the cluster-info ConfigMap from https:\/\/cp\.example:6443 with the discovery file \/d\.conf within 200ms: .*ECONNREFUSED/,
     );
-    expect(fake.attempts[0]).toBeGreaterThan(2);
+    // Ticks at 0, 50, 100 and 150 ms (none at the deadline); a loaded machine may start some late.
+    expect(fake.attempts[0]).toBeGreaterThanOrEqual(2);
+    expect(fake.attempts[0]).toBeLessThanOrEqual(4);
   });
 
   it.each([
