@@ -1,7 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { createReadStream, existsSync, openSync } from "node:fs";
-import { mkdir, readFile, rm, rmdir, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -11,6 +11,7 @@ import { containerExec } from "../../src/remote/docker/exec.js";
 import { TEST_TIME_SCALE } from "./sim/kubelet/timing.js";
 import { ensureNodeImage } from "../../src/remote/docker/image.js";
 import { bundleSimCrictl, bundleSimKubelet } from "./sim/kubelet/bundle.js";
+import { withFileLock } from "./file-lock.js";
 
 // A Docker engine for the tests, and the node images they run, all made on this machine with no
 // registry. dockerd (Debian's docker.io) is started once, on a socket and data root of the
@@ -32,30 +33,14 @@ const execFileAsync = promisify(execFile);
 const DIR = "/run/kubeforge-test-docker";
 export const TEST_DOCKER_HOST = `unix://${DIR}/docker.sock`;
 const DATA_ROOT = "/var/lib/kubeforge-test-docker";
-const LOCK_STALE_MS = 40 * 60_000;
+// A base image build (mmdebstrap) can take 13 minutes on a slow mirror.
+const LOCK_WAIT_MS = 40 * 60_000;
 
 const delay = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** Runs `fn` holding a lock shared by every test process (mkdir is atomic). */
-async function withLock<T>(name: string, fn: () => Promise<T>, waitMs = LOCK_STALE_MS): Promise<T> {
-  const lock = join("/var/tmp", `kubeforge-test-${name}.lock`);
-  const end = Date.now() + waitMs;
-  for (;;) {
-    try {
-      await mkdir(lock);
-      break;
-    } catch {
-      const s = await stat(lock).catch(() => undefined);
-      if (s && Date.now() - s.mtimeMs > LOCK_STALE_MS) await rmdir(lock).catch(() => undefined);
-      if (Date.now() > end) throw new Error(`the test lock ${lock} was not released`);
-      await delay(500);
-    }
-  }
-  try {
-    return await fn();
-  } finally {
-    await rmdir(lock).catch(() => undefined);
-  }
+/** Runs `fn` holding a lock shared by every test process of this machine. */
+function withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  return withFileLock(join("/var/tmp", `kubeforge-test-${name}.flock`), fn, LOCK_WAIT_MS);
 }
 
 async function answers(): Promise<boolean> {

@@ -1,7 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
-import { chmod, mkdir, readFile, readdir, rename, rm, stat, writeFile } from "node:fs/promises";
+import { chmod, readdir, rename, stat } from "node:fs/promises";
 import { join } from "node:path";
 import { type BuildOptions, build } from "esbuild";
+import { withFileLock } from "./file-lock.js";
 import { RUN_DIR_ENV, SHARED_DIR_NAME } from "./run-temp/leftovers.js";
 
 /** The test run's folder for what its test files share; the run's teardown removes it. */
@@ -14,6 +15,9 @@ export function sharedTestDir(): string {
   return join(run, SHARED_DIR_NAME);
 }
 
+/** For a bundle being built by another file; the simulated kubelet's takes about 10 s alone. */
+const BUILD_WAIT_MS = 10 * 60_000;
+
 const exists = async (path: string) => (await stat(path).catch(() => undefined)) !== undefined;
 
 /**
@@ -21,9 +25,9 @@ const exists = async (path: string) => (await stat(path).catch(() => undefined))
  * returns that folder, `<name>-<hash of the options>`. The sources cannot change during a run,
  * so the first test file to ask builds it and every other file of the run reuses it: building
  * the bundles once per file took over ten CPU minutes of a run (the simulated kubelet's bundle
- * alone is 19 MB). Files asking at once wait for the one building (a lock folder holding its
- * pid; a dead builder's lock is taken over). Processes started from a bundle may outlive the
- * file that built it, so no test file removes it: the run does.
+ * alone is 19 MB). Files asking at once wait for the one building (an flock). Processes
+ * started from a bundle may outlive the file that built it, so no test file removes it: the
+ * run does.
  */
 export async function sharedBundle(
   name: string,
@@ -35,52 +39,15 @@ export async function sharedBundle(
     .digest("hex")
     .slice(0, 16);
   const dir = join(sharedTestDir(), `${name}-${key}`);
-  const lock = `${dir}.lock`;
-  for (;;) {
-    if (await exists(dir)) return dir;
-    if (await takeLock(lock)) {
-      try {
-        if (!(await exists(dir))) await buildInto(dir, options);
-        return dir;
-      } finally {
-        await rm(lock, { recursive: true, force: true });
-      }
-    }
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
-/** mkdir is atomic: true when this process now holds the lock (a dead holder's is taken over). */
-async function takeLock(lock: string): Promise<boolean> {
-  try {
-    await mkdir(lock);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-    const holder = Number(await readFile(join(lock, "pid"), "utf8").catch(() => ""));
-    if (!holder || alive(holder)) return false;
-    // The builder died: whoever renames its lock away first builds.
-    const stale = `${lock}.${randomBytes(4).toString("hex")}`;
-    if (
-      !(await rename(lock, stale).then(
-        () => true,
-        () => false,
-      ))
-    )
-      return false;
-    await rm(stale, { recursive: true, force: true });
-    return takeLock(lock);
-  }
-  await writeFile(join(lock, "pid"), String(process.pid));
-  return true;
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
+  if (await exists(dir)) return dir;
+  return withFileLock(
+    `${dir}.lock`,
+    async () => {
+      if (!(await exists(dir))) await buildInto(dir, options);
+      return dir;
+    },
+    BUILD_WAIT_MS,
+  );
 }
 
 async function buildInto(dir: string, options: (outdir: string) => BuildOptions): Promise<void> {
