@@ -144,7 +144,11 @@ describe("API probes against the simulated API server", () => {
     await report.step("cp-1", "control-plane", "upgrade-apply", async () => {
       cp.api.faults.setReadyz(false);
       notReadyFault.from = Date.now();
-      await sleep(1000);
+      // A full second by Date.now(): a timer counts from the event loop's cached time, which
+      // may already be a millisecond behind, and can fire at 999 ms by the wall clock.
+      while (Date.now() - notReadyFault.from < 1000) {
+        await sleep(1000 - (Date.now() - notReadyFault.from));
+      }
       cp.api.faults.setReadyz(true);
       notReadyFault.to = Date.now();
     });
