@@ -95,17 +95,25 @@ export class DisruptionWatcher {
     const watch = this.o.client.watch?.bind(this.o.client);
     if (!watch) return;
     const opts = this.o.onError ? { onError: this.o.onError } : {};
-    for (const [apiVersion, kind] of [
+    const kinds = [
       ["v1", "Pod"],
       ["apps/v1", "Deployment"],
       ["apps/v1", "DaemonSet"],
-    ] as const) {
-      const on =
-        kind === "Pod"
-          ? (t: WatchEventType, obj: KubeObject) => this.pod(t, obj)
-          : (t: WatchEventType, obj: KubeObject) => this.workload(t, obj);
-      this.watches.push(await watch(apiVersion, kind, on, opts));
-    }
+    ] as const;
+    // The three lists go at once; each watch that started is kept, so stop() ends it even
+    // when another failed.
+    const started = await Promise.allSettled(
+      kinds.map(([apiVersion, kind]) => {
+        const on =
+          kind === "Pod"
+            ? (t: WatchEventType, obj: KubeObject) => this.pod(t, obj)
+            : (t: WatchEventType, obj: KubeObject) => this.workload(t, obj);
+        return watch(apiVersion, kind, on, opts);
+      }),
+    );
+    for (const s of started) if (s.status === "fulfilled") this.watches.push(s.value);
+    const failed = started.find((s) => s.status === "rejected");
+    if (failed) throw failed.reason;
   }
 
   /** Ends the watches and every open span; what was counted. */

@@ -203,8 +203,14 @@ export function probeControl(
   return {
     start: () => {
       starting ??= (async () => {
-        await probes.start();
-        disruptions = await watch();
+        // The watch counts only Pods seen Ready and workloads seen available, so it starts
+        // beside the probes: the canary they create is not counted as disrupted.
+        const watching = watch();
+        try {
+          await probes.start();
+        } finally {
+          disruptions = await watching;
+        }
       })();
       return starting;
     },

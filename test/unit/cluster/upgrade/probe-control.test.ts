@@ -15,7 +15,7 @@ function deferred() {
   return { promise, resolve, reject };
 }
 
-function setup(startGate: Promise<void>) {
+function setup(startGate: Promise<void>, watchGate: Promise<void> = Promise.resolve()) {
   const events: string[] = [];
   const watcher = {
     stop: () => {
@@ -37,9 +37,11 @@ function setup(startGate: Promise<void>) {
       },
       settle: () => Promise.resolve(),
     },
-    () => {
+    async () => {
       events.push("watch");
-      return Promise.resolve(watcher);
+      await watchGate;
+      events.push("watching");
+      return watcher;
     },
     report as Parameters<typeof probeControl>[2],
   );
@@ -54,7 +56,23 @@ describe("probeControl", () => {
     const second = control.start();
     gate.resolve();
     await Promise.all([first, second]);
-    expect(events).toEqual(["start", "started", "watch"]);
+    expect(events).toEqual(["watch", "start", "watching", "started"]);
+  });
+
+  it("starts the workloads' watch beside the probes, and is started once both are", async () => {
+    const probesGate = deferred();
+    const watchGate = deferred();
+    const { events, control } = setup(probesGate.promise, watchGate.promise);
+    let done = false;
+    const started = control.start().then(() => (done = true));
+    probesGate.resolve();
+    await new Promise((r) => setTimeout(r, 5));
+    // The probes' start did not wait for the watch, and the whole start waits for it.
+    expect(events).toEqual(["watch", "start", "started"]);
+    expect(done).toBe(false);
+    watchGate.resolve();
+    await started;
+    expect(events).toEqual(["watch", "start", "started", "watching"]);
   });
 
   it("stops only after a start under way ended, so what it made is stopped too", async () => {
@@ -63,14 +81,14 @@ describe("probeControl", () => {
     void control.start();
     const stopped = control.stop();
     await new Promise((r) => setTimeout(r, 5));
-    expect(events).toEqual(["start"]);
+    expect(events).toEqual(["watch", "start", "watching"]);
     gate.resolve();
     await stopped;
-    expect(events).toEqual(["start", "started", "watch", "watch stopped", "stop"]);
+    expect(events).toEqual(["watch", "start", "watching", "started", "watch stopped", "stop"]);
     expect(report.disruptions).toEqual({ workloads: [] });
   });
 
-  it("still stops after a start that failed (it may have made objects before failing)", async () => {
+  it("still stops after a start that failed (it may have made objects before failing), and the watch begun beside it", async () => {
     const gate = deferred();
     const { events, control } = setup(gate.promise);
     const started = control.start();
@@ -78,7 +96,7 @@ describe("probeControl", () => {
     gate.reject(new Error("the API server is gone"));
     await expect(started).rejects.toThrow("the API server is gone");
     await control.stop();
-    expect(events).toEqual(["start", "stop"]);
+    expect(events).toEqual(["watch", "start", "watching", "watch stopped", "stop"]);
   });
 
   it("stops nothing it never started", async () => {
