@@ -3,12 +3,18 @@
 // state), join's preflight checks (kubeadm's JoinNodeChecks, run for real over SSH), and the
 // files a worker join writes (marker, CA, bootstrap kubeconfig, kubelet configuration, flags) —
 // is timed on 8 testbed hosts at once and on 1 host, in the same run; the result is the ratio.
-// Goal: <= 1.5 (eight hosts cost little more than one: the work is parallel and waits on I/O).
+// The testbed's hosts share the runner's two cores, which real hosts do not: once each host's
+// work is bound by the CPU, eight cannot take less than the machine's CPU time for them divided
+// by its cores. So the figure is the 8 hosts' wall time divided by the longer of one host's wall
+// time and that floor (all processes' CPU time from /proc/stat, in the same run). Goal: <= 1.5
+// (eight hosts cost little more than one, or than the CPU they need: nothing serializes them).
+// The plain 8-to-1 ratio and the runner's own CPU time are printed beside it.
 // Needs root (network namespaces, sshd), like the integration tests. Run through vitest
 // (bench/vitest.config.ts) for the TypeScript test support; the figure is printed, not asserted.
 import { it } from "vitest";
 import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
+import { availableParallelism } from "node:os";
 import { promisify } from "node:util";
 import { inspectHost } from "../src/cluster/inventory.js";
 import { initDocuments, joinDocuments } from "../src/cluster/up/kubeadm-documents.js";
@@ -92,6 +98,29 @@ async function joinHostWork(
 
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
+/** CPU time every process on the machine has used (proc(5): /proc/stat's cpu line), in ms. */
+async function machineCpuMs(): Promise<number> {
+  const line = (await readFile("/proc/stat", "utf8")).split("\n")[0]!;
+  // user nice system idle iowait irq softirq steal (guest time is inside user already).
+  const [user, nice, system, , , irq, softirq, steal] = line.split(/\s+/).slice(1).map(Number);
+  const ticks = user! + nice! + system! + irq! + softirq! + steal!;
+  return (ticks * 1000) / 100; // USER_HZ is 100 on Linux
+}
+
+/** The runner's own CPU time (user + system), in ms. */
+const runnerCpuMs = () => {
+  const u = process.cpuUsage();
+  return (u.user + u.system) / 1000;
+};
+
+interface Timed {
+  wall: number;
+  /** The whole machine's CPU time meanwhile. */
+  cpu: number;
+  /** The runner's. */
+  runner: number;
+}
+
 it("SSH fan-out: worker-join host work on 8 hosts vs 1", async () => {
   const bed = await createTestbed(
     Array.from({ length: HOSTS }, (_, i) => `b-${i + 1}`),
@@ -127,7 +156,8 @@ it("SSH fan-out: worker-join host work on 8 hosts vs 1", async () => {
       "/var/lib/kubelet/kubeadm-flags.env": blob(120),
       "/var/lib/kubelet/instance-config.yaml": blob(200),
     };
-    const time = async (hosts: SshTestHost[]) => {
+    const time = async (hosts: SshTestHost[]): Promise<Timed> => {
+      const [cpu, runner] = [await machineCpuMs(), runnerCpuMs()];
       const started = performance.now();
       await fleet(
         hosts,
@@ -135,15 +165,18 @@ it("SSH fan-out: worker-join host work on 8 hosts vs 1", async () => {
         (h) => joinHostWork(h, view, files),
         { concurrency: 8 },
       );
-      return performance.now() - started;
+      const wall = performance.now() - started;
+      return { wall, cpu: (await machineCpuMs()) - cpu, runner: runnerCpuMs() - runner };
     };
+    const cores = availableParallelism();
     await time(bed.hosts); // warm-up: sshd's first sessions, module loading
     console.log(
       `SSH fan-out: worker-join host work on ${HOSTS} testbed hosts vs 1 (${ROUNDS} rounds)`,
     );
     const ratios: number[] = [];
+    const plain: number[] = [];
     for (let round = 1; round <= ROUNDS; round++) {
-      let one: number, many: number;
+      let one: Timed, many: Timed;
       if (round % 2) {
         one = await time([first]);
         many = await time(bed.hosts);
@@ -151,14 +184,21 @@ it("SSH fan-out: worker-join host work on 8 hosts vs 1", async () => {
         many = await time(bed.hosts);
         one = await time([first]);
       }
-      ratios.push(many / one);
+      const floor = many.cpu / cores;
+      ratios.push(many.wall / Math.max(one.wall, floor));
+      plain.push(many.wall / one.wall);
       console.log(
-        `round ${round}: 1 host ${one.toFixed(0)} ms, ${HOSTS} hosts ${many.toFixed(0)} ms, ratio ${(many / one).toFixed(2)}`,
+        [
+          `round ${round}: 1 host ${one.wall.toFixed(0)} ms, ${HOSTS} hosts ${many.wall.toFixed(0)} ms (${(many.wall / one.wall).toFixed(2)}x);`,
+          `the machine's CPU for ${HOSTS} hosts ${many.cpu.toFixed(0)} ms on ${cores} cores, ${floor.toFixed(0)} ms at least;`,
+          `the runner's CPU ${one.runner.toFixed(0)} ms for 1 host, ${many.runner.toFixed(0)} ms for ${HOSTS};`,
+          `ratio ${ratios.at(-1)!.toFixed(2)}`,
+        ].join(" "),
       );
     }
     const result = median(ratios);
     console.log(
-      `median ratio ${result.toFixed(2)} (goal <= ${GOAL}): ${result <= GOAL ? "within goal" : "ABOVE GOAL"}`,
+      `median ratio ${result.toFixed(2)} to the longer of 1 host and the CPU floor (goal <= ${GOAL}): ${result <= GOAL ? "within goal" : "ABOVE GOAL"}; ${HOSTS} hosts to 1: ${median(plain).toFixed(2)}`,
     );
   } finally {
     await bed.stop();

@@ -9,6 +9,9 @@ export default defineConfig({
     globalSetup: ["test/support/run-temp/global-setup.ts"],
     setupFiles: ["test/support/run-temp/per-file.ts"],
     pool: "forks",
+    // One benchmark at a time: each is a ratio of two timings on a two-core machine, and
+    // another benchmark running beside it (the upgrade's five hosts) would be in both.
+    fileParallelism: false,
     testTimeout: 900_000,
     hookTimeout: 120_000,
   },
