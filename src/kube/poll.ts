@@ -13,8 +13,8 @@ export const API_CALL_RETRY_INTERVAL_MS = 500;
 
 export interface PollOptions {
   /**
-   * From the start of one attempt to the start of the next (a longer attempt is followed at
-   * once, as Go's non-sliding timer does). Default 500 ms.
+   * The ticks attempts start on, counted from the poll's start; an attempt that outlasts a tick
+   * is followed at once, then the ticks go on (Go's non-sliding ticker). Default 500 ms.
    */
   intervalMs?: number;
   timeoutMs: number;
@@ -66,15 +66,18 @@ export async function poll<T>(
   opts: PollOptions,
 ): Promise<T> {
   const interval = opts.intervalMs ?? API_CALL_RETRY_INTERVAL_MS;
-  const deadline = Date.now() + opts.timeoutMs;
+  const start = Date.now();
+  const deadline = start + opts.timeoutMs;
   // The caller's signal, and the run's interruption (Ctrl-C, a cancelled job): a wait of
   // minutes must not keep an interrupted run alive.
   const signal = cancellable(opts.signal);
   const stopped = () => new PollStoppedError(opts.what, signal.reason);
+  const timedOut = () => new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
   let lastError: unknown;
+  // When the tick the last attempt started on was taken.
+  let taken = start;
   for (;;) {
     if (signal.aborted) throw stopped();
-    const started = Date.now();
     try {
       const value = await attempt();
       if (value !== undefined) return value;
@@ -83,15 +86,22 @@ export async function poll<T>(
       lastError = e;
     }
     const now = Date.now();
-    const remaining = deadline - now;
-    const wait = Math.max(0, started + interval - now);
-    if (remaining <= 0) throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
-    if (remaining <= wait) {
-      // Go's poll gives up when the deadline falls before the next tick, and on a tie too:
-      // its loop checks the context before each attempt, and the deadline was set first.
-      await delay(remaining, undefined, { signal }).catch(() => Promise.reject(stopped()));
-      throw new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
+    if (now >= deadline) throw timedOut();
+    // Go's ticker ticks at start + k·interval and keeps one tick while the condition runs. The
+    // schedule, not the clock a timer fired by, counts the attempts: a timer may fire a
+    // millisecond early by Date.now(), and that must not add one.
+    const due = start + (Math.floor((taken - start) / interval) + 1) * interval;
+    if (due >= deadline) {
+      // Go's poll gives up when the deadline falls before the next tick, and on a tie too: its
+      // loop checks the context before each attempt, and the deadline was set first.
+      await delay(deadline - now, undefined, { signal }).catch(() => Promise.reject(stopped()));
+      throw timedOut();
     }
-    await delay(wait, undefined, { signal }).catch(() => Promise.reject(stopped()));
+    if (due > now) {
+      await delay(due - now, undefined, { signal }).catch(() => Promise.reject(stopped()));
+      taken = due;
+    } else {
+      taken = now; // the tick kept while the attempt ran
+    }
   }
 }
