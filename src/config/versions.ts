@@ -130,11 +130,13 @@ export const RELEASES: readonly Release[] = [
   {
     minor: 36,
     knownPatch: "v1.36.3", // [3P] a kubeadm config pinning v1.36.3
-    // [3P][M] etcd's own release checklist shows kubeadm's map {34,35,36: "3.6.9-0"} on the
-    // master branch during the 1.36 cycle.
-    etcdVersion: "3.6.9-0",
-    coreDNSVersion: "v1.13.1", // [M] unchanged from 1.35 as far as known
-    pauseVersion: "3.10.1", // [M] unchanged from 1.35 as far as known
+    // [3P] `kubeadm config images list` of v1.36.0 to v1.36.5 as minikube's bot records it
+    // (pkg/minikube/constants/constants_kubeadm_images.go): etcd 3.6.8-0, CoreDNS v1.14.2, pause
+    // 3.10.2 (3.10.1 until v1.36.0-beta.0); [O] `kubeadm upgrade plan` v1.35.5 → v1.36.1 names
+    // the same etcd and CoreDNS (test/unit/config/upgrade-plan.test.ts).
+    etcdVersion: "3.6.8-0",
+    coreDNSVersion: "v1.14.2",
+    pauseVersion: "3.10.2",
     // kubeadm v1.36 `--feature-gates` help: NodeLocalCRISocket GA ("default=true", kubeadm
     // locks GA gates: kubernetes/kubernetes#134106); ControlPlaneKubeletLocalMode removed
     // (kubernetes/kubernetes#135773).
@@ -169,9 +171,11 @@ export const RELEASES: readonly Release[] = [
   {
     minor: 37,
     knownPatch: "v1.37.1", // [3P] configs pinning v1.37.1
-    etcdVersion: "3.7.2-0", // [S:DM] ≈ v1.37-dev
-    coreDNSVersion: "v1.14.7", // [S:DM]
-    pauseVersion: "3.10.2", // [S:DM]
+    // [3P] `kubeadm config images list` of v1.37.0 and v1.37.1 as minikube's bot records it (as
+    // for 1.36). Master at snapshot DM (3.7.2-0, v1.14.7) was already past v1.38.0-alpha.1.
+    etcdVersion: "3.7.0-0",
+    coreDNSVersion: "v1.14.6",
+    pauseVersion: "3.10.2",
     // [3P] an upgrade checker for 1.37 flags NodeLocalCRISocket as removed
     // (kubernetes/kubernetes#138645); PublicKeysECDSA went with v1beta3
     // (kubernetes/kubernetes#136016, CHANGELOG-1.37); RootlessControlPlane was removed by
