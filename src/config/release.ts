@@ -12,6 +12,12 @@ export interface Release {
   coreDNSVersion: string;
   /** pause image tag ("3.10.1"). */
   pauseVersion: string;
+  /**
+   * The image tags of this minor's earlier patches where they differ from the newest ones
+   * above, oldest boundary first: a version before `before` gets the tags given (releaseFor
+   * applies them), as each kubeadm release names its own.
+   */
+  earlierImages?: readonly EarlierImages[];
   /** Feature-gate defaults for this release (user `featureGates` override them). */
   featureGates: Record<string, boolean>;
   /**
@@ -26,6 +32,14 @@ export interface Release {
   lockedFeatureGates?: string[];
   /** Behaviour that is not a feature gate but changed between releases. */
   behaviour: ReleaseBehaviour;
+}
+
+export interface EarlierImages {
+  /** The first patch that no longer uses these tags: "v1.33.6". */
+  before: string;
+  etcdVersion?: string;
+  coreDNSVersion?: string;
+  pauseVersion?: string;
 }
 
 export interface ReleaseBehaviour {

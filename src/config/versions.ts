@@ -18,9 +18,12 @@ export const RELEASES: readonly Release[] = [
     minor: 33,
     // [3P] a kubeadm config pinning v1.33.13 (1.33 reached end of life in 2026).
     knownPatch: "v1.33.13",
-    // [M] v1.33.0 shipped 3.5.21-0; later 1.32 and 1.34 branches map minor 33 to 3.5.24-0
-    // (read in constants.go of the 1.32 branch and a [3P] copy of the 1.34 one).
+    // [3P] `kubeadm config images list` of each v1.33 patch as minikube's bot records it
+    // (pkg/minikube/constants/constants_kubeadm_images.go): 3.5.21-0 up to v1.33.5, 3.5.24-0
+    // from v1.33.6 (the 1.32 branch's constants.go and a [3P] copy of the 1.34 one map minor 33
+    // to 3.5.24-0 too).
     etcdVersion: "3.5.24-0",
+    earlierImages: [{ before: "v1.33.6", etcdVersion: "3.5.21-0" }],
     coreDNSVersion: "v1.12.0", // CHANGELOG-1.33 v1.33.0: kubernetes/kubernetes#128926
     pauseVersion: "3.10", // [3P]
     // kubeadm v1.33 `--feature-gates` help (kubernetes/website reference): NodeLocalCRISocket
@@ -53,7 +56,10 @@ export const RELEASES: readonly Release[] = [
   {
     minor: 34,
     knownPatch: "v1.34.7", // [3P] a kubeadm setup script pinning v1.34.7
-    etcdVersion: "3.6.5-0", // [3P] copy of the 1.34 branch's constants (v1.34.0 had 3.6.4-0)
+    // [3P] copy of the 1.34 branch's constants; minikube's record of `kubeadm config images
+    // list` (as for 1.33): 3.6.4-0 in v1.34.0 and v1.34.1, 3.6.5-0 from v1.34.2.
+    etcdVersion: "3.6.5-0",
+    earlierImages: [{ before: "v1.34.2", etcdVersion: "3.6.4-0" }],
     coreDNSVersion: "v1.12.1", // [S:DW]; [3P] kind v1.34 nodes (coredns/coredns#7869)
     pauseVersion: "3.10.1", // [S:DW]
     // kubeadm v1.34 `--feature-gates` help: NodeLocalCRISocket and ControlPlaneKubeletLocalMode
@@ -279,7 +285,21 @@ export function releaseFor(version: string): Release {
       `Kubernetes version ${shown} is not supported: kubeforge supports ${SUPPORTED_RANGE}`,
     );
   }
-  return release;
+  return withPatchImages(release, version.trim());
+}
+
+/**
+ * The row with the image tags kubeadm of `version` names: an exact version before one of the
+ * row's earlierImages boundaries gets that entry's tags; a minor alone ("v1.35") the newest.
+ */
+function withPatchImages(release: Release, version: string): Release {
+  const exact = semver.parse(version.startsWith("v") ? version : `v${version}`);
+  if (!exact || !release.earlierImages) return release;
+  // semver orders a pre-release before its release and ignores build metadata ("+build").
+  const earlier = release.earlierImages.find((e) => semver.lt(exact, e.before));
+  if (!earlier) return release;
+  const { before: _before, ...tags } = earlier;
+  return { ...release, ...tags };
 }
 
 /**

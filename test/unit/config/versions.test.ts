@@ -88,6 +88,37 @@ describe("the version table", () => {
   });
 });
 
+describe("the images each release's kubeadm names", () => {
+  // `kubeadm config images list --kubernetes-version V` of each release, as minikube's bot
+  // records it (kubernetes/minikube pkg/minikube/constants/constants_kubeadm_images.go):
+  // [etcd, CoreDNS, pause].
+  it.each([
+    ["v1.33.0", "3.5.21-0", "v1.12.0", "3.10"],
+    ["v1.33.5", "3.5.21-0", "v1.12.0", "3.10"],
+    ["v1.33.6", "3.5.24-0", "v1.12.0", "3.10"],
+    ["v1.33.13", "3.5.24-0", "v1.12.0", "3.10"],
+    ["v1.34.0", "3.6.4-0", "v1.12.1", "3.10.1"],
+    ["v1.34.1", "3.6.4-0", "v1.12.1", "3.10.1"],
+    ["v1.34.2", "3.6.5-0", "v1.12.1", "3.10.1"],
+    ["v1.34.12", "3.6.5-0", "v1.12.1", "3.10.1"],
+    ["v1.35.0", "3.6.6-0", "v1.13.1", "3.10.1"],
+    ["v1.35.9", "3.6.6-0", "v1.13.1", "3.10.1"],
+    ["v1.36.0", "3.6.8-0", "v1.14.2", "3.10.2"],
+    ["v1.36.5", "3.6.8-0", "v1.14.2", "3.10.2"],
+    ["v1.37.0", "3.7.0-0", "v1.14.6", "3.10.2"],
+    ["v1.37.1", "3.7.0-0", "v1.14.6", "3.10.2"],
+  ])("%s: etcd %s, CoreDNS %s, pause %s", (version, etcd, coreDNS, pause) => {
+    const r = releaseFor(version);
+    expect([r.etcdVersion, r.coreDNSVersion, r.pauseVersion]).toEqual([etcd, coreDNS, pause]);
+  });
+
+  it("gives a minor alone, and a build of a patch, the tags of the patch's release", () => {
+    expect(releaseFor("v1.33").etcdVersion).toBe("3.5.24-0");
+    expect(releaseFor("1.34.1").etcdVersion).toBe("3.6.4-0");
+    expect(releaseFor("v1.33.5+abc123").etcdVersion).toBe("3.5.21-0");
+  });
+});
+
 describe("resolveKubernetesVersion", () => {
   const warnings: string[] = [];
   const opts = () => ({
