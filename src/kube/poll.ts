@@ -72,8 +72,8 @@ export async function poll<T>(
   // minutes must not keep an interrupted run alive.
   const signal = cancellable(opts.signal);
   const stopped = () => new PollStoppedError(opts.what, signal.reason);
-  const timedOut = () => new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
   let lastError: unknown;
+  const timedOut = () => new PollTimeoutError(opts.what, opts.timeoutMs, lastError);
   // When the tick the last attempt started on was taken.
   let taken = start;
   for (;;) {
