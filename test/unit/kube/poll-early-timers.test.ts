@@ -1,6 +1,6 @@
 import type * as timers from "node:timers/promises";
 import { describe, expect, it, vi } from "vitest";
-import { poll, PollTimeoutError } from "../../../src/kube/poll.js";
+import { attemptsUntilTimeout } from "../../support/poll-attempts.js";
 
 // A timer counts from the event loop's cached time, which may already lag Date.now() by a
 // millisecond, so it can fire a millisecond early by the wall clock. Here every delay fires one
@@ -16,25 +16,12 @@ vi.mock("node:timers/promises", async (importOriginal) => {
   };
 });
 
-async function attempts(intervalMs: number, timeoutMs: number): Promise<number> {
-  let n = 0;
-  const error = await poll(
-    () => {
-      n++;
-      return Promise.resolve(undefined);
-    },
-    { intervalMs, timeoutMs, what: "x" },
-  ).catch((e: unknown) => e);
-  expect(error).toBeInstanceOf(PollTimeoutError);
-  return n;
-}
-
 describe("poll with timers that fire a millisecond early", () => {
   it("attempts on the ticks at 0, 40 and 80 ms of a 120 ms poll, not a fourth", async () => {
-    expect(await attempts(40, 120)).toBeLessThanOrEqual(3);
+    expect(await attemptsUntilTimeout(40, 120)).toBeLessThanOrEqual(3);
   });
 
   it("attempts on the ticks at 0, 50, 100 and 150 ms of a 200 ms poll, not a fifth", async () => {
-    expect(await attempts(50, 200)).toBeLessThanOrEqual(4);
+    expect(await attemptsUntilTimeout(50, 200)).toBeLessThanOrEqual(4);
   });
 });

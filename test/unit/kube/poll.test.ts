@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { poll, PollTimeoutError } from "../../../src/kube/poll.js";
+import { attemptsUntilTimeout } from "../../support/poll-attempts.js";
 
 describe("poll", () => {
   it("retries until an attempt returns a value, at the interval", async () => {
@@ -49,22 +50,10 @@ describe("poll", () => {
   it("makes no attempt at the deadline itself, as Go's loop (its context is checked first)", async () => {
     // apimachinery wait/loop.go: the deadline's context is made before the ticker, and each
     // round checks ctx.Err() before the condition, so a tick at the deadline ends the poll.
-    const count = async (intervalMs: number, timeoutMs: number) => {
-      let n = 0;
-      const error = await poll(
-        () => {
-          n++;
-          return Promise.resolve(undefined);
-        },
-        { intervalMs, timeoutMs, what: "x" },
-      ).catch((e: unknown) => e);
-      expect(error).toBeInstanceOf(PollTimeoutError);
-      return n;
-    };
-    expect(await count(200, 200)).toBe(1);
+    expect(await attemptsUntilTimeout(200, 200)).toBe(1);
     // Ticks at 0, 40 and 80 ms; the one at 120 falls on the deadline. A loaded machine may
     // start them late, never add one.
-    const n = await count(40, 120);
+    const n = await attemptsUntilTimeout(40, 120);
     expect(n).toBeGreaterThanOrEqual(1);
     expect(n).toBeLessThanOrEqual(3);
   });
