@@ -293,7 +293,7 @@ export function releaseFor(version: string): Release {
  * row's earlierImages boundaries gets that entry's tags; a minor alone ("v1.35") the newest.
  */
 function withPatchImages(release: Release, version: string): Release {
-  const exact = semver.parse(version.startsWith("v") ? version : `v${version}`);
+  const exact = semver.parse(version);
   if (!exact || !release.earlierImages) return release;
   // semver orders a pre-release before its release and ignores build metadata ("+build").
   const earlier = release.earlierImages.find((e) => semver.lt(exact, e.before));
